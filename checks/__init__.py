@@ -1,0 +1,1 @@
+"""Rules: one module per rule, ``checks/python`` and ``checks/cpp``."""

@@ -1,0 +1,1 @@
+"""C++/CUDA/HIP rules (ROC2xx wave size, ROC3xx vendor code)."""

@@ -1,0 +1,1 @@
+"""Python rules (ROC1xx)."""

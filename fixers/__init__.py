@@ -1,0 +1,1 @@
+"""Fix application and gated-fix builders shared by the rules."""

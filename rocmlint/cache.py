@@ -1,0 +1,96 @@
+"""Per-file result cache: keyed by content hash, settings and the rocmlint build.
+
+A re-run stats each file; when size and mtime match the entry, its findings are reused
+without reading the file; when only mtime moved, the content hash decides.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from . import __version__
+from .model import Finding, finding_from_dict, finding_to_dict
+
+CACHE_DIR = ".rocmlint_cache"
+
+
+@lru_cache(maxsize=1)
+def build_key() -> str:
+    """Version plus the state of rocmlint's own source files (editable installs change)."""
+    import rocmlint
+
+    digest = hashlib.sha256(__version__.encode())
+    roots = [Path(rocmlint.__file__).parent]
+    for name in ("rocmlint.checks", "rocmlint.fixers"):
+        module = __import__(name, fromlist=["_"])
+        roots.append(Path(module.__file__).parent)
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            st = path.stat()
+            digest.update(f"{path}:{st.st_mtime_ns}:{st.st_size}".encode())
+    return digest.hexdigest()[:16]
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class Cache:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.file = directory / f"results-{build_key()}.json"
+        self.entries: dict[str, list] = {}
+        self.dirty = False
+        try:
+            with open(self.file, encoding="utf-8") as fh:
+                self.entries = json.load(fh)
+        except (OSError, ValueError):
+            self.entries = {}
+
+    def lookup(self, path: Path, settings_key: str) -> list[Finding] | None:
+        entry = self.entries.get(str(path))
+        if entry is None or entry[3] != settings_key:
+            return None
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        if (st.st_mtime_ns, st.st_size) != (entry[0], entry[1]):
+            if st.st_size != entry[1]:
+                return None
+            try:
+                if content_hash(path.read_bytes()) != entry[2]:
+                    return None
+            except OSError:
+                return None
+            entry[0] = st.st_mtime_ns
+            self.dirty = True
+        return [finding_from_dict(d) for d in entry[4]]
+
+    def store(self, path: Path, settings_key: str, data_hash: str, mtime_ns: int, size: int,
+              findings: list[Finding]) -> None:
+        self.entries[str(path)] = [mtime_ns, size, data_hash, settings_key,
+                                   [finding_to_dict(f) for f in findings]]
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            ignore = self.directory / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# Created by rocmlint\n*\n")
+            for old in self.directory.glob("results-*.json"):
+                if old != self.file:
+                    old.unlink(missing_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(self.entries, fh, separators=(",", ":"))
+            os.replace(tmp, self.file)
+        except OSError:
+            pass  # a read-only checkout still lints, just without a cache

@@ -1,0 +1,244 @@
+"""Command line: ``rocmlint [check] [PATHS...]``, ``rocmlint rules``, ``rocmlint rule CODE``,
+``rocmlint verify``. Exit 0 clean, 1 findings, 2 usage, config or internal errors."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import __version__
+from .output import FORMATS
+from .output import text as text_output
+
+SUBCOMMANDS = ("check", "rule", "rules", "verify")
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits 2 too, but with our prefix and no traceback
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+
+def _codes(value: str) -> list[str]:
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="rocmlint", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"rocmlint {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    check = sub.add_parser("check", help="lint files (the default command)")
+    check.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .)")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes")
+    check.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (with --fix or --diff)")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    check.add_argument("--select", type=_codes, help="comma list of codes or prefixes to enable")
+    check.add_argument("--ignore", type=_codes, help="comma list of codes or prefixes to disable")
+    check.add_argument("--extend-select", type=_codes, default=[], help="add to the configured selection")
+    check.add_argument("--output-format", choices=FORMATS, default="text")
+    check.add_argument("--statistics", action="store_true", help="count findings per rule")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    check.add_argument("--config", type=Path, help="use this config file for every file (no cascade)")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    check.add_argument("--baseline", type=Path, help="ignore findings recorded in this baseline file")
+    check.add_argument("--write-baseline", type=Path, help="record the current findings into this file")
+    check.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument("--no-show-source", dest="show_source", action="store_false",
+                       help="text output: one line per finding")
+
+    rules = sub.add_parser("rules", help="list the rules")
+    rules.add_argument("--output-format", choices=("text", "json"), default="text")
+    rule = sub.add_parser("rule", help="show a rule's documentation")
+    rule.add_argument("code")
+
+    verify = sub.add_parser("verify", help="build the reference kernels / fixed files for gfx targets")
+    verify.add_argument("--config", type=Path, help="config file (offload-arch)")
+    try:
+        from .verify import cli as verify_cli
+    except ImportError:  # pragma: no cover - verify ships with the package
+        verify_cli = None
+    if verify_cli is not None:
+        verify_cli.add_arguments(verify)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv.insert(0, "check")
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command == "rules":
+            return _cmd_rules(args)
+        if args.command == "rule":
+            return _cmd_rule(args)
+        if args.command == "verify":
+            from .verify import cli as verify_cli
+
+            return verify_cli.run(args)
+        return _cmd_check(args)
+    except UsageError as exc:
+        print(f"rocmlint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("rocmlint: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a crash must be a clear message, not a traceback
+        from .config import ConfigError
+        from .registry import RegistryError
+
+        if isinstance(exc, (ConfigError, RegistryError)):
+            print(f"rocmlint: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        import traceback
+
+        print(f"rocmlint: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if _debug():
+            traceback.print_exc()
+        else:
+            print("rocmlint: set ROCMLINT_DEBUG=1 for the traceback and please report it", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _debug() -> bool:
+    import os
+
+    return bool(os.environ.get("ROCMLINT_DEBUG"))
+
+
+def _cmd_check(args) -> int:
+    from .config import ConfigResolver
+    from .discovery import discover
+    from .registry import is_known_prefix
+    from .runner import run
+
+    for option in ("select", "ignore", "extend_select"):
+        for code in getattr(args, option) or []:
+            if not is_known_prefix(code):
+                raise UsageError(f"--{option.replace('_', '-')}: unknown rule or prefix {code!r}")
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        raise UsageError("--unsafe-fixes needs --fix or --diff")
+    overrides = {}
+    if args.select is not None:
+        overrides["select"] = tuple(args.select + args.extend_select)
+    if args.ignore is not None:
+        overrides["ignore"] = tuple(args.ignore)
+    resolver = ConfigResolver(args.config, overrides)
+    if args.extend_select and args.select is None:
+        resolver = _ExtendSelect(resolver, tuple(args.extend_select))
+    try:
+        targets = list(discover(args.paths, resolver))
+    except FileNotFoundError as exc:
+        raise UsageError(f"no such file or folder: {exc.args[0]}") from None
+    mode = "diff" if args.diff else ("fix" if args.fix else "check")
+    results = run(targets, mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache, jobs=args.jobs)
+    findings = [f for r in results for f in r.findings]
+    findings.sort(key=lambda f: f.sort_key())
+
+    if args.baseline is not None:
+        from .baseline import filter_baseline
+
+        findings = filter_baseline(findings, args.baseline)
+    if args.write_baseline is not None:
+        from .baseline import write_baseline
+
+        write_baseline(findings, args.write_baseline)
+        print(f"rocmlint: wrote {len(findings)} finding(s) to {args.write_baseline}", file=sys.stderr)
+        return EXIT_CLEAN
+
+    fixed = sum(r.fixed_count for r in results)
+    errors = [(r.display, r.fix_error) for r in results if r.fix_error]
+    for display, message in errors:
+        print(f"rocmlint: error: {display}: fix not applied: {message}", file=sys.stderr)
+
+    out = sys.stdout
+    if mode == "diff":
+        diffs = "".join(r.diff for r in results)
+        text_output.write(out, diffs)
+        if not args.quiet:
+            n = sum(r.fixed_count for r in results if r.diff)
+            print(f"Would fix {n} finding{'s' if n != 1 else ''}.", file=sys.stderr)
+        return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_CLEAN
+
+    _emit(args, findings, fixed, out)
+    if errors:
+        return EXIT_ERROR if not args.exit_zero else EXIT_CLEAN
+    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+class _ExtendSelect:
+    """Adds --extend-select codes to whatever each config selects."""
+
+    def __init__(self, inner, extra: tuple[str, ...]) -> None:
+        self.inner, self.extra = inner, extra
+
+    def for_path(self, path):
+        from dataclasses import replace
+
+        settings = self.inner.for_path(path)
+        return replace(settings, select=settings.select + self.extra)
+
+
+def _emit(args, findings, fixed, out) -> None:
+    fmt = args.output_format
+    if fmt == "json":
+        from .output import json_format
+
+        text_output.write(out, json_format.render(findings))
+    elif fmt == "sarif":
+        from .output import sarif
+
+        text_output.write(out, sarif.render(findings))
+    elif fmt == "github":
+        from .output import github
+
+        text_output.write(out, github.render(findings))
+    else:
+        colour = text_output.use_colour(out)
+        text_output.write(out, text_output.render(findings, colour=colour, unsafe_enabled=args.unsafe_fixes,
+                                                  show_source=args.show_source))
+        if args.statistics:
+            text_output.write(out, text_output.statistics(findings))
+        if not args.quiet:
+            text_output.write(out, text_output.summary(findings, fixed, args.unsafe_fixes, colour=colour))
+
+
+def _cmd_rules(args) -> int:
+    from .registry import all_rules
+
+    rules = all_rules()
+    if args.output_format == "json":
+        import json
+
+        print(json.dumps([{"code": c, "name": r.name, "language": r.language, "summary": r.summary(),
+                           "fix": r.fix_applicability.value if r.fix_applicability else None}
+                          for c, r in rules.items()], indent=2))
+        return EXIT_CLEAN
+    width = max((len(r.name) for r in rules.values()), default=10)
+    for code, rule in rules.items():
+        fix = rule.fix_applicability.value if rule.fix_applicability else "-"
+        print(f"{code}  {rule.name:<{width}}  {rule.language:<6}  {fix:<12}  {rule.summary().splitlines()[0]}")
+    return EXIT_CLEAN
+
+
+def _cmd_rule(args) -> int:
+    from .docs import render_rule
+    from .registry import all_rules
+
+    rule = all_rules().get(args.code.upper())
+    if rule is None:
+        raise UsageError(f"unknown rule {args.code!r} (see `rocmlint rules`)")
+    print(render_rule(rule))
+    return EXIT_CLEAN
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

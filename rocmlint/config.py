@@ -1,0 +1,266 @@
+"""``[tool.rocmlint]`` in pyproject.toml or rocmlint.toml, found upward from each file.
+
+Configs cascade: the nearest one wins key by key over those above it, up to and
+including the first that says ``root = true``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CONFIG_FILES = ("rocmlint.toml", "pyproject.toml")
+
+DEFAULT_EXCLUDES = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".ruff_cache",
+    ".rocmlint_cache", "__pycache__", "node_modules", "build", "dist", "site-packages",
+    ".eggs", "*.egg-info",
+)
+DEFAULT_ROCM_MACROS = (
+    "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__", "USE_ROCM",
+    "__HIP_DEVICE_COMPILE__", "__AMDGCN__",
+)
+DEFAULT_NVIDIA_MACROS = ("__CUDA_ARCH__", "__NVCC__", "USE_CUDA", "__NVCOMPILER")
+DEFAULT_GATE_NAMES = (
+    "IS_ROCM", "is_rocm", "IS_HIP", "is_hip", "TEST_WITH_ROCM", "IS_HIP_EXTENSION",
+)
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ("ROC",)
+    ignore: tuple[str, ...] = ()
+    # (pattern, codes) pairs; patterns are relative to ``config_dir``.
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = ()
+    gate: str = "auto"
+    gate_macro: str = "__HIP_PLATFORM_AMD__"
+    rocm_macros: tuple[str, ...] = ()
+    nvidia_macros: tuple[str, ...] = ()
+    rocm_gate_names: tuple[str, ...] = ()
+    offload_arch: tuple[str, ...] = ()
+    config_dir: str = ""
+    config_path: str = ""
+
+    @property
+    def all_rocm_macros(self) -> tuple[str, ...]:
+        return DEFAULT_ROCM_MACROS + (self.gate_macro,) + self.rocm_macros
+
+    @property
+    def all_nvidia_macros(self) -> tuple[str, ...]:
+        return DEFAULT_NVIDIA_MACROS + self.nvidia_macros
+
+    @property
+    def gate_names(self) -> tuple[str, ...]:
+        return DEFAULT_GATE_NAMES + self.rocm_gate_names
+
+    def fingerprint(self) -> str:
+        """Stable hash of what changes analysis results (for the cache)."""
+        data = asdict(self)
+        data.pop("config_path")
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    def ignored_for(self, path: Path) -> tuple[str, ...]:
+        """Codes ignored for ``path`` by per-file-ignores."""
+        if not self.per_file_ignores:
+            return ()
+        rel = _relative(path, self.config_dir)
+        codes: list[str] = []
+        for pattern, pattern_codes in self.per_file_ignores:
+            if _match(rel, pattern):
+                codes.extend(pattern_codes)
+        return tuple(codes)
+
+
+def _relative(path: Path, base: str) -> str:
+    try:
+        return path.resolve().relative_to(Path(base).resolve()).as_posix() if base else path.as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _match(rel: str, pattern: str) -> bool:
+    from pathspec import GitIgnoreSpec
+
+    return _spec(pattern).match_file(rel) if pattern else False
+
+
+@lru_cache(maxsize=256)
+def _spec(pattern: str):
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec.from_lines([pattern])
+
+
+# Schema: key -> (kind, validator-description)
+_LIST_KEYS = {"select", "ignore", "exclude", "extend-exclude", "rocm-macros", "nvidia-macros",
+              "rocm-gate-names", "offload-arch"}
+_STR_KEYS = {"gate", "gate-macro"}
+_KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root"}
+
+
+def _validate(table: dict, origin: str) -> dict:
+    from .registry import is_known_prefix
+
+    unknown = sorted(set(table) - _KNOWN)
+    if unknown:
+        raise ConfigError(f"{origin}: unknown key(s) {', '.join(unknown)} in [tool.rocmlint] "
+                          f"(known: {', '.join(sorted(_KNOWN))})")
+    for key in _LIST_KEYS & set(table):
+        value = table[key]
+        if isinstance(value, str) and key == "offload-arch":
+            value = table[key] = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{origin}: '{key}' must be a list of strings, got {value!r}")
+    for key in _STR_KEYS & set(table):
+        if not isinstance(table[key], str):
+            raise ConfigError(f"{origin}: '{key}' must be a string, got {table[key]!r}")
+    if "gate" in table and table["gate"] not in ("auto", "always", "never"):
+        raise ConfigError(f"{origin}: 'gate' must be one of auto, always, never; got {table['gate']!r}")
+    if "root" in table and not isinstance(table["root"], bool):
+        raise ConfigError(f"{origin}: 'root' must be true or false")
+    for key in ("select", "ignore"):
+        for code in table.get(key, []):
+            if not is_known_prefix(code):
+                raise ConfigError(f"{origin}: '{key}' names unknown rule or prefix {code!r}")
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict) or not all(
+        isinstance(v, list) and all(isinstance(c, str) for c in v) for v in pfi.values()
+    ):
+        raise ConfigError(f"{origin}: 'per-file-ignores' must map glob patterns to lists of codes")
+    for codes in pfi.values():
+        for code in codes:
+            if not is_known_prefix(code):
+                raise ConfigError(f"{origin}: 'per-file-ignores' names unknown rule or prefix {code!r}")
+    return table
+
+
+def read_config_file(path: Path) -> dict | None:
+    """The [tool.rocmlint] table of a file (the whole file for rocmlint.toml), or None."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("rocmlint")
+        if table is None:
+            return None
+    else:
+        table = data.get("tool", {}).get("rocmlint", data)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.rocmlint] must be a table")
+    return _validate(dict(table), str(path))
+
+
+def _apply(base: Settings, table: dict, directory: Path, path: Path) -> Settings:
+    changes: dict = {}
+    simple = {"select": "select", "ignore": "ignore", "rocm-macros": "rocm_macros",
+              "nvidia-macros": "nvidia_macros", "rocm-gate-names": "rocm_gate_names",
+              "offload-arch": "offload_arch", "gate": "gate", "gate-macro": "gate_macro"}
+    for key, attr in simple.items():
+        if key in table:
+            value = table[key]
+            changes[attr] = tuple(value) if isinstance(value, list) else value
+    if "exclude" in table or "extend-exclude" in table:
+        changes["exclude"] = base.exclude + tuple(table.get("exclude", [])) + tuple(table.get("extend-exclude", []))
+    if "per-file-ignores" in table:
+        changes["per_file_ignores"] = tuple((k, tuple(v)) for k, v in table["per-file-ignores"].items())
+    changes["config_dir"] = str(directory)
+    changes["config_path"] = str(path)
+    return replace(base, **changes)
+
+
+class ConfigResolver:
+    """Settings for any directory, cached; or one fixed config file for everything."""
+
+    def __init__(self, explicit: Path | None = None, overrides: dict | None = None) -> None:
+        self._cache: dict[Path, Settings] = {}
+        self._overrides = overrides or {}
+        self._explicit: Settings | None = None
+        if explicit is not None:
+            if not explicit.is_file():
+                raise ConfigError(f"config file {explicit} does not exist")
+            table = read_config_file(explicit)
+            if table is None:
+                raise ConfigError(f"{explicit}: has no [tool.rocmlint] table")
+            self._explicit = self._finish(_apply(Settings(), table, explicit.parent.resolve(), explicit))
+
+    def _finish(self, settings: Settings) -> Settings:
+        return replace(settings, **self._overrides) if self._overrides else settings
+
+    def for_path(self, path: Path) -> Settings:
+        if self._explicit is not None:
+            return self._explicit
+        directory = path.resolve()
+        if not directory.is_dir():
+            directory = directory.parent
+        return self._for_dir(directory)
+
+    def _for_dir(self, directory: Path) -> Settings:
+        cached = self._cache.get(directory)
+        if cached is not None:
+            return cached
+        chain: list[tuple[dict, Path, Path]] = []
+        current: Path | None = directory
+        while current is not None:
+            found = self._table_in(current)
+            if found is not None:
+                chain.append(found)
+                if found[0].get("root"):
+                    break
+            parent = current.parent
+            current = parent if parent != current else None
+        settings = Settings()
+        for table, where, path in reversed(chain):
+            settings = _apply(settings, table, where, path)
+        settings = self._finish(settings)
+        self._cache[directory] = settings
+        return settings
+
+    def _table_in(self, directory: Path) -> tuple[dict, Path, Path] | None:
+        for name in CONFIG_FILES:
+            candidate = directory / name
+            if candidate.is_file():
+                table = read_config_file(candidate)
+                if table is not None:
+                    return table, directory, candidate
+        return None
+
+
+def is_excluded(path: Path, settings: Settings, root: Path) -> bool:
+    """Default and configured excludes, matched gitignore-style against the path."""
+    patterns = DEFAULT_EXCLUDES + settings.exclude
+    base = Path(settings.config_dir) if settings.config_dir else root
+    rel = _relative(path, str(base))
+    if rel.startswith("../") or os.path.isabs(rel):
+        rel = path.name
+    from pathspec import GitIgnoreSpec
+
+    return _excludes(patterns).match_file(rel) or _excludes(patterns).match_file(rel + "/")
+
+
+@lru_cache(maxsize=64)
+def _excludes(patterns: tuple[str, ...]):
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec.from_lines(list(patterns))
+
+
+def pure_posix(path: str) -> str:
+    return str(PurePosixPath(path))

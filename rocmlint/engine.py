@@ -1,0 +1,132 @@
+"""Analysis of one file: prefilter, parse, run rules, filter by gates and suppressions."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from .config import Settings
+from .languages import ParseFailure, get_language, language_for
+from .model import Finding, LineIndex, Span
+from .registry import ENGINE_CODES, select_rules
+from .rule import Rule
+from .source import SourceError, SourceFile, read_source
+from .suppress import is_suppressed, suppressed_codes
+
+
+@lru_cache(maxsize=64)
+def rules_for(select: tuple[str, ...], ignore: tuple[str, ...], language: str) -> tuple[Rule, ...]:
+    return tuple(rule() for rule in select_rules(list(select), list(ignore)) if rule.language == language)
+
+
+def active_rules(settings: Settings, language: str, path: Path | None = None) -> tuple[Rule, ...]:
+    ignore = settings.ignore + (settings.ignored_for(path) if path is not None else ())
+    return rules_for(settings.select, ignore, language)
+
+
+def engine_finding(code: str, path: str, message: str, span: Span | None = None) -> Finding:
+    return Finding(code=code, name=ENGINE_CODES[code][0], path=path, span=span or Span(0, 0),
+                   message=message)
+
+
+def analyse_buffer(display: str, buffer: bytes, language: str, settings: Settings,
+                   rules: tuple[Rule, ...]) -> list[Finding]:
+    """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches."""
+    hits: dict[str, list[Span]] = {}
+    for rule in rules:
+        if rule.pattern:
+            spans = [Span(m.start(), m.end()) for m in rule.compiled_pattern().finditer(buffer)]
+            if spans:
+                hits[rule.code] = spans
+        else:
+            hits[rule.code] = []
+    if not hits:
+        return []
+    lang = get_language(language)
+    try:
+        ctx = lang.make_context(display, buffer, settings)
+    except ParseFailure as exc:
+        finding = engine_finding("ROC001", display, f"cannot parse: {exc}", exc.span)
+        return _finish(ctx=None, findings=[finding], buffer=buffer)
+    ctx._hits = hits
+    for rule in rules:
+        if rule.code not in hits:
+            continue
+        ctx.rule = rule
+        rule.check(ctx)
+    ctx.rule = None
+    kept = []
+    seen = set()
+    for finding in ctx.findings:
+        start = finding.span.start
+        if ctx.nvidia_only(start):
+            continue
+        rule_cls = type(_rule_by_code(rules, finding.code)) if finding.code not in ENGINE_CODES else None
+        if rule_cls is not None and rule_cls.wave_size_rule and ctx.wave_size_aware(start):
+            continue
+        key = (finding.code, finding.span)
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(finding)
+    return _finish(ctx, kept, buffer)
+
+
+def _rule_by_code(rules: tuple[Rule, ...], code: str) -> Rule:
+    for rule in rules:
+        if rule.code == code:
+            return rule
+    raise KeyError(code)
+
+
+def _finish(ctx, findings: list[Finding], buffer: bytes) -> list[Finding]:
+    lines = ctx.lines if ctx is not None else LineIndex(buffer)
+    result = []
+    for finding in findings:
+        finding.line, finding.column = lines.position(finding.span.start)
+        finding.end_line, finding.end_column = lines.position(finding.span.end)
+        line0 = finding.line - 1
+        text = lines.line_text(line0)
+        finding.source_line = text
+        if finding.fix is not None:
+            finding.edit_positions = tuple(
+                lines.position(e.span.start) + lines.position(e.span.end) for e in finding.fix.edits
+            )
+        sets = suppressed_codes(text, lines.line_text(line0 - 1) if line0 > 0 else "")
+        if finding.end_line != finding.line:
+            sets += suppressed_codes(lines.line_text(finding.end_line - 1))
+        if finding.code not in ENGINE_CODES and is_suppressed(finding.code, sets):
+            continue
+        result.append(finding)
+    result.sort(key=Finding.sort_key)
+    return result
+
+
+@dataclass
+class FileResult:
+    path: Path
+    display: str
+    findings: list[Finding] = field(default_factory=list)
+    # Set by --fix/--diff.
+    fixed_count: int = 0
+    new_raw: bytes | None = None
+    fix_error: str | None = None
+    diff: str = ""
+    content_hash: str | None = None  # set by checks, for the cache
+
+
+def lint_source(path: Path, display: str, settings: Settings) -> tuple[SourceFile | None, list[Finding]]:
+    language = language_for(path, sniff=True)
+    if language is None:
+        return None, []
+    try:
+        source = read_source(path, language)
+    except SourceError as exc:
+        return None, [engine_finding("ROC002", display, str(exc))]
+    rules = active_rules(settings, language, path)
+    return source, analyse_buffer(display, source.buffer, language, settings, rules)
+
+
+def lint_file(path: Path, display: str, settings: Settings) -> FileResult:
+    _source, findings = lint_source(path, display, settings)
+    return FileResult(path=path, display=display, findings=findings)

@@ -1,0 +1,66 @@
+"""The two language halves behind one interface; each is imported only when needed."""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .model import Span
+    from .rule import FileContext
+
+EXTENSIONS = {
+    ".py": "python", ".pyi": "python",
+    ".cu": "cpp", ".cuh": "cpp", ".hip": "cpp", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp",
+    ".c++": "cpp", ".h": "cpp", ".hh": "cpp", ".hpp": "cpp", ".hxx": "cpp", ".inl": "cpp",
+}
+_MODULES = {"python": "rocmlint.python", "cpp": "rocmlint.cpp"}
+
+
+class ParseFailure(Exception):
+    """The file cannot be analysed at all (reported as ROC001)."""
+
+    def __init__(self, message: str, span: "Span | None" = None) -> None:
+        super().__init__(message)
+        self.span = span
+
+
+class Language(Protocol):
+    name: str
+
+    def make_context(self, path: str, source: bytes, settings: "Settings") -> "FileContext":
+        """Parse ``source`` (UTF-8 buffer, no BOM) and return the context rules run on.
+        Raises ParseFailure when nothing can be analysed."""
+
+    def syntax_errors(self, source: bytes, path: str) -> int:
+        """How many syntax errors the parser sees (a fix must not add any)."""
+
+    def nvidia_view(self, source: bytes, path: str, settings: "Settings") -> bytes:
+        """The code the NVIDIA build sees, normalised so that a correct gated fix leaves it
+        unchanged (the NVIDIA-isolation proof compares original and fixed views)."""
+
+    def comment_suppressions(self, line_text: str) -> frozenset[str] | None:
+        """Codes suppressed by a comment on this line: None for none, empty set for all."""
+
+
+def language_for(path: Path | str, sniff: bool = False) -> str | None:
+    """Language by extension; ``sniff`` also reads a shebang (explicit file arguments)."""
+    suffix = Path(path).suffix.lower()
+    lang = EXTENSIONS.get(suffix)
+    if lang is None and sniff and suffix == "" and _has_python_shebang(path):
+        return "python"
+    return lang
+
+
+def _has_python_shebang(path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
+def get_language(name: str) -> Language:
+    return importlib.import_module(_MODULES[name]).LANGUAGE

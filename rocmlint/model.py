@@ -1,0 +1,182 @@
+"""The one data model both language halves share: byte spans, edits, fixes, findings.
+
+Offsets are bytes into the UTF-8 buffer the engine analyses (BOM stripped); line and
+column exist only for output and are computed with :class:`LineIndex`.
+"""
+from __future__ import annotations
+
+import bisect
+import enum
+from dataclasses import dataclass, field
+
+
+class Applicability(str, enum.Enum):
+    """How far a fix may be trusted (ruff's model)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start <= self.end:
+            raise ValueError(f"bad span {self.start}..{self.end}")
+
+    def overlaps(self, other: "Span") -> bool:
+        if self.start == self.end or other.start == other.end:
+            # Insertions overlap only with something that strictly contains their point.
+            return self.start < other.end and other.start < self.end
+        return self.start < other.end and other.start < self.end
+
+    def contains(self, offset: int) -> bool:
+        return self.start <= offset < self.end
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the bytes of ``span`` with ``content`` (insertion when the span is empty)."""
+
+    span: Span
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    edits: tuple[Edit, ...]
+    title: str
+    applicability: Applicability = Applicability.SAFE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "edits", tuple(sorted(self.edits, key=lambda e: e.span)))
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+@dataclass
+class Finding:
+    code: str
+    name: str
+    path: str
+    span: Span
+    message: str
+    fix: Fix | None = None
+    severity: Severity = Severity.WARNING
+    # Filled by the engine for output; 1-based.
+    line: int = 0
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+    # Text of the first line of the finding, kept for baselines and fingerprints.
+    source_line: str = field(default="", repr=False)
+    # 1-based (line, column, end_line, end_column) of each fix edit, for output.
+    edit_positions: tuple[tuple[int, int, int, int], ...] = field(default=(), repr=False)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.span.start, self.code, self.span.end)
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
+
+
+class LineIndex:
+    """Byte offset <-> (line, column); columns are 1-based character counts like ruff's."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        starts = [0]
+        find = data.find
+        pos = find(b"\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = find(b"\n", pos + 1)
+        self.line_starts = starts
+
+    def line_of(self, offset: int) -> int:
+        """0-based line number containing ``offset``."""
+        return bisect.bisect_right(self.line_starts, offset) - 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a byte offset; the column counts characters."""
+        line = self.line_of(offset)
+        start = self.line_starts[line]
+        column = len(self.data[start:offset].decode("utf-8", errors="replace")) + 1
+        return line + 1, column
+
+    def offset(self, line: int, column: int) -> int:
+        """Byte offset of a 1-based (line, character column)."""
+        start = self.line_starts[line - 1]
+        end = self.line_end(line - 1)
+        text = self.data[start:end].decode("utf-8", errors="replace")
+        return start + len(text[: column - 1].encode("utf-8"))
+
+    def line_start(self, line0: int) -> int:
+        return self.line_starts[line0]
+
+    def line_end(self, line0: int) -> int:
+        """Offset just past the line's content, before its newline (``\\r\\n`` or ``\\n``)."""
+        if line0 + 1 < len(self.line_starts):
+            end = self.line_starts[line0 + 1] - 1
+        else:
+            end = len(self.data)
+        if end > self.line_starts[line0] and self.data[end - 1 : end] == b"\r":
+            end -= 1
+        return end
+
+    def line_text(self, line0: int) -> str:
+        return self.data[self.line_starts[line0] : self.line_end(line0)].decode("utf-8", errors="replace")
+
+    @property
+    def line_count(self) -> int:
+        return len(self.line_starts)
+
+
+def apply_edits(data: bytes, edits: list[Edit] | tuple[Edit, ...]) -> bytes:
+    """Apply non-overlapping edits (sorted or not) to a UTF-8 buffer."""
+    out = []
+    cursor = 0
+    for edit in sorted(edits, key=lambda e: (e.span.start, e.span.end)):
+        if edit.span.start < cursor:
+            raise ValueError("overlapping edits")
+        out.append(data[cursor : edit.span.start])
+        out.append(edit.content.encode("utf-8"))
+        cursor = edit.span.end
+    out.append(data[cursor:])
+    return b"".join(out)
+
+
+def finding_to_dict(f: Finding) -> dict:
+    """Full-fidelity form (cache, worker results); output formats live in rocmlint/output."""
+    return {
+        "code": f.code, "name": f.name, "path": f.path, "span": [f.span.start, f.span.end],
+        "message": f.message, "severity": f.severity.value,
+        "pos": [f.line, f.column, f.end_line, f.end_column], "source_line": f.source_line,
+        "edit_positions": [list(p) for p in f.edit_positions],
+        "fix": None if f.fix is None else {
+            "title": f.fix.title, "applicability": f.fix.applicability.value,
+            "edits": [[e.span.start, e.span.end, e.content] for e in f.fix.edits],
+        },
+    }
+
+
+def finding_from_dict(d: dict) -> Finding:
+    fix = d["fix"]
+    return Finding(
+        code=d["code"], name=d["name"], path=d["path"], span=Span(*d["span"]), message=d["message"],
+        severity=Severity(d["severity"]),
+        fix=None if fix is None else Fix(
+            edits=tuple(Edit(Span(a, b), c) for a, b, c in fix["edits"]),
+            title=fix["title"], applicability=Applicability(fix["applicability"]),
+        ),
+        line=d["pos"][0], column=d["pos"][1], end_line=d["pos"][2], end_column=d["pos"][3],
+        source_line=d["source_line"], edit_positions=tuple(tuple(p) for p in d["edit_positions"]),
+    )

@@ -1,0 +1,111 @@
+"""Human output: grouped by file, the source line with a caret, a summary."""
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+
+from ..model import Applicability, Finding
+
+
+def use_colour(stream) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+class _Style:
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
+
+    def bold(self, t): return self("" + t, "1")
+    def red(self, t): return self(t, "1;31")
+    def cyan(self, t): return self(t, "36")
+    def blue(self, t): return self(t, "1;34")
+    def dim(self, t): return self(t, "2")
+
+
+def fix_marker(f: Finding, unsafe_enabled: bool) -> str:
+    if f.fix is None or not f.fix.edits:
+        return ""
+    if f.fix.applicability is Applicability.SAFE or (unsafe_enabled and f.fix.applicability is Applicability.UNSAFE):
+        return "[*] "
+    if f.fix.applicability is Applicability.UNSAFE:
+        return "[~] "
+    return ""
+
+
+def render(findings: list[Finding], *, colour: bool, unsafe_enabled: bool = False,
+           show_source: bool = True) -> str:
+    s = _Style(colour)
+    out: list[str] = []
+    current = None
+    for f in findings:
+        if f.path != current:
+            if current is not None:
+                out.append("")
+            current = f.path
+        out.append(f"{s.bold(f.path)}{s.cyan(':')}{f.line}{s.cyan(':')}{f.column}{s.cyan(':')} "
+                   f"{s.red(f.code)} {fix_marker(f, unsafe_enabled)}{f.message}")
+        if show_source and f.source_line:
+            gutter = str(f.line)
+            line = f.source_line.replace("\t", "    ")
+            start = f.source_line[: f.column - 1].replace("\t", "    ")
+            width = (f.end_column - f.column) if f.end_line == f.line else len(f.source_line) - f.column + 1
+            width = max(1, width)
+            pad = " " * len(gutter)
+            out.append(f"{s.blue(pad + ' |')}")
+            out.append(f"{s.blue(gutter + ' |')} {line}")
+            out.append(f"{s.blue(pad + ' |')} {' ' * len(start)}{s.red('^' * width)}")
+            if f.fix is not None and f.fix.title:
+                out.append(f"{s.blue(pad + ' =')} {s.cyan('help')}: {f.fix.title}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour: bool) -> str:
+    s = _Style(colour)
+    n = len(findings)
+    parts = []
+    if fixed:
+        parts.append(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
+    if n == 0:
+        parts.append("All checks passed!" if not fixed else "No findings remain.")
+        return " ".join(parts) + "\n"
+    safe = sum(1 for f in findings if f.fix and f.fix.edits and f.fix.applicability is Applicability.SAFE)
+    unsafe = sum(1 for f in findings if f.fix and f.fix.edits and f.fix.applicability is Applicability.UNSAFE)
+    by_code = Counter(f.code for f in findings)
+    codes = ", ".join(f"{code} x{count}" for code, count in sorted(by_code.items()))
+    line = f"Found {n} finding{'s' if n != 1 else ''} ({codes})."
+    parts.append(s.bold(line))
+    fixable = []
+    if safe:
+        fixable.append(f"{safe} fixable with `--fix`")
+    if unsafe:
+        fixable.append(f"{unsafe} {'fixable with --fix' if unsafe_enabled else 'more with `--unsafe-fixes`'}")
+    if fixable:
+        parts.append("[*] " + ", ".join(fixable) + ".")
+    return "\n".join(parts) + "\n"
+
+
+def statistics(findings: list[Finding]) -> str:
+    counts = Counter((f.code, f.name) for f in findings)
+    fixable = Counter(f.code for f in findings if f.fixable)
+    rows = [(str(n), code, name, "[*]" if fixable[code] else "") for (code, name), n in
+            sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0]))]
+    if not rows:
+        return ""
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "".join(f"{r[0]:>{widths[0]}}  {r[1]:<{widths[1]}}  {r[3]:<{widths[3]}}  {r[2]}".rstrip() + "\n"
+                   for r in rows)
+
+
+def write(stream, text: str) -> None:
+    try:
+        stream.write(text)
+    except BrokenPipeError:  # `rocmlint | head`
+        sys.stderr.close()

@@ -1,0 +1,141 @@
+"""What a rule is, and the context it reports through.
+
+A rule module is cheap to import: it must not import libcst or tree-sitter at module
+level (import them inside functions), so that files the prefilter drops never pay for
+the parsers.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .model import Applicability, Finding, Fix, LineIndex, Severity, Span
+
+if TYPE_CHECKING:
+    from .config import Settings
+
+
+@dataclass(frozen=True)
+class Example:
+    """A rule example; ``expected`` is the whole fixed text (None: no fix or not checked)."""
+
+    code: str
+    expected: str | None = None
+    filename: str | None = None  # default: example.py / example.cu by language
+    unsafe: bool = False  # expected text needs --unsafe-fixes
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    language: ClassVar[str]  # "python" or "cpp"
+    # Regex (over the file's bytes) that must match for the rule to have anything to say.
+    # It is the prefilter (files where no rule's pattern matches are never parsed) and its
+    # matches are the rule's anchors (``ctx.hits``): rules inspect the tree around them
+    # instead of walking whole files. Keep it specific: every match costs a parse.
+    pattern: ClassVar[str] = ""
+    # The strongest fix the rule can offer; None when it never fixes.
+    fix_applicability: ClassVar[Applicability | None] = None
+    severity: ClassVar[Severity] = Severity.WARNING
+    # Rules that look at wave size skip wave-size-aware preprocessor branches.
+    wave_size_rule: ClassVar[bool] = False
+    # Reference kernel that shows the correct pattern (file name under rocmlint/reference/kernels).
+    reference_kernel: ClassVar[str | None] = None
+    valid: ClassVar[tuple[Example | str, ...]] = ()
+    invalid: ClassVar[tuple[Example | str, ...]] = ()
+
+    def check(self, ctx: Any) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # Docs -------------------------------------------------------------------------
+    @classmethod
+    def doc(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        """The docstring split into its ``## Heading`` sections."""
+        sections: dict[str, str] = {}
+        current = "summary"
+        buf: list[str] = []
+        for line in cls.doc().splitlines():
+            m = re.match(r"^#+\s*(.+?)\s*$", line)
+            if m:
+                sections[current] = "\n".join(buf).strip()
+                current, buf = m.group(1).rstrip(":").lower(), []
+            else:
+                buf.append(line)
+        sections[current] = "\n".join(buf).strip()
+        return sections
+
+    @classmethod
+    def summary(cls) -> str:
+        return cls.doc_sections().get("summary") or cls.message
+
+    @classmethod
+    def examples(cls) -> tuple[list[Example], list[Example]]:
+        def norm(items):
+            return [e if isinstance(e, Example) else Example(inspect.cleandoc(e) + "\n") for e in items]
+
+        return norm(cls.valid), norm(cls.invalid)
+
+    @classmethod
+    def compiled_pattern(cls) -> "re.Pattern[bytes]":
+        compiled = cls.__dict__.get("_compiled")
+        if compiled is None:
+            compiled = re.compile(cls.pattern.encode(), re.MULTILINE)
+            cls._compiled = compiled
+        return compiled
+
+    @classmethod
+    def fixable(cls) -> bool:
+        return cls.fix_applicability not in (None, Applicability.DISPLAY_ONLY)
+
+
+class FileContext:
+    """Everything a rule sees of one file; language halves subclass it."""
+
+    language = ""
+
+    def __init__(self, path: str, source: bytes, settings: "Settings") -> None:
+        self.path = path
+        self.source = source
+        self.settings = settings
+        self.lines = LineIndex(source)
+        self.findings: list[Finding] = []
+        self.rule: Rule | None = None
+        self._hits: dict[str, list[Span]] = {}
+
+    def hits(self) -> list[Span]:
+        """Where the current rule's ``pattern`` matched (its anchors), in file order."""
+        assert self.rule is not None
+        return self._hits.get(self.rule.code, [])
+
+    def text(self, span: Span) -> str:
+        return self.source[span.start : span.end].decode("utf-8", errors="replace")
+
+    def report(self, span: Span, message: str | None = None, fix: Fix | None = None) -> None:
+        rule = self.rule
+        assert rule is not None, "report() outside a rule"
+        self.findings.append(
+            Finding(
+                code=rule.code,
+                name=rule.name,
+                path=self.path,
+                span=span,
+                message=message or rule.message,
+                fix=fix,
+                severity=rule.severity,
+            )
+        )
+
+    def nvidia_only(self, offset: int) -> bool:
+        """True where only the NVIDIA build reaches this byte (never reported)."""
+        return False
+
+    def wave_size_aware(self, offset: int) -> bool:
+        """True inside branches that already pick code by wave size."""
+        return False

@@ -1,0 +1,135 @@
+"""Run checks or fixes over many files: cache, process pool, atomic writes."""
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+from .cache import Cache, content_hash
+from .discovery import Target
+from .engine import FileResult, active_rules, analyse_buffer, engine_finding
+from .languages import get_language, language_for
+from .source import SourceError, atomic_write, read_source
+
+# Below this many files a pool costs more than it saves (pre-commit runs on a few).
+PARALLEL_THRESHOLD = 24
+
+
+@dataclass(frozen=True)
+class Job:
+    target: Target
+    mode: str  # "check" | "fix" | "diff"
+    unsafe: bool = False
+
+
+def run_job(job: Job) -> FileResult:
+    target = job.target
+    result = FileResult(path=target.path, display=target.display)
+    language = language_for(target.path, sniff=True)
+    if language is None:
+        return result
+    try:
+        source = read_source(target.path, language)
+    except SourceError as exc:
+        result.findings = [engine_finding("ROC002", target.display, str(exc))]
+        return result
+    settings = target.settings
+    rules = active_rules(settings, language, target.path)
+
+    def analyse(buffer: bytes):
+        return analyse_buffer(target.display, buffer, language, settings, rules)
+
+    if job.mode == "check":
+        result.findings = analyse(source.buffer)
+        result.content_hash = content_hash(source.raw)
+        return result
+
+    from rocmlint.fixers.apply import FixRejected
+
+    try:
+        outcome = fix_buffer(source.buffer, source.newline, target.display, language, settings,
+                             rules, unsafe=job.unsafe)
+    except FixRejected as exc:
+        result.fix_error = str(exc)
+        result.findings = analyse(source.buffer)
+        return result
+    result.findings = outcome.findings
+    result.fixed_count = outcome.fixed
+    if outcome.buffer == source.buffer:
+        return result
+    new_raw = source.encode(outcome.buffer)
+    if job.mode == "diff":
+        result.diff = unified_diff(target.display, source.raw, new_raw)
+        return result
+    try:
+        if target.path.read_bytes() != source.raw:
+            result.fix_error = "file changed while rocmlint was fixing it; not written"
+            result.findings = analyse(source.buffer)
+            result.fixed_count = 0
+            return result
+        atomic_write(target.path, new_raw)
+    except OSError as exc:
+        result.fix_error = f"cannot write: {exc.strerror or exc}"
+        result.fixed_count = 0
+        return result
+    result.new_raw = new_raw
+    return result
+
+
+def fix_buffer(buffer: bytes, newline: str, display: str, language: str, settings, rules, *,
+               unsafe: bool):
+    """Fixed buffer and remaining findings; raises FixRejected when a check fails."""
+    from rocmlint.fixers.apply import fix_to_fixpoint
+
+    lang = get_language(language)
+    return fix_to_fixpoint(
+        buffer,
+        lambda b: analyse_buffer(display, b, language, settings, rules),
+        unsafe=unsafe, newline=newline,
+        syntax_errors=lambda b: lang.syntax_errors(b, display),
+        nvidia_view=lambda b: lang.nvidia_view(b, display, settings),
+    )
+
+
+def unified_diff(display: str, before: bytes, after: bytes) -> str:
+    a = before.decode("utf-8", errors="replace").splitlines(keepends=True)
+    b = after.decode("utf-8", errors="replace").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(a, b, fromfile=f"a/{display}", tofile=f"b/{display}"))
+
+
+def run(targets: list[Target], mode: str = "check", *, unsafe: bool = False, use_cache: bool = True,
+        jobs: int | None = None, cache_dir: Path | None = None) -> list[FileResult]:
+    cache = Cache(cache_dir or Path.cwd() / ".rocmlint_cache") if (use_cache and mode == "check") else None
+    results: list[FileResult] = []
+    todo: list[Job] = []
+    for target in targets:
+        if cache is not None:
+            cached = cache.lookup(target.path, target.settings.fingerprint())
+            if cached is not None:
+                results.append(FileResult(path=target.path, display=target.display, findings=cached))
+                continue
+        todo.append(Job(target, mode, unsafe))
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
+        chunk = max(1, min(64, len(todo) // (jobs * 8)))
+        with get_context("fork").Pool(jobs) as pool:
+            fresh = list(pool.imap_unordered(run_job, todo, chunksize=chunk))
+    else:
+        fresh = [run_job(job) for job in todo]
+    if cache is not None:
+        keys = {t.path: t.settings.fingerprint() for t in targets}
+        for result in fresh:
+            if result.content_hash is not None:
+                try:
+                    st = result.path.stat()
+                except OSError:
+                    continue
+                cache.store(result.path, keys[result.path], result.content_hash,
+                            st.st_mtime_ns, st.st_size, result.findings)
+        cache.save()
+    results.extend(fresh)
+    results.sort(key=lambda r: r.display)
+    return results
+

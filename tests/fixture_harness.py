@@ -1,0 +1,79 @@
+"""Reads annotated fixtures (semgrep/pylint style) and checks rocmlint against them.
+
+``ruleid: CODE`` on a line (or on a comment line just above it) must fire there;
+``ok: CODE`` must not; ``todoruleid: CODE`` is a known gap (fails once it starts firing,
+so it gets promoted). ``<stem>.fixed<ext>`` is the whole file after ``--fix``;
+``<stem>.unsafe-fixed<ext>`` after ``--fix --unsafe-fixes``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rocmlint.config import ConfigResolver
+from rocmlint.engine import active_rules, analyse_buffer
+from rocmlint.languages import language_for
+from rocmlint.runner import fix_buffer
+from rocmlint.source import read_source
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+_ANNOTATION = re.compile(r"(?:#|//)\s*(ruleid|ok|todoruleid|todook):\s*([A-Z0-9_, ]+)")
+_EXPECTED_SUFFIXES = (".fixed", ".unsafe-fixed")
+
+
+def fixture_files() -> list[Path]:
+    files = []
+    for path in sorted(FIXTURES.rglob("*")):
+        if not path.is_file() or language_for(path) is None:
+            continue
+        if any(path.stem.endswith(s) for s in _EXPECTED_SUFFIXES):
+            continue
+        files.append(path)
+    return files
+
+
+def expected_path(path: Path, kind: str) -> Path:
+    return path.with_name(f"{path.stem}{kind}{path.suffix}")
+
+
+@dataclass
+class Annotations:
+    ruleid: set[tuple[int, str]] = field(default_factory=set)
+    ok: set[tuple[int, str]] = field(default_factory=set)
+    todo: set[tuple[int, str]] = field(default_factory=set)
+
+
+def read_annotations(text: str) -> Annotations:
+    ann = Annotations()
+    pending: list[tuple[str, str]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        marks = [(kind, code.strip()) for kind, codes in _ANNOTATION.findall(line)
+                 for code in codes.split(",") if code.strip()]
+        comment_only = stripped.startswith(("#", "//")) and marks
+        if comment_only:
+            pending.extend(marks)
+            continue
+        for kind, code in marks + pending:
+            target = {"ruleid": ann.ruleid, "ok": ann.ok, "todoruleid": ann.todo, "todook": ann.ok}[kind]
+            target.add((number, code))
+        pending = []
+    return ann
+
+
+def analyse_fixture(path: Path):
+    language = language_for(path)
+    source = read_source(path, language)
+    settings = ConfigResolver().for_path(path)
+    rules = active_rules(settings, language, path)
+    display = path.relative_to(ROOT).as_posix()
+    findings = analyse_buffer(display, source.buffer, language, settings, rules)
+    return source, language, settings, rules, display, findings
+
+
+def fixed_text(path: Path, unsafe: bool) -> tuple[bytes, list]:
+    source, language, settings, rules, display, _ = analyse_fixture(path)
+    outcome = fix_buffer(source.buffer, source.newline, display, language, settings, rules, unsafe=unsafe)
+    return source.encode(outcome.buffer), outcome.findings
