@@ -203,10 +203,11 @@ def _emit(args, findings, fixed, out) -> None:
         text_output.write(out, github.render(findings))
     else:
         colour = text_output.use_colour(out)
-        text_output.write(out, text_output.render(findings, colour=colour, unsafe_enabled=args.unsafe_fixes,
-                                                  show_source=args.show_source))
-        if args.statistics:
-            text_output.write(out, text_output.statistics(findings))
+        rendered = text_output.render(findings, colour=colour, unsafe_enabled=args.unsafe_fixes,
+                                      show_source=args.show_source)
+        text_output.write(out, rendered)
+        if args.statistics and findings:
+            text_output.write(out, ("\n" if rendered else "") + text_output.statistics(findings))
         if not args.quiet:
             text_output.write(out, text_output.summary(findings, fixed, args.unsafe_fixes, colour=colour))
 

@@ -89,6 +89,9 @@ def _walk(top: Path, resolver: ConfigResolver, cwd: Path, seen: set[Path]) -> It
                 break
             if folder == root or root in folder.parents:
                 stack.load(folder)
+        if stack.ignored(top, True):
+            # The user named an ignored folder (a vendored tree, site-packages): check it.
+            stack.specs.clear()
     yield from _walk_dir(top, top, stack, resolver, cwd, seen)
 
 

@@ -35,6 +35,9 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
     hits: dict[str, list[Span]] = {}
     for rule in rules:
         if rule.pattern:
+            literals = rule.literals()
+            if literals is not None and not any(lit in buffer for lit in literals):
+                continue
             spans = [Span(m.start(), m.end()) for m in rule.compiled_pattern().finditer(buffer)]
             if spans:
                 hits[rule.code] = spans

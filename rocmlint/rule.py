@@ -91,6 +91,15 @@ class Rule:
         return compiled
 
     @classmethod
+    def literals(cls) -> tuple[bytes, ...] | None:
+        """Strings one of which every match of ``pattern`` contains (fast prefilter)."""
+        if "_literals" not in cls.__dict__:
+            from .literals import required_literals
+
+            cls._literals = required_literals(cls.pattern, re.MULTILINE)
+        return cls._literals
+
+    @classmethod
     def fixable(cls) -> bool:
         return cls.fix_applicability not in (None, Applicability.DISPLAY_ONLY)
 

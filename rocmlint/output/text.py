@@ -3,12 +3,18 @@ from __future__ import annotations
 
 import os
 import sys
+import unicodedata
 from collections import Counter
 
 from ..model import Applicability, Finding
 
 
+TAB = "    "
+
+
 def use_colour(stream) -> bool:
+    """Colour only on a terminal; ``NO_COLOR`` (https://no-color.org) always wins over
+    ``FORCE_COLOR``, which turns it on for pipes (CI logs that render ANSI)."""
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
@@ -23,7 +29,7 @@ class _Style:
     def __call__(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
 
-    def bold(self, t): return self("" + t, "1")
+    def bold(self, t): return self(t, "1")
     def red(self, t): return self(t, "1;31")
     def cyan(self, t): return self(t, "36")
     def blue(self, t): return self(t, "1;34")
@@ -54,17 +60,33 @@ def render(findings: list[Finding], *, colour: bool, unsafe_enabled: bool = Fals
                    f"{s.red(f.code)} {fix_marker(f, unsafe_enabled)}{f.message}")
         if show_source and f.source_line:
             gutter = str(f.line)
-            line = f.source_line.replace("\t", "    ")
-            start = f.source_line[: f.column - 1].replace("\t", "    ")
-            width = (f.end_column - f.column) if f.end_line == f.line else len(f.source_line) - f.column + 1
-            width = max(1, width)
+            line = f.source_line.replace("\t", TAB)
+            start = display_width(f.source_line[: f.column - 1])
+            end_column = f.end_column if f.end_line == f.line else len(f.source_line) + 1
+            width = max(1, display_width(f.source_line[f.column - 1 : end_column - 1]))
             pad = " " * len(gutter)
             out.append(f"{s.blue(pad + ' |')}")
             out.append(f"{s.blue(gutter + ' |')} {line}")
-            out.append(f"{s.blue(pad + ' |')} {' ' * len(start)}{s.red('^' * width)}")
+            out.append(f"{s.blue(pad + ' |')} {' ' * start}{s.red('^' * width)}")
             if f.fix is not None and f.fix.title:
                 out.append(f"{s.blue(pad + ' =')} {s.cyan('help')}: {f.fix.title}")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def display_width(text: str) -> int:
+    """Terminal cells: tabs as four spaces, East Asian wide characters (and most emoji) as
+    two, combining marks as none, so carets land under the flagged characters."""
+    width = 0
+    for ch in text:
+        if ch == "\t":
+            width += len(TAB)
+        elif unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+            continue
+        elif unicodedata.east_asian_width(ch) in ("W", "F"):
+            width += 2
+        else:
+            width += 1
+    return width
 
 
 def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour: bool) -> str:
@@ -86,21 +108,31 @@ def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour
     if safe:
         fixable.append(f"{safe} fixable with `--fix`")
     if unsafe:
-        fixable.append(f"{unsafe} {'fixable with --fix' if unsafe_enabled else 'more with `--unsafe-fixes`'}")
+        fixable.append(f"{unsafe} fixable with `--fix --unsafe-fixes`" if unsafe_enabled
+                       else f"{unsafe} more with `--unsafe-fixes`")
     if fixable:
         parts.append("[*] " + ", ".join(fixable) + ".")
     return "\n".join(parts) + "\n"
 
 
 def statistics(findings: list[Finding]) -> str:
+    """A table of counts per rule, most frequent first: ``[*]`` some have safe fixes,
+    ``[~]`` only unsafe ones."""
     counts = Counter((f.code, f.name) for f in findings)
-    fixable = Counter(f.code for f in findings if f.fixable)
-    rows = [(str(n), code, name, "[*]" if fixable[code] else "") for (code, name), n in
-            sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0]))]
-    if not rows:
+    safe = Counter(f.code for f in findings if f.fixable and f.fix.applicability is Applicability.SAFE)
+    unsafe = Counter(f.code for f in findings if f.fixable and f.fix.applicability is Applicability.UNSAFE)
+    if not counts:
         return ""
+
+    def marker(code: str) -> str:
+        return "[*]" if safe[code] else ("[~]" if unsafe[code] else "")
+
+    rows = [("Count", "Code", "Fix", "Rule")]
+    rows += [(str(n), code, marker(code), name)
+             for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0]))]
+    rows.append((str(len(findings)), "Total", "", ""))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    return "".join(f"{r[0]:>{widths[0]}}  {r[1]:<{widths[1]}}  {r[3]:<{widths[3]}}  {r[2]}".rstrip() + "\n"
+    return "".join(f"{r[0]:>{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}".rstrip() + "\n"
                    for r in rows)
 
 

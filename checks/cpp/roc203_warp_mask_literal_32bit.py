@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+import re
+
+from rocmlint.model import Applicability, Edit
+from rocmlint.rule import Example, Rule
+
+FULL_MASK_32 = re.compile(r"\(?\s*(?:0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]|~0[uU]?[lL]?\s*\)?|-1[uU])\s*\)?")
+# CUDA *_sync intrinsics and the HIP non-sync ones that exist from HIP 5 to 7.
+NON_SYNC = {
+    "__shfl_sync": "__shfl", "__shfl_up_sync": "__shfl_up", "__shfl_down_sync": "__shfl_down",
+    "__shfl_xor_sync": "__shfl_xor", "__ballot_sync": "__ballot", "__any_sync": "__any",
+    "__all_sync": "__all",
+}
+
+
+class WarpMaskLiteral32Bit(Rule):
+    """A 32-bit "all lanes" literal is used as a warp mask.
+
+    ## What it does
+    Reports `0xffffffff`, `~0u` and macros or constants defined so when they are passed
+    as the mask of a `*_sync` intrinsic or compared with a ballot as "every lane voted".
+
+    ## Why is this bad?
+    A wavefront on CDNA has 64 lanes: a 32-bit mask names only half of them. HIP's `*_sync`
+    intrinsics static_assert a 64-bit mask type, so the code stops compiling on newer ROCm,
+    and a ballot compared with `0xffffffff` is never "all lanes" on wave64.
+
+    ## Example
+    ```cpp
+    v += __shfl_xor_sync(0xffffffff, v, 1);
+    ```
+    Use instead (shared file):
+    ```cpp
+    #if defined(__HIP_PLATFORM_AMD__)
+    v += __shfl_xor(v, 1);
+    #else
+    v += __shfl_xor_sync(0xffffffff, v, 1);
+    #endif
+    ```
+
+    ## Fix safety
+    Safe: a full mask means "every lane of the wave", which the HIP non-sync intrinsics
+    (present from HIP 5 to 7) assume; an all-lanes comparison becomes a comparison with
+    `__ballot(1)`. The NVIDIA build keeps its lines behind the gate.
+
+    ## References
+    - https://github.com/ROCm/hip/issues/3667
+    - https://github.com/ggml-org/llama.cpp/pull/15239
+    """
+
+    code = "ROC203"
+    name = "warp-mask-literal-32bit"
+    language = "cpp"
+    message = "32-bit full-warp mask: a wave64 has 64 lanes and HIP's *_sync take a 64-bit mask"
+    pattern = r"\b0[xX][fF]{8}[uU]?[lL]{0,2}\b|~0[uU]\b"
+    fix_applicability = Applicability.SAFE
+    wave_size_rule = True
+    reference_kernel = "full_wave_mask.hip"
+
+    valid = (
+        Example("__device__ unsigned low_word(unsigned long long x) {\n  return x & 0xffffffffu;\n}\n"),
+        Example(
+            "#define FULL_MASK 0xffffffff\n"
+            "__device__ float sum(float v) {\n"
+            "#ifndef USE_ROCM\n"
+            "  v += __shfl_xor_sync(FULL_MASK, v, 1);\n"
+            "#endif\n"
+            "  return v;\n"
+            "}\n"
+        ),
+    )
+    invalid = (
+        Example(
+            "#define FULL_MASK 0xffffffff\n"
+            "__device__ float pair_sum(float v) {\n"
+            "  v += __shfl_xor_sync(FULL_MASK, v, 1);\n"
+            "  return v;\n"
+            "}\n",
+            expected=(
+                "#define FULL_MASK 0xffffffff\n"
+                "__device__ float pair_sum(float v) {\n"
+                "#if defined(__HIP_PLATFORM_AMD__)\n"
+                "  v += __shfl_xor(v, 1);\n"
+                "#else\n"
+                "  v += __shfl_xor_sync(FULL_MASK, v, 1);\n"
+                "#endif\n"
+                "  return v;\n"
+                "}\n"
+            ),
+        ),
+        Example(
+            "#include <hip/hip_runtime.h>\n"
+            "__device__ bool all_set(bool p) {\n"
+            "  return __ballot(p) == 0xffffffff;\n"
+            "}\n",
+            expected=(
+                "#include <hip/hip_runtime.h>\n"
+                "__device__ bool all_set(bool p) {\n"
+                "  return __ballot(p) == __ballot(1);\n"
+                "}\n"
+            ),
+            filename="example.hip",
+        ),
+    )
+
+    def check(self, ctx) -> None:
+        from rocmlint.cpp.dataflow import call_arguments, callee_name, flow_for
+        from rocmlint.fixers.cpp_gate import build_fix
+
+        for hit in ctx.hits():
+            literal = ctx.source[hit.start : hit.end].decode()
+            line = ctx.line_of(hit.start)
+            uses, origin = self._mask_uses(ctx, hit, line)
+            for use in uses:
+                flow = flow_for(ctx, use)
+                parent = use.parent
+                while parent is not None and parent.type == "parenthesized_expression":
+                    use, parent = parent, parent.parent
+                if parent is not None and parent.type == "argument_list":
+                    call = parent.parent
+                    name = callee_name(ctx, call)
+                    args = call_arguments(call)
+                    if not (name.endswith("_sync") or name == "__syncwarp") or not args or args[0] != use:
+                        continue
+                    fix = None
+                    if name in NON_SYNC:
+                        rest = ", ".join(ctx.node_text(a) for a in args[1:])
+                        fix = build_fix(ctx, call, [Edit(ctx.node_span(call), f"{NON_SYNC[name]}({rest})")],
+                                        f"use {NON_SYNC[name]}", Applicability.SAFE)
+                    elif name == "__syncwarp":
+                        fix = build_fix(ctx, call, [Edit(ctx.node_span(call), "__builtin_amdgcn_wave_barrier()")],
+                                        "use a wave barrier", Applicability.SAFE)
+                    ctx.report(ctx.node_span(use), f"32-bit mask {origin} passed to `{name}`: HIP's *_sync "
+                               "take a 64-bit mask and a wave64 has 64 lanes", fix)
+                elif parent is not None and parent.type == "binary_expression" and \
+                        ctx.node_text(parent.child_by_field_name("operator")) in ("==", "!="):
+                    other = parent.child_by_field_name("left")
+                    if other == use:
+                        other = parent.child_by_field_name("right")
+                    source = flow.mask_source(other)
+                    if source is None:
+                        continue
+                    fix = build_fix(ctx, use, [Edit(ctx.node_span(use), "__ballot(1)")],
+                                    "compare with the active lanes", Applicability.SAFE)
+                    ctx.report(ctx.node_span(use), f"ballot mask from {source.describe()} compared with 32-bit "
+                               f"{origin} as \"all lanes\": never true on a full wave64", fix)
+
+    @staticmethod
+    def _mask_uses(ctx, hit, line):
+        """Nodes that carry the literal: itself, or uses of the macro / constant it defines."""
+        defines = [name for name, defs in ctx.pp.defines.items() for l, _ in defs if l == line]
+        literal = ctx.source[hit.start : hit.end].decode()
+        if defines:
+            name = defines[0]
+            return [n for n in ctx.identifiers(ctx.root, name) if n.parent is not None
+                    and n.parent.type != "preproc_def"], f"`{name}` (`#define {name} {literal}`, line {line + 1})"
+        node = ctx.node_at(hit)
+        if node is None:
+            return [], ""
+        while node.parent is not None and node.parent.type == "unary_expression":
+            node = node.parent
+        declarator = node.parent
+        if declarator is not None and declarator.type == "init_declarator":
+            name_node = declarator.child_by_field_name("declarator")
+            declaration = declarator.parent
+            if name_node is not None and name_node.type == "identifier" and declaration is not None and \
+                    "const" in ctx.node_text(declaration).split("=")[0]:
+                name = ctx.node_text(name_node)
+                scope = ctx.scope_of(declaration) if declaration.parent.type != "translation_unit" else ctx.root
+                return [n for n in ctx.identifiers(scope, name) if n != name_node], \
+                    f"`{name}` (= `{literal}`, line {line + 1})"
+        return [node], f"`{literal}`"

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import re
+
+from rocmlint.model import Applicability, Edit, Span
+from rocmlint.rule import Example, Rule
+
+# CUDA-only header -> HIP header (None: no drop-in equivalent).
+HIP_HEADERS = {
+    "cuda_runtime.h": "hip/hip_runtime.h", "cuda_runtime_api.h": "hip/hip_runtime_api.h",
+    "cuda_fp16.h": "hip/hip_fp16.h", "cuda_bf16.h": "hip/hip_bf16.h",
+    "cublas_v2.h": "hipblas/hipblas.h", "cublasLt.h": "hipblaslt/hipblaslt.h",
+    "mma.h": "rocwmma/rocwmma.hpp", "curand_kernel.h": "hiprand/hiprand_kernel.h",
+    "cub/cub.cuh": "hipcub/hipcub.hpp", "cuda/pipeline": None,
+}
+_INCLUDE = re.compile(r"#\s*include\s*([<\"])([^>\"]+)[>\"]")
+
+
+class CudaOnlyHeader(Rule):
+    """A CUDA-only header is included in code the AMD build compiles.
+
+    ## What it does
+    Reports `cuda_runtime.h`, `cuda_fp16.h`, `cuda_bf16.h`, `cublas_v2.h`, `cublasLt.h`,
+    `cub/...`, `mma.h`, `cuda/pipeline` and `curand_kernel.h` includes reachable in the
+    ROCm build.
+
+    ## Why is this bad?
+    These headers do not exist in a ROCm installation: the file stops compiling on AMD.
+
+    ## Example
+    ```cpp
+    #include <cuda_fp16.h>
+    ```
+    Use instead:
+    ```cpp
+    #if defined(__HIP_PLATFORM_AMD__)
+    #include <hip/hip_fp16.h>
+    #else
+    #include <cuda_fp16.h>
+    #endif
+    ```
+
+    ## Fix safety
+    Safe: the HIP header provides the same names for the AMD build, and the NVIDIA build
+    keeps its include. `cuda/pipeline` has no HIP equivalent and is reported without a fix.
+
+    ## References
+    - https://github.com/ROCm/HIPIFY/issues/731
+    - https://rocm.docs.amd.com/projects/HIPIFY/en/latest/
+    """
+
+    code = "ROC303"
+    name = "cuda-only-header"
+    language = "cpp"
+    message = "CUDA-only header included in code the AMD build compiles"
+    pattern = (r"#[ \t]*include[ \t]*[<\"](?:cuda_runtime(?:_api)?\.h|cuda_fp16\.h|cuda_bf16\.h|cublas_v2\.h"
+               r"|cublasLt\.h|cub/[\w/.]+|mma\.h|cuda/pipeline|curand_kernel\.h)[>\"]")
+    fix_applicability = Applicability.SAFE
+    reference_kernel = None
+
+    valid = (
+        Example("#ifdef USE_ROCM\n#include <hip/hip_fp16.h>\n#else\n#include <cuda_fp16.h>\n#endif\n"),
+    )
+    invalid = (
+        Example(
+            "#include <cuda_fp16.h>\n__device__ __half twice(__half x) { return __hadd(x, x); }\n",
+            expected=(
+                "#if defined(__HIP_PLATFORM_AMD__)\n"
+                "#include <hip/hip_fp16.h>\n"
+                "#else\n"
+                "#include <cuda_fp16.h>\n"
+                "#endif\n"
+                "__device__ __half twice(__half x) { return __hadd(x, x); }\n"
+            ),
+        ),
+    )
+
+    def check(self, ctx) -> None:
+        from rocmlint.fixers.cpp_gate import build_fix
+
+        for hit in ctx.hits():
+            match = _INCLUDE.match(ctx.source[hit.start : hit.end].decode("utf-8", "replace"))
+            header = match.group(2)
+            hip = HIP_HEADERS.get("cub/cub.cuh" if header.startswith("cub/") else header)
+            fix = None
+            node = ctx.node_at(hit)
+            if hip is not None and node is not None:
+                path_start = hit.start + match.start(2) - 1
+                edit = Edit(Span(path_start, hit.end), f"<{hip}>")
+                include = node if node.type == "preproc_include" else ctx.ancestor(node, {"preproc_include"}) or node
+                fix = build_fix(ctx, include, [edit], f"include {hip} on ROCm", Applicability.SAFE)
+            suggestion = f": use <{hip}>" if hip else ": no HIP equivalent"
+            ctx.report(Span(hit.start, hit.end), f"CUDA-only header <{header}> reachable in the AMD build{suggestion}", fix)

@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import ast
+
+from rocmlint.fixers.python_gate import import_guard_edit
+from rocmlint.model import Applicability, Fix
+from rocmlint.python.context import FUNCTIONS
+from rocmlint.rule import Example, Rule
+
+NVML_MODULES = frozenset({"pynvml", "py3nvml", "nvidia_smi"})
+_CATCHES_IMPORT_ERROR = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+class TopLevelNvmlImport(Rule):
+    """NVIDIA Management Library bindings imported unconditionally at module level.
+
+    ## What it does
+    Finds module-level `import pynvml`, `from pynvml import ...` (also `py3nvml` and
+    `nvidia_smi`) that are not inside a `try`/`except ImportError` (or `except Exception`)
+    and not under a ROCm gate. Imports inside functions, under `if TYPE_CHECKING:` and
+    already guarded imports are fine.
+
+    ## Why is this bad?
+    ROCm machines have no NVML: the package is missing (`ModuleNotFoundError` at import
+    time takes the whole module, often a library's `__init__`, down with it) or installed
+    but failing at `nvmlInit()`. A module that only uses NVML for optional telemetry
+    should not stop working on AMD GPUs.
+
+    ## Example
+    ```python
+    import pynvml
+    ```
+    Use instead:
+    ```python
+    try:
+        import pynvml
+    except ImportError:
+        pynvml = None
+    ```
+
+    ## Fix safety
+    Safe: on NVIDIA machines with NVML installed the import succeeds exactly as before;
+    where it is missing the module now loads and binds the name to `None` (code using it
+    should check). Every name a `from` import binds is set to `None`. Star imports and
+    lines shared with other statements are reported without a fix.
+
+    ## References
+    - https://github.com/pytorch/pytorch/issues/133259
+    """
+
+    code = "ROC103"
+    name = "toplevel-nvml-import"
+    message = "module-level `{module}` import breaks importing this module on ROCm; guard it"
+    language = "python"
+    pattern = r"nv(?:ml|idia_smi)"  # anchors inside the module name; the rule finds the import
+    fix_applicability = Applicability.SAFE
+
+    valid = (
+        "try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n",
+        "def gpu_memory():\n    import pynvml\n    pynvml.nvmlInit()\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pynvml\n",
+        "import torch\nif not torch.version.hip:\n    import pynvml\n",
+        "import pynvml_utils_doc  # a different module\n",
+    )
+    invalid = (
+        Example(
+            "import os\nimport pynvml\n\nHANDLE = None\n",
+            expected="import os\ntry:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n\nHANDLE = None\n",
+        ),
+        Example(
+            "from pynvml import nvmlInit, nvmlDeviceGetCount as device_count\n",
+            expected="try:\n    from pynvml import nvmlInit, nvmlDeviceGetCount as device_count\n"
+                     "except ImportError:\n    nvmlInit = None\n    device_count = None\n",
+        ),
+        Example(
+            "import sys\nif sys.platform == 'linux':\n    import py3nvml.py3nvml as nvml\n",
+            expected="import sys\nif sys.platform == 'linux':\n    try:\n        import py3nvml.py3nvml as nvml\n"
+                     "    except ImportError:\n        nvml = None\n",
+        ),
+    )
+
+    def check(self, ctx) -> None:
+        for hit in ctx.hits():
+            path = ctx.node_path(hit.end - 1)
+            stmt = ctx.statement_of(path)
+            if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                continue
+            module = self._nvml_module(stmt)
+            if module is None:
+                continue
+            stmt_path = path[: path.index(stmt) + 1]
+            if not self._runs_at_import(stmt_path) or ctx.gated(ctx.span_of(stmt).start):
+                continue
+            # `import os, pynvml`: guarding it would hide a missing `os` too; no fix.
+            mixed = isinstance(stmt, ast.Import) and any(
+                a.name.split(".")[0] not in NVML_MODULES for a in stmt.names)
+            edit = None if mixed else import_guard_edit(ctx, stmt)
+            fix = Fix((edit,), f"Guard the `{module}` import") if edit else None
+            ctx.report(ctx.node_span(stmt), self.message.format(module=module), fix)
+
+    @staticmethod
+    def _nvml_module(stmt) -> str | None:
+        if isinstance(stmt, ast.ImportFrom):
+            names = [stmt.module or ""] if not stmt.level else []
+        else:
+            names = [alias.name for alias in stmt.names]
+        for name in names:
+            if name.split(".")[0] in NVML_MODULES:
+                return name.split(".")[0]
+        return None
+
+    @staticmethod
+    def _runs_at_import(path) -> bool:
+        """Module or class level, not in a function, not guarded, not TYPE_CHECKING-only."""
+        for parent, child in zip(path, path[1:]):
+            if isinstance(parent, FUNCTIONS):
+                return False
+            if isinstance(parent, ast.Try) and any(s is child for s in parent.body):
+                for handler in parent.handlers:
+                    caught = handler.type
+                    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+                    if caught is None or any(isinstance(n, ast.Name) and n.id in _CATCHES_IMPORT_ERROR for n in names):
+                        return False
+            if isinstance(parent, ast.If) and any(s is child for s in parent.body):
+                test = parent.test
+                name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
+                if name == "TYPE_CHECKING":
+                    return False
+        return True

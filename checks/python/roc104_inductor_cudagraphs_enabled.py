@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+import ast
+
+from rocmlint.fixers.python_gate import gated_fix, wrap_statement_edit
+from rocmlint.model import Applicability, Edit
+from rocmlint.python.flow import call_of_argument, value_sites
+from rocmlint.python.torch_api import INDUCTOR_CONFIG, is_compile
+from rocmlint.rule import Example, Rule
+
+# Option names as written in `config.<name> = ...`, `options={...}` and `config.patch(...)`.
+OPTIONS = frozenset({"triton.cudagraphs", "triton.cudagraph_trees", "memory_planning", "max_autotune"})
+
+
+class InductorCudagraphsEnabled(Rule):
+    """Inductor options that turn on CUDA graphs (or NVIDIA-tuned planning) set ungated.
+
+    ## What it does
+    Finds `torch._inductor.config` options `triton.cudagraphs`, `triton.cudagraph_trees`,
+    `memory_planning` and `max_autotune` set to `True` where the ROCm build runs it:
+    assignments (`torch._inductor.config.triton.cudagraphs = True`, also through
+    `import torch._inductor.config as inductor_config` or `from torch._inductor import config`),
+    `config.patch(max_autotune=True)` / `config.patch({"triton.cudagraphs": True})` and
+    `torch.compile(..., options={...})`.
+
+    ## Why is this bad?
+    These are the switches behind `mode="reduce-overhead"`/`"max-autotune"`: CUDA graph
+    trees, graph-level memory planning and exhaustive GEMM autotuning. On ROCm graph
+    capture of compiled graphs is far less mature (recompilations, slowdowns, memory
+    blow-ups, capture failures) and autotuning spends a long time on templates tuned for
+    NVIDIA GPUs.
+
+    ## Example
+    ```python
+    torch._inductor.config.triton.cudagraphs = True
+    ```
+    Use instead:
+    ```python
+    if not IS_ROCM:
+        torch._inductor.config.triton.cudagraphs = True
+    ```
+
+    ## Fix safety
+    Safe: assignments are wrapped in `if not IS_ROCM:`; `True` in `patch(...)`/`options`
+    becomes `not IS_ROCM`. NVIDIA keeps exactly what it had.
+
+    ## References
+    - https://github.com/pytorch/pytorch/issues/187715
+    """
+
+    code = "ROC104"
+    name = "inductor-cudagraphs-enabled"
+    message = "inductor option `{option}` enabled for ROCm too (CUDA graphs / NVIDIA-tuned autotuning); gate it"
+    language = "python"
+    pattern = r"""(?:cudagraphs|cudagraph_trees|memory_planning|max_autotune)["']?\s*[:=]\s*True\b"""
+    fix_applicability = Applicability.SAFE
+
+    valid = (
+        "import torch\nif not torch.version.hip:\n    torch._inductor.config.triton.cudagraphs = True\n",
+        "import torch\ntorch._inductor.config.triton.cudagraphs = False\n",
+        'import torch\nmodel = torch.compile(model, mode="max-autotune-no-cudagraphs")\n',
+        "import torch\nIS_ROCM = torch.version.hip is not None\n"
+        "with torch._inductor.config.patch(max_autotune=not IS_ROCM):\n    run()\n",
+    )
+    invalid = (
+        Example(
+            "import torch\nimport torch._inductor.config as inductor_config\n\n"
+            "inductor_config.triton.cudagraphs = True\n",
+            expected="import torch\nimport torch._inductor.config as inductor_config\n"
+                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n'
+                     "if not IS_ROCM:\n    inductor_config.triton.cudagraphs = True\n",
+        ),
+        Example(
+            "import torch\n\n\ndef bench(fn):\n    with torch._inductor.config.patch(max_autotune=True):\n"
+            "        return fn()\n",
+            expected="import torch\n"
+                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n\n'
+                     "def bench(fn):\n    with torch._inductor.config.patch(max_autotune=not IS_ROCM):\n"
+                     "        return fn()\n",
+        ),
+        Example(
+            'import torch\n\nnet = torch.compile(net, options={"triton.cudagraphs": True, "epilogue_fusion": True})\n',
+            expected='import torch\nIS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n'
+                     'net = torch.compile(net, options={"triton.cudagraphs": not IS_ROCM, "epilogue_fusion": True})\n',
+        ),
+    )
+
+    def check(self, ctx) -> None:
+        for hit in ctx.hits():
+            if ctx.gated(hit.start):
+                continue
+            path = ctx.node_path(hit.start)
+            node = path[-1]
+            if isinstance(node, ast.Attribute) and isinstance(path[-2], ast.Assign):
+                self._assignment(ctx, path[-2], node)
+            elif isinstance(node, ast.keyword) and node.arg in OPTIONS and isinstance(path[-2], ast.Call):
+                if ctx.qualname(path[-2].func) == f"{INDUCTOR_CONFIG}.patch":
+                    self._enabled_value(ctx, node.value, node.arg, ctx.span_of(node))
+            elif (isinstance(node, ast.Constant) and node.value in OPTIONS and isinstance(path[-2], ast.Dict)
+                    and any(key is node for key in path[-2].keys)):
+                mapping = path[:-1]
+                if self._is_options_mapping(ctx, mapping):
+                    value = path[-2].values[[k is node for k in path[-2].keys].index(True)]
+                    self._enabled_value(ctx, value, node.value, ctx.span_of(node))
+
+    def _assignment(self, ctx, stmt: ast.Assign, target: ast.Attribute) -> None:
+        name = ctx.qualname(target) or ""
+        option = name[len(INDUCTOR_CONFIG) + 1:] if name.startswith(INDUCTOR_CONFIG + ".") else None
+        if option not in OPTIONS or not _true(stmt.value) or target not in stmt.targets:
+            return
+        edit = wrap_statement_edit(ctx, stmt)
+        fix = gated_fix(ctx, "Only on NVIDIA", [edit]) if edit else None
+        ctx.report(ctx.span_of(target), self.message.format(option=option), fix)
+
+    def _enabled_value(self, ctx, value, option, span) -> None:
+        if not _true(value):
+            return
+        fix = gated_fix(ctx, "Only on NVIDIA", [Edit(ctx.node_span(value), "not {gate}")])
+        ctx.report(span, self.message.format(option=option), fix)
+
+    @staticmethod
+    def _is_options_mapping(ctx, mapping) -> bool:
+        """The dict goes to `torch.compile(options=...)` or `config.patch(...)`, maybe by name."""
+        for site in value_sites(ctx, mapping):
+            argument = call_of_argument(site)
+            if argument is None:
+                continue
+            call, position = argument
+            if position == "options" and is_compile(ctx, call):
+                return True
+            if position == 0 and ctx.qualname(call.func) == f"{INDUCTOR_CONFIG}.patch":
+                return True
+        return False
+
+
+def _true(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import ast
+
+from rocmlint.model import Applicability
+from rocmlint.python.flow import value_sites
+from rocmlint.rule import Rule
+
+# Expressions a capability tuple passes through before it is compared.
+_CARRIERS = (ast.Subscript, ast.BinOp, ast.Tuple)
+
+
+class DeviceCapabilityGate(Rule):
+    """Features switched on NVIDIA compute-capability numbers.
+
+    ## What it does
+    Finds `torch.cuda.get_device_capability()` results compared with version tuples or
+    numbers (`>= (8, 0)`, `[0] >= 9`, `major, minor = ...` then `major >= 8`, `in [(9, 0)]`)
+    where the ROCm build runs the comparison.
+
+    ## Why is this bad?
+    On ROCm the "capability" is the GCN architecture number, not an SM version: MI300X
+    (gfx942) reports `(9, 4)`, MI250 (gfx90a) `(9, 0)`, RDNA3 `(11, 0)`. Checks written
+    for NVIDIA (`>= (8, 0)` for bf16/flash attention, `== (9, 0)` for Hopper FP8/TMA) turn
+    features on that ROCm does not have, or off where it does.
+
+    ## Example
+    ```python
+    if torch.cuda.get_device_capability() >= (9, 0):
+        use_fp8_kernels()
+    ```
+    Use instead: test the feature (`torch.cuda.is_bf16_supported()`, the GPU's
+    `gcnArchName`, a try-and-fall-back) or gate the NVIDIA check on `torch.version.hip`.
+
+    ## Fix safety
+    Display-only: no mechanical rewrite knows which AMD architectures have the feature.
+
+    ## References
+    - https://github.com/pytorch/torchtitan/pull/4778
+    """
+
+    code = "ROC106"
+    name = "device-capability-gate"
+    message = "feature gated on `get_device_capability()`: ROCm reports GCN arch numbers (MI300X is (9, 4))"
+    language = "python"
+    pattern = r"get_device_capability\b"
+    fix_applicability = Applicability.DISPLAY_ONLY
+
+    valid = (
+        "import torch\nprint(torch.cuda.get_device_capability())\n",
+        "import torch\nif not torch.version.hip and torch.cuda.get_device_capability() >= (8, 0):\n    enable()\n",
+        "from torch.cuda import get_device_capability\n",
+    )
+    invalid = (
+        "import torch\nif torch.cuda.get_device_capability() >= (8, 0):\n    enable_flash()\n",
+        "import torch\n\n\ndef pick():\n    major, minor = torch.cuda.get_device_capability()\n"
+        "    return 'fp8' if major >= 9 else 'bf16'\n",
+        "import torch\nSM = torch.cuda.get_device_capability(0)[0] * 10\nHOPPER = SM == 90\n",
+    )
+
+    def check(self, ctx) -> None:
+        for hit in ctx.hits():
+            path = ctx.node_path(hit.start)
+            if len(path) < 2 or not isinstance(path[-2], ast.Call) or path[-2].func is not path[-1]:
+                continue
+            call_path = path[:-1]
+            if any(self._compared(ctx, site) for site in self._sites(ctx, call_path)):
+                ctx.report(ctx.span_of(call_path[-1]))
+
+    @staticmethod
+    def _sites(ctx, call_path) -> list[list]:
+        sites = value_sites(ctx, call_path, _CARRIERS)
+        root = sites[0]
+        # major, minor = torch.cuda.get_device_capability()
+        parent = root[-2]
+        if isinstance(parent, ast.Assign) and parent.value is root[-1]:
+            for target in parent.targets:
+                if isinstance(target, ast.Tuple):
+                    for element in target.elts:
+                        if isinstance(element, ast.Name):
+                            for load in ctx.loads_of(element.id, ctx.scope_of(root)):
+                                sites.append(ctx.path_to(load))
+        # Reads of a name climb too (`SM = cap[0] * 10` then `SM == 90`).
+        expanded = []
+        for site in sites:
+            expanded.extend(value_sites(ctx, site, _CARRIERS) if site is not root else [site])
+        return expanded
+
+    @staticmethod
+    def _compared(ctx, site) -> bool:
+        from rocmlint.python.flow import climb
+
+        site = climb(site, _CARRIERS)
+        if len(site) < 2 or not isinstance(site[-2], ast.Compare):
+            return False
+        return not ctx.gated(ctx.span_of(site[-2]).start)

@@ -1,0 +1,181 @@
+"""Gated fixes for C++/CUDA/HIP: the NVIDIA build keeps its exact lines.
+
+Shared files get whole-line blocks::
+
+    #if defined(__HIP_PLATFORM_AMD__)
+    <AMD lines>
+    #else
+    <original lines, unchanged>
+    #endif
+
+HIP-only files (and lines already inside such an AMD branch) get the edits directly.
+A fix next to an existing gate block extends it instead of stacking a second one; a fix
+also re-emits its neighbour lines unchanged so that two hazards on adjacent lines overlap
+in one round and merge into one block on the next.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from rocmlint.model import Applicability, Edit, Fix, Span, apply_edits
+
+if TYPE_CHECKING:
+    from rocmlint.cpp.context import CppContext
+
+# Compile-time wave size on AMD: gfx9 (CDNA) is wave64, RDNA wave32 (ROCm/pytorch #2360).
+WAVE64_MACRO = "__GFX9__"
+
+
+def build_fix(
+    ctx: "CppContext",
+    node,
+    edits: Sequence[Edit],
+    title: str,
+    applicability: Applicability,
+    *,
+    uses_uint64: bool = False,
+    wave_variants: tuple[Sequence[Edit], Sequence[Edit]] | None = None,
+) -> Fix | None:
+    """A fix applying ``edits`` (or, with ``wave_variants``, a ``#if defined(__GFX9__)``
+    choice between two edit sets) for the AMD build only. None when the lines cannot be
+    gated (inside a multi-line macro)."""
+    direct = not ctx.gated or ctx.in_gate_amd_branch(node.start_byte)
+    if direct and wave_variants is None:
+        first = last = ctx.line_of(node.start_byte)
+    else:
+        lines = ctx.gate_range(node)
+        if lines is None:
+            return None
+        first, last = lines
+    all_edits = list(edits) + [e for variant in (wave_variants or ()) for e in variant]
+    for edit in all_edits:
+        first = min(first, ctx.line_of(edit.span.start))
+        last = max(last, ctx.line_of(max(edit.span.end - 1, edit.span.start)))
+    if _in_macro_body(ctx, first, last):
+        return None
+    start, end = _region(ctx, first, last)
+    amd = _amd_text(ctx, start, end, edits, wave_variants)
+    direct = direct and all(ctx.pp.in_gate_amd_branch(line) for line in range(first, last + 1)) if ctx.gated else direct
+    fix_edits: list[Edit] = []
+    include_line = None
+    if uses_uint64 and not ctx.has_uint64():
+        include_edit, include_line = _cstdint_include(ctx, gated=not direct)
+        fix_edits.append(include_edit)
+    if direct:
+        if wave_variants is None:
+            fix_edits.extend(edits)
+        else:
+            fix_edits.append(Edit(Span(start, end), amd))
+        return _checked(ctx, fix_edits, title, applicability)
+
+    original = _text(ctx, start, end)
+    before, after = "", ""
+    macro = ctx.settings.gate_macro
+    previous = ctx.pp.block_ending_at(first - 1)
+    if previous is not None:  # extend the block just above
+        amd = _block_part(ctx, previous, amd=True) + amd
+        original = _block_part(ctx, previous, amd=False) + original
+        start = ctx.lines.line_start(previous.if_line)
+    elif first > 0 and include_line not in (first - 1,):
+        before = _text(ctx, *_region(ctx, first - 1, first - 1))
+        start = ctx.lines.line_start(first - 1)
+    following = ctx.pp.block_starting_at(last + 1)
+    if following is not None:  # extend the block just below
+        amd += _block_part(ctx, following, amd=True)
+        original += _block_part(ctx, following, amd=False)
+        end = _region(ctx, following.endif_line, following.endif_line)[1]
+    elif last + 1 < ctx.lines.line_count and include_line != last + 1 and end < len(ctx.source):
+        after_start, after_end = _region(ctx, last + 1, last + 1)
+        after = _text(ctx, after_start, after_end)
+        end = after_end
+    block = f"#if defined({macro})\n{amd}#else\n{original}#endif\n"
+    if after and not after.endswith("\n"):
+        pass
+    elif not original.endswith("\n"):
+        # last line of a file without a final newline
+        block = f"#if defined({macro})\n{amd}\n#else\n{original}\n#endif"
+    fix_edits.append(Edit(Span(start, end), before + block + after))
+    return _checked(ctx, fix_edits, title, applicability)
+
+
+def _checked(ctx, fix_edits, title, applicability) -> Fix | None:
+    spans = sorted(e.span for e in fix_edits)
+    if any(a.end > b.start for a, b in zip(spans, spans[1:])):
+        return None
+    return Fix(tuple(fix_edits), title, applicability)
+
+
+def _in_macro_body(ctx, first: int, last: int) -> bool:
+    """Lines continued with a backslash cannot take directives between them."""
+    for line in range(max(first - 1, 0), last + 1):
+        if ctx.lines.line_text(line).rstrip().endswith("\\"):
+            return True
+    return False
+
+
+def _region(ctx, first: int, last: int) -> tuple[int, int]:
+    """Byte range of whole lines ``first..last`` including the final newline."""
+    start = ctx.lines.line_start(first)
+    end = ctx.lines.line_start(last + 1) if last + 1 < ctx.lines.line_count else len(ctx.source)
+    return start, end
+
+
+def _text(ctx, start: int, end: int) -> str:
+    return ctx.source[start:end].decode("utf-8", "surrogateescape").replace("\r\n", "\n")
+
+
+def _relative(edits: Sequence[Edit], start: int) -> list[Edit]:
+    return [Edit(Span(e.span.start - start, e.span.end - start), e.content) for e in edits]
+
+
+def _amd_text(ctx, start, end, edits, wave_variants) -> str:
+    chunk = ctx.source[start:end]
+    if wave_variants is None:
+        text = apply_edits(chunk, _relative(edits, start))
+        return text.decode("utf-8", "surrogateescape").replace("\r\n", "\n")
+    wave64, wave32 = (apply_edits(chunk, _relative(list(edits) + list(v), start))
+                      .decode("utf-8", "surrogateescape").replace("\r\n", "\n") for v in wave_variants)
+    if not wave64.endswith("\n"):
+        wave64, wave32 = wave64 + "\n", wave32 + "\n"
+    return f"#if defined({WAVE64_MACRO})\n{wave64}#else\n{wave32}#endif\n"
+
+
+def _block_part(ctx, block, amd: bool) -> str:
+    if amd:
+        first = block.if_line + 1
+        last = (block.else_line if block.else_line >= 0 else block.endif_line) - 1
+    else:
+        if block.else_line < 0:
+            return ""
+        first, last = block.else_line + 1, block.endif_line - 1
+    if last < first:
+        return ""
+    return _text(ctx, *_region(ctx, first, last))
+
+
+def _cstdint_include(ctx, gated: bool) -> tuple[Edit, int | None]:
+    """An edit adding ``#include <cstdint>`` (behind the gate in shared files), placed after
+    the last top-level include, ``#pragma once`` or header-guard ``#define``."""
+    text = "#include <cstdint>\n"
+    if gated:
+        text = f"#if defined({ctx.settings.gate_macro})\n{text}#endif\n"
+    candidates = ctx.top_level_includes()
+    guard = ctx.pp.header_guard()
+    if candidates:
+        line = candidates[-1]
+    elif ctx.pp.pragma_once >= 0:
+        line = ctx.pp.pragma_once
+    elif guard is not None:
+        line = guard.start + 1
+    else:
+        line = None
+    if line is None:  # top of the file: replace the first line with include + itself
+        start, end = _region(ctx, 0, 0)
+        return Edit(Span(start, end), text + _text(ctx, start, end)), 0
+    start, end = _region(ctx, line, line)
+    existing = _text(ctx, start, end)
+    if not existing.endswith("\n"):
+        existing += "\n"
+    # Replacing the anchor line (not inserting at a point) makes two such fixes overlap,
+    # so the include is added once.
+    return Edit(Span(start, end), existing + text), line

@@ -1,0 +1,222 @@
+"""What C++/CUDA/HIP rules see of a file: the tree, the #if gates, and shared look-ups."""
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from typing import TYPE_CHECKING, Iterator
+
+from ..model import Span
+from ..rule import FileContext
+from .preprocessor import Conditionals
+from .treesitter import parse
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+# Statements a fix gates as a whole (whole lines).
+SIMPLE_STATEMENTS = frozenset({
+    "declaration", "expression_statement", "return_statement", "field_declaration",
+    "preproc_def", "preproc_include", "preproc_function_def", "static_assert_declaration",
+    "alias_declaration", "type_definition", "break_statement", "continue_statement",
+})
+# Statements with a body: a fix gates their header only (up to the body).
+HEADED_STATEMENTS = frozenset({
+    "for_statement", "while_statement", "if_statement", "function_definition",
+    "switch_statement", "do_statement", "for_range_loop",
+})
+_CLAUSES = frozenset({"else_clause", "condition_clause", "for_range_loop"})
+# Longest statement a gated fix duplicates into both branches.
+MAX_GATED_LINES = 24
+FUNCTION_LIKE = frozenset({"function_definition", "lambda_expression"})
+_HIP_INCLUDE = re.compile(r"^hip/hip_runtime(?:_api)?\.h$")
+_CUDA_INCLUDE = re.compile(r"^(?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h)")
+_INT_HEADERS = ("cstdint", "stdint.h", "cinttypes", "inttypes.h", "hip/hip_runtime.h")
+
+
+def top_level_includes(pp: Conditionals) -> list[int]:
+    """Lines of #includes outside any conditional (a header guard does not count)."""
+    guard = pp.header_guard()
+
+    def depth_allowed(line: int) -> int:
+        return 1 if guard is not None and guard.start < line < guard.endif else 0
+
+    return [line for line, _ in pp.includes if pp.depth[line] <= depth_allowed(line)]
+
+
+def is_hip_only(path: str, source: bytes, pp: Conditionals) -> bool:
+    """Compiled only by hipcc: ``.hip``, or includes the HIP runtime unconditionally and no
+    CUDA header, nor mentions an nvcc-only macro."""
+    if path.lower().endswith(".hip"):
+        return True
+    top = set(top_level_includes(pp))
+    hip = any(_HIP_INCLUDE.match(h) for line, h in pp.includes if line in top)
+    cuda = any(_CUDA_INCLUDE.match(h) for _, h in pp.includes)
+    return hip and not cuda and re.search(rb"__CUDA_ARCH__|__NVCC__|__CUDACC__", source) is None
+
+
+def uses_gate(settings: "Settings", hip_only: bool) -> bool:
+    """Whether fixes go behind ``#if defined(<gate macro>)`` (config ``gate``)."""
+    if settings.gate == "always":
+        return True
+    if settings.gate == "never":
+        return False
+    return not hip_only
+
+
+class CppContext(FileContext):
+    language = "cpp"
+
+    def __init__(self, path: str, source: bytes, settings: "Settings") -> None:
+        super().__init__(path, source, settings)
+        self.tree = parse(source, path)
+        self.root = self.tree.root_node
+        self.pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
+                               settings.gate_macro)
+        self.cache: dict = {}  # per-file memo for rules (e.g. data flow per function)
+
+    # --- gates ----------------------------------------------------------------------
+    def nvidia_only(self, offset: int) -> bool:
+        return self.pp.nvidia_only(self.lines.line_of(offset))
+
+    def wave_size_aware(self, offset: int) -> bool:
+        return self.pp.wave_size_aware(self.lines.line_of(offset))
+
+    def in_gate_amd_branch(self, offset: int) -> bool:
+        """Inside ``#if defined(<gate macro>)``: code only the AMD build sees, rewritten directly."""
+        return self.pp.in_gate_amd_branch(self.lines.line_of(offset))
+
+    @cached_property
+    def hip_only(self) -> bool:
+        return is_hip_only(self.path, self.source, self.pp)
+
+    @cached_property
+    def gated(self) -> bool:
+        """Fixes go behind ``#if defined(<gate macro>)`` (shared files) or rewrite directly."""
+        return uses_gate(self.settings, self.hip_only)
+
+    def top_level_includes(self) -> list[int]:
+        """Lines of #includes outside any conditional (a header guard does not count)."""
+        return top_level_includes(self.pp)
+
+    def has_uint64(self) -> bool:
+        """Whether ``uint64_t`` is already declared for the AMD build."""
+        for line, header in self.pp.includes:
+            if header in _INT_HEADERS and not self.pp.nvidia_only(line):
+                return True
+        return False
+
+    # --- tree -----------------------------------------------------------------------
+    def node_at(self, span: Span):
+        """The smallest named node covering the span."""
+        node = self.root.named_descendant_for_byte_range(span.start, span.end)
+        return node
+
+    def node_span(self, node) -> Span:
+        return Span(node.start_byte, node.end_byte)
+
+    def node_text(self, node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    @staticmethod
+    def ancestor(node, types) -> object | None:
+        node = node.parent
+        while node is not None:
+            if node.type in types:
+                return node
+            node = node.parent
+        return None
+
+    def statement_of(self, node):
+        """The innermost statement holding ``node`` that whole-line gating can duplicate:
+        a statement that is a body or a clause of ``for``/``if``/... is gated with them."""
+        current = node
+        while current is not None:
+            if current.type in HEADED_STATEMENTS:
+                return current
+            if current.type in SIMPLE_STATEMENTS:
+                parent = current.parent
+                if parent is None or parent.type not in HEADED_STATEMENTS | _CLAUSES:
+                    return current
+            current = current.parent
+        return None
+
+    def scope_of(self, node):
+        """The function around ``node``; for broken trees the nearest body or ERROR region."""
+        current = node.parent
+        fallback = None
+        while current is not None:
+            if current.type in FUNCTION_LIKE:
+                return current
+            if fallback is None and current.type in ("compound_statement", "ERROR") and \
+                    current.parent is not None and current.parent.type in ("ERROR", "translation_unit"):
+                fallback = current
+            current = current.parent
+        return fallback or self.root
+
+    def descendants(self, node, types=None) -> Iterator:
+        """Depth-first walk below ``node`` (node included)."""
+        cursor = node.walk()
+        reached_root = False
+        while not reached_root:
+            if types is None or cursor.node.type in types:
+                yield cursor.node
+            if cursor.goto_first_child():
+                continue
+            while not cursor.goto_next_sibling():
+                if not cursor.goto_parent() or cursor.node == node:
+                    reached_root = True
+                    break
+            if cursor.node == node:
+                reached_root = True
+
+    def identifiers(self, scope, name: str) -> list:
+        """Identifier nodes spelled ``name`` inside ``scope`` (text search, then the tree)."""
+        out = []
+        pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        for m in pattern.finditer(self.source, scope.start_byte, scope.end_byte):
+            node = self.root.named_descendant_for_byte_range(m.start(), m.end())
+            if node is not None and node.start_byte == m.start() and node.end_byte == m.end():
+                out.append(node)
+        return out
+
+    def macro_value(self, name: str) -> str | None:
+        """Value of an object-like ``#define name value`` in this file reachable on AMD."""
+        for line, value in self.pp.defines.get(name, []):
+            if not self.pp.nvidia_only(line):
+                return value
+        return None
+
+    def macros_defined_as(self, regex: "re.Pattern[str]") -> dict[str, int]:
+        """Object-like macros whose value matches ``regex``: name -> line of the #define."""
+        out = {}
+        for name, defs in self.pp.defines.items():
+            for line, value in defs:
+                if regex.fullmatch(value.strip()) and not self.pp.nvidia_only(line):
+                    out[name] = line
+        return out
+
+    def line_of(self, offset: int) -> int:
+        return self.lines.line_of(offset)
+
+    def line_no(self, node) -> int:
+        """1-based line of a node (for messages)."""
+        return node.start_point[0] + 1
+
+    def gate_range(self, node) -> tuple[int, int] | None:
+        """0-based first and last line a gated fix touching ``node`` duplicates: its whole
+        statement (a loop, ``if`` or function as a whole, since tree-sitter cannot parse a
+        header split by ``#if``); None when that is too long to duplicate."""
+        stmt = self.statement_of(node) or node
+        first, last = stmt.start_point[0], self.last_line(stmt)
+        if last - first >= MAX_GATED_LINES:
+            if stmt.type in HEADED_STATEMENTS:
+                return None
+            first, last = node.start_point[0], self.last_line(node)
+        return first, last
+
+    def last_line(self, node) -> int:
+        """0-based last line of a node (preprocessor nodes end after their newline)."""
+        end = node.end_byte
+        if end > node.start_byte and self.source[end - 1 : end] == b"\n":
+            end -= 1
+        return self.lines.line_of(max(end - 1, node.start_byte))

@@ -1,0 +1,48 @@
+"""tree-sitter parsers, created once per process and only when a file needs parsing."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+# CUDA's grammar parses ``k<<<g, b>>>(x)``, which tree-sitter-cpp silently misreads; .hip
+# files launch kernels the same way.
+CUDA_SUFFIXES = (".cu", ".cuh", ".hip")
+
+
+@lru_cache(maxsize=None)
+def _parser(grammar: str):
+    import tree_sitter
+
+    if grammar == "cuda":
+        import tree_sitter_cuda as module
+    else:
+        import tree_sitter_cpp as module
+    return tree_sitter.Parser(tree_sitter.Language(module.language()))
+
+
+def grammar_for(path: str) -> str:
+    return "cuda" if path.lower().endswith(CUDA_SUFFIXES) else "cpp"
+
+
+def parse(source: bytes, path: str):
+    return _parser(grammar_for(path)).parse(source)
+
+
+def count_errors(node) -> int:
+    """ERROR and MISSING nodes below ``node``."""
+    if not node.has_error:
+        return 0
+    count = 0
+    cursor = node.walk()
+    stack_done = False
+    while not stack_done:
+        current = cursor.node
+        if current.is_error or current.is_missing:
+            count += 1
+        descend = current.has_error and not current.is_missing
+        if descend and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                stack_done = True
+                break
+    return count

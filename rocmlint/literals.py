@@ -1,0 +1,97 @@
+"""Literal factors of a rule's regex: strings one of which every match must contain.
+
+``bytes.__contains__`` scans at memory speed, Python's ``re`` does not on patterns that
+start with an alternation; so the prefilter first asks "does any factor occur?" and only
+then runs the regex. Derived from the pattern itself, so rules declare one thing.
+"""
+from __future__ import annotations
+
+import re
+from re import _constants as C  # type: ignore[attr-defined]
+from re import _parser as P  # type: ignore[attr-defined]
+
+MIN_LENGTH = 3
+_MAX_SET = 16
+
+
+def required_literals(pattern: str, flags: int = 0) -> tuple[bytes, ...] | None:
+    """A small set of byte strings such that every match contains one; None if unknown."""
+    if flags & re.IGNORECASE:
+        return None
+    try:
+        parsed = P.parse(pattern, flags)
+    except re.error:
+        return None
+    found = _sequence(list(parsed))
+    if not found:
+        return None
+    # "asm" already finds everything "__asm__" would.
+    minimal = {s for s in found if not any(o != s and o in s for o in found)}
+    return tuple(sorted(s.encode("latin-1") for s in minimal))
+
+
+def _pure_literals(seq) -> set[str] | None:
+    """Strings a sequence matches when it is only literals and literal branches."""
+    out = {""}
+    for op, av in seq:
+        if op is C.LITERAL:
+            out = {s + chr(av) for s in out}
+        elif op is C.AT:
+            continue
+        elif op is C.SUBPATTERN and not (av[1] & re.IGNORECASE):
+            inner = _pure_literals(av[3])
+            if inner is None:
+                return None
+            out = {a + b for a in out for b in inner}
+        elif op is C.BRANCH:
+            alts = [_pure_literals(alt) for alt in av[1]]
+            if any(a is None for a in alts):
+                return None
+            out = {a + b for a in out for alt in alts for b in alt}
+        else:
+            return None
+        if len(out) > _MAX_SET:
+            return None
+    return out
+
+
+def _best(candidates: list[set[str]]) -> set[str] | None:
+    good = [c for c in candidates if c and min(map(len, c)) >= MIN_LENGTH and len(c) <= _MAX_SET]
+    if not good:
+        return None
+    return max(good, key=lambda c: (min(map(len, c)), -len(c)))
+
+
+def _sequence(seq) -> set[str] | None:
+    candidates: list[set[str]] = []
+    run = {""}
+
+    def flush():
+        nonlocal run
+        if run != {""}:
+            candidates.append(run)
+        run = {""}
+
+    for item in seq:
+        op, av = item
+        pure = _pure_literals([item])
+        if pure is not None and len(pure) * len(run) <= _MAX_SET:
+            run = {a + b for a in run for b in pure}
+            continue
+        flush()
+        if op is C.SUBPATTERN and not (av[1] & re.IGNORECASE):
+            inner = _sequence(list(av[3]))
+            if inner:
+                candidates.append(inner)
+        elif op is C.BRANCH:
+            alts = [_sequence(list(alt)) for alt in av[1]]
+            if all(alts):
+                union = set().union(*alts)
+                if len(union) <= _MAX_SET:
+                    candidates.append(union)
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
+            inner = _sequence(list(av[2]))
+            if inner:
+                candidates.append(inner)
+    flush()
+    return _best(candidates)

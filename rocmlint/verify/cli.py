@@ -1,0 +1,134 @@
+"""``rocmlint verify``: arguments and entry point (the lead's CLI calls these two).
+
+    add_arguments(parser)   adds verify's own options
+    run(args) -> int        0 all done and passed, 1 a build or test failed, 2 no toolchain / usage
+
+``args`` may also carry ``config`` (a config file path) and ``output_format`` ("text"/"json").
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from ..config import ConfigError, ConfigResolver
+from ..reference import list_kernels
+from .compile_flags import (CompileCommandsError, amd_view_flags, cli_flags, flags_for,
+                            load_database)
+from .core import default_jobs, verify_cuda, verify_files, verify_reference
+from .cuda import cuda_setup
+from .report import EXIT_NO_TOOLCHAIN, exit_code, render_json, render_text
+from .targets import invalid_targets, probe_gpus, resolve_targets
+from .toolchain import find_toolchain
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", type=Path,
+                        help="files to compile (AMD view, device-only) for every target; "
+                             "none: build and test the reference kernel library")
+    parser.add_argument("--offload-arch", metavar="GFX[,GFX...]",
+                        help="gfx targets (default: config offload-arch, else the local GPUs, "
+                             "else gfx90a,gfx942,gfx1030,gfx1100,gfx1151,gfx1201)")
+    parser.add_argument("-p", "--compile-commands", metavar="DIR", type=Path,
+                        help="folder holding compile_commands.json: take -I/-D/-U/-std=/-isystem/-include "
+                             "of each file from it (the commands are never executed)")
+    parser.add_argument("-I", dest="include_dirs", action="append", metavar="DIR",
+                        help="include directory for the given files (repeatable)")
+    parser.add_argument("-D", dest="defines", action="append", metavar="NAME[=VALUE]",
+                        help="macro definition for the given files (repeatable)")
+    parser.add_argument("--kernel", dest="kernels", metavar="NAME[,NAME...]",
+                        help="only these reference kernels (default: all)")
+    parser.add_argument("--cuda", action="store_true",
+                        help="also build the reference kernels with nvcc and run them on an NVIDIA GPU")
+    parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                        help="parallel builds (default: the number of cores)")
+
+
+def _fail(message: str) -> int:
+    print(f"rocmlint verify: {message}", file=sys.stderr)
+    return EXIT_NO_TOOLCHAIN
+
+
+def _resolver(config: str | None) -> ConfigResolver:
+    return ConfigResolver(Path(config)) if config else ConfigResolver()
+
+
+def _selected_kernels(names: str | None):
+    kernels = list_kernels()
+    if not names:
+        return kernels, None
+    wanted = [name.strip().removesuffix(".hip") for name in names.split(",") if name.strip()]
+    unknown = sorted(set(wanted) - {kernel.name for kernel in kernels})
+    if unknown:
+        return [], f"unknown reference kernel(s): {', '.join(unknown)} (known: {', '.join(k.name for k in kernels)})"
+    return [kernel for kernel in kernels if kernel.name in wanted], None
+
+
+def _display_name(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _user_sources(args, resolver: ConfigResolver) -> tuple[list[tuple[Path, str, list[str]]], str | None]:
+    missing = [str(path) for path in args.paths if not path.is_file()]
+    if missing:
+        return [], f"no such file: {', '.join(missing)}"
+    extra = cli_flags(args.include_dirs, args.defines)
+    database = load_database(args.compile_commands) if args.compile_commands else None
+    sources = []
+    for path in args.paths:
+        from_database = flags_for(path, database) if database is not None else None
+        if database is not None and from_database is None:
+            print(f"rocmlint verify: {path}: not in compile_commands.json (nor its folder): "
+                  "compiled with the -I/-D options only", file=sys.stderr)
+        settings = resolver.for_path(path)
+        gating = amd_view_flags(settings.all_rocm_macros, settings.all_nvidia_macros)
+        sources.append((path, _display_name(path), (from_database or []) + extra + gating))
+    return sources, None
+
+
+def run(args: argparse.Namespace) -> int:
+    output_format = getattr(args, "output_format", None) or "text"
+    discovery = find_toolchain()
+    if discovery.toolchain is None:
+        return _fail(discovery.missing_message())
+    toolchain = discovery.toolchain
+    roots = discovery.rocm_roots
+    try:
+        resolver = _resolver(getattr(args, "config", None))
+        configured = resolver.for_path(Path.cwd()).offload_arch
+    except ConfigError as exc:
+        return _fail(str(exc))
+    targets, targets_from = resolve_targets(args.offload_arch, configured, roots)
+    bad = invalid_targets(targets)
+    if bad or not targets:
+        return _fail(f"not a gfx target: {', '.join(bad) or '(empty list)'}")
+    jobs = args.jobs or default_jobs()
+    header = [f"toolchain: {toolchain.describe()}",
+              f"targets: {', '.join(targets)} (from {targets_from})"]
+
+    with tempfile.TemporaryDirectory(prefix="rocmlint-verify-") as scratch:
+        workdir = Path(scratch)
+        if args.paths:
+            try:
+                sources, problem = _user_sources(args, resolver)
+            except (CompileCommandsError, ConfigError) as exc:
+                return _fail(str(exc))
+            if problem:
+                return _fail(problem)
+            rows = verify_files(toolchain, sources, targets, workdir, jobs)
+        else:
+            kernels, problem = _selected_kernels(args.kernels)
+            if problem:
+                return _fail(problem)
+            gpus = probe_gpus(roots)
+            header.append(f"AMD GPUs: {', '.join(gpus.agents)}" if gpus.agents else f"tests: {gpus.reason}")
+            rows = verify_reference(toolchain, kernels, targets, gpus, workdir, jobs)
+            if args.cuda:
+                rows += verify_cuda(cuda_setup(), kernels, workdir, jobs)
+
+    print(render_json(rows) if output_format == "json" else render_text(rows, header))
+    return exit_code(rows)

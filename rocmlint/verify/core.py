@@ -1,0 +1,140 @@
+"""Build (and where a GPU exists, run) sources for every target, in parallel."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Iterable, TypeVar
+
+from ..reference import ReferenceKernel
+from .build import (BuildResult, TestResult, build_device, build_executable, cuda_test_argv,
+                    hip_test_argv, run_executable)
+from .cuda import CudaSetup
+from .report import Row
+from .targets import GpuProbe
+from .toolchain import Toolchain
+
+Item = TypeVar("Item")
+CUDA_WAVE_SIZE = 32  # every NVIDIA architecture
+NOT_A_REFERENCE_TEST = "build-only check: only reference kernels have tests to run"
+# As hipcc does: CUDA-style files use threadIdx & co. without including a runtime header.
+HIP_RUNTIME_PRELUDE = ["-include", "hip/hip_runtime.h"]
+
+
+class Progress:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, total: int, label: str) -> None:
+        self.total, self.label, self.done = total, label, 0
+        self.enabled = total > 0 and sys.stderr.isatty()
+        self._lock = threading.Lock()
+
+    def step(self) -> None:
+        with self._lock:
+            self.done += 1
+            if self.enabled:
+                filled = 30 * self.done // self.total
+                sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total}")
+                if self.done == self.total:
+                    sys.stderr.write("\r\033[K")
+                sys.stderr.flush()
+
+
+def parallel_map(task: Callable[[Item], Row], items: Iterable[Item], jobs: int, label: str) -> list[Row]:
+    """Rows of ``task`` over ``items`` in their order; clang runs as subprocesses, so threads suffice."""
+    items = list(items)
+    progress = Progress(len(items), label)
+
+    def tracked(item: Item) -> Row:
+        start = time.monotonic()
+        try:
+            row = task(item)
+            row.seconds = time.monotonic() - start  # the build and the run, if any
+            return row
+        finally:
+            progress.step()
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(tracked, items))
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _row_from_build(target: str, arch: str, build: BuildResult) -> Row:
+    return Row(target=target, arch=arch, built=build.built, wavefront_size=build.wavefront_size,
+               wavefront_from=build.wavefront_from, reasons=[build.message] if build.message else [])
+
+
+def _skip_run(row: Row, reason: str) -> Row:
+    """A run not attempted: its reason first, the build's own note (if any) after it."""
+    row.reasons.insert(0, reason)
+    return row
+
+
+def _record_run(row: Row, result: TestResult) -> Row:
+    row.ran, row.passed = result.ran, result.passed
+    if result.reason:
+        row.reasons.insert(0, result.reason)
+    return row
+
+
+def verify_reference(toolchain: Toolchain, kernels: list[ReferenceKernel], targets: list[str],
+                     gpus: GpuProbe, workdir: Path, jobs: int) -> list[Row]:
+    def task(job: tuple[ReferenceKernel, str]) -> Row:
+        kernel, arch = job
+        row = _row_from_build(kernel.name, arch, build_device(toolchain, kernel.path, arch, [], workdir))
+        if not row.built:
+            return row
+        if not gpus.agents:
+            return _skip_run(row, gpus.reason or "no AMD GPU")
+        if arch.split(":")[0] not in gpus.agents:
+            return _skip_run(row, f"no {arch} GPU here (agents: {', '.join(gpus.agents)})")
+        executable = workdir / f"{kernel.name}-{arch.replace(':', '_')}.hip.exe"
+        message = build_executable(hip_test_argv(toolchain, kernel.path, arch, executable))
+        if message is not None:
+            return _record_run(row, TestResult(False, False, f"test executable did not build: {message}"))
+        return _record_run(row, run_executable(executable))
+
+    return parallel_map(task, [(k, a) for k in kernels for a in targets], jobs, "verify")
+
+
+def verify_files(toolchain: Toolchain, sources: list[tuple[Path, str, list[str]]], targets: list[str],
+                 workdir: Path, jobs: int) -> list[Row]:
+    """``sources``: (path, name to report, flags) per user file; compiled device-only, never run."""
+    def task(job: tuple[tuple[Path, str, list[str]], int, str]) -> Row:
+        (path, name, flags), index, arch = job
+        folder = workdir / f"file{index}"
+        folder.mkdir(exist_ok=True)
+        build = build_device(toolchain, path, arch, HIP_RUNTIME_PRELUDE + flags, folder)
+        row = _row_from_build(name, arch, build)
+        return _skip_run(row, NOT_A_REFERENCE_TEST) if row.built else row
+
+    jobs_list = [(source, index, arch) for index, source in enumerate(sources) for arch in targets]
+    return parallel_map(task, jobs_list, jobs, "verify")
+
+
+def verify_cuda(setup: CudaSetup, kernels: list[ReferenceKernel], workdir: Path, jobs: int) -> list[Row]:
+    """nvcc builds of the reference kernels, run when an NVIDIA GPU is present."""
+    arch_name = setup.arch or "cuda"
+    if setup.nvcc is None:
+        return [Row(kernel.name, arch_name, reasons=["not built: nvcc not found (PATH, CUDA_HOME)"],
+                    build_skipped=True) for kernel in kernels]
+
+    def task(kernel: ReferenceKernel) -> Row:
+        executable = workdir / f"{kernel.name}.cuda.exe"
+        row = Row(kernel.name, arch_name)
+        message = build_executable(cuda_test_argv(setup.nvcc, kernel.path, setup.arch, executable))
+        if message is not None:
+            row.reasons.append(message)
+            return row
+        row.built, row.wavefront_size, row.wavefront_from = True, CUDA_WAVE_SIZE, "cuda"
+        if setup.gpu_reason:
+            return _skip_run(row, setup.gpu_reason)
+        return _record_run(row, run_executable(executable))
+
+    return parallel_map(task, kernels, jobs, "verify --cuda")

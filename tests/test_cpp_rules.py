@@ -1,0 +1,118 @@
+"""C++ rules on broken trees, data-flow chains, and the gated-fix shape."""
+from __future__ import annotations
+
+from rocmlint.config import Settings
+from rocmlint.cpp.treesitter import count_errors, parse
+from rocmlint.engine import analyse_buffer, rules_for
+from rocmlint.runner import fix_buffer
+
+SETTINGS = Settings()
+
+
+def lint(code: str, path: str = "k.cu", select=("ROC2", "ROC3")):
+    return analyse_buffer(path, code.encode(), "cpp", SETTINGS, rules_for(select, (), "cpp"))
+
+
+def fix(code: str, path: str = "k.cu", unsafe: bool = False, select=("ROC2", "ROC3")) -> str:
+    outcome = fix_buffer(code.encode(), "\n", path, "cpp", SETTINGS, rules_for(select, (), "cpp"), unsafe=unsafe)
+    return outcome.buffer.decode()
+
+
+BROKEN = (
+    "#define KERNEL_ATTR __global__ __launch_bounds__(256) EXTRA_ATTR(1)\n"
+    "KERNEL_ATTR EXTRA_ATTR(2) void vote(const int* in, int* out) {\n"
+    "  unsigned mask = __ballot_sync(0xffffffff, in[threadIdx.x] > 0);\n"
+    "  out[0] = __popc(mask);\n"
+    "}\n"
+)
+
+
+def test_hazards_found_in_function_with_error_nodes():
+    assert count_errors(parse(BROKEN.encode(), "k.cu").root_node) > 0
+    codes = sorted(f.code for f in lint(BROKEN))
+    assert codes == ["ROC201", "ROC202", "ROC203"]
+
+
+def test_chain_reported_once_per_operation_with_source():
+    code = (
+        "__device__ int rank(bool p, int lane) {\n"
+        "  auto votes = __ballot_sync(0xffffffffu, p);\n"
+        "  auto mine = votes & ~(~0ull << lane);\n"
+        "  unsigned low = mine;\n"
+        "  return __popc(low) + __popc(mine);\n"
+        "}\n"
+    )
+    findings = [f for f in lint(code) if f.code in ("ROC201", "ROC202")]
+    assert [(f.code, f.line) for f in findings] == [("ROC201", 4), ("ROC202", 5), ("ROC202", 5)]
+    assert all("`__ballot_sync` on line 2" in f.message for f in findings)
+
+
+def test_word_size_32_is_not_warp_size():
+    code = (
+        "#define BITS 32\n"
+        "const int kWordBits = 32;\n"
+        "__device__ bool bit(const unsigned* w, int i) { return (w[i / BITS] >> (i & 31)) & 1; }\n"
+        "__device__ int popcount(unsigned x) { return __popc(x); }\n"
+    )
+    assert lint(code) == []
+
+
+def test_adjacent_hazards_merge_into_one_block_and_second_fix_is_noop():
+    code = (
+        "#include <cstdint>\n"
+        "__device__ int slot(bool keep, int lane) {\n"
+        "  unsigned ballot = __ballot_sync(0xffffffff, keep);\n"
+        "  unsigned lower = (1u << lane) - 1;\n"
+        "  return __popc(ballot & lower);\n"
+        "}\n"
+    )
+    fixed = fix(code)
+    assert fixed.count("#if defined(__HIP_PLATFORM_AMD__)") == 1
+    assert "  uint64_t ballot = __ballot(keep);\n  uint64_t lower = (1ull << lane) - 1;\n" \
+           "  return __popcll(ballot & lower);\n#else\n" in fixed
+    assert fix(fixed) == fixed
+    assert count_errors(parse(fixed.encode(), "k.cu").root_node) == 0
+
+
+def test_cstdint_added_behind_the_gate_when_missing():
+    code = "__global__ void k(unsigned* out) {\n  unsigned m = __ballot_sync(0xffffffff, threadIdx.x > 3);\n  out[0] = m;\n}\n"
+    fixed = fix(code, select=("ROC201",))
+    assert fixed.startswith("#if defined(__HIP_PLATFORM_AMD__)\n#include <cstdint>\n#endif\n")
+
+
+def test_multi_line_statement_gated_whole():
+    code = (
+        "__device__ float f(float v) {\n"
+        "  v += __shfl_xor_sync(0xffffffff,\n"
+        "                       v, 1);\n"
+        "  return v;\n"
+        "}\n"
+    )
+    fixed = fix(code)
+    assert "#if defined(__HIP_PLATFORM_AMD__)\n  v += __shfl_xor(v, 1);\n#else\n  v += __shfl_xor_sync(0xffffffff,\n" \
+           "                       v, 1);\n#endif\n" in fixed
+
+
+def test_hip_only_file_is_rewritten_directly():
+    code = "#include <hip/hip_runtime.h>\n__device__ int c(bool p) { auto m = __ballot(p); return __popc(m); }\n"
+    assert fix(code, path="k.hip") == code.replace("__popc(", "__popcll(")
+
+
+def test_never_emits_deprecated_wavefront_macro_or_bare_64():
+    code = (
+        "#define WARP_SIZE 32\n"
+        "__global__ void k(float* out) {\n"
+        "  int lane = threadIdx.x % 32;\n"
+        "  for (int o = 16; o > 0; o /= 2) out[lane] += __shfl_down_sync(0xffffffff, out[lane], o);\n"
+        "}\n"
+    )
+    fixed = fix(code, unsafe=True)
+    assert "__AMDGCN_WAVEFRONT_SIZE" not in fixed
+    for line in fixed.splitlines():
+        if "64" in line:
+            assert line.startswith("#define WARP_SIZE 64")
+    assert "#if defined(__GFX9__)\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif" in fixed
+
+
+def test_commented_out_define_is_not_reported():
+    assert lint("// #define C10_WARP_SIZE 32\n/* #define WARP_SIZE 32 */\n") == []

@@ -1,0 +1,223 @@
+"""rocmlint verify: reference library builds, wave sizes, failures, GPU probing, flags.
+
+Runs on Debian with clang-19, lld-19, llvm-19, libamdhip64-dev and rocm-device-libs and no
+GPU. GPU presence is faked only through a ``rocminfo`` stub on PATH.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rocmlint.reference import list_kernels
+from rocmlint.verify.compile_flags import flags_for, kept_flags
+from rocmlint.verify.targets import DEFAULT_TARGETS, resolve_targets
+from rocmlint.verify.toolchain import find_toolchain
+
+HAVE_TOOLCHAIN = find_toolchain().toolchain is not None
+needs_toolchain = pytest.mark.skipif(not HAVE_TOOLCHAIN, reason="no HIP-capable clang installed")
+
+ROCMINFO_NO_AGENT = """#!/bin/sh
+echo 'ROCk module is NOT loaded, possibly no GPU devices'
+exit 1
+"""
+ROCMINFO_GFX90A = """#!/bin/sh
+cat <<'EOF'
+ROCk module version 6.8 is loaded
+HSA Agents
+*******
+Agent 1
+*******
+  Name:                    AMD EPYC 7763 64-Core Processor
+  Device Type:             CPU
+*******
+Agent 2
+*******
+  Name:                    gfx90a
+  Marketing Name:          AMD Instinct MI210
+  Device Type:             GPU
+  Wavefront Size:          64(0x40)
+EOF
+"""
+
+
+def _stub_dir(tmp: Path, rocminfo: str) -> Path:
+    folder = tmp / "stub-bin"
+    folder.mkdir(exist_ok=True)
+    stub = folder / "rocminfo"
+    stub.write_text(rocminfo)
+    stub.chmod(0o755)
+    return folder
+
+
+def run_verify(*args: str, path_prefix: Path | None = None, path: str | None = None,
+               cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("ROCM_PATH", "HIP_PATH")}
+    env["PATH"] = path if path is not None else os.environ.get("PATH", "")
+    if path_prefix is not None:
+        env["PATH"] = f"{path_prefix}{os.pathsep}{env['PATH']}"
+    return subprocess.run([sys.executable, "-m", "rocmlint.verify", *args], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=600)
+
+
+def json_rows(done: subprocess.CompletedProcess) -> list[dict]:
+    assert "Traceback" not in done.stderr, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="session")
+def library_report(tmp_path_factory) -> tuple[int, list[dict]]:
+    """The whole library for the six default targets, built once, with no GPU agent."""
+    stubs = _stub_dir(tmp_path_factory.mktemp("no-agent"), ROCMINFO_NO_AGENT)
+    done = run_verify("--offload-arch", ",".join(DEFAULT_TARGETS), "--output-format", "json",
+                      path_prefix=stubs)
+    return done.returncode, json_rows(done)
+
+
+def test_reference_library_is_complete():
+    kernels = {kernel.name: kernel.path for kernel in list_kernels()}
+    assert len(kernels) >= 8
+    for required in ("ballot_compaction", "lane_rank", "wave_reduce", "wave_scan",
+                     "wave_size_constexpr", "full_wave_mask", "ptx_idioms"):
+        assert required in kernels
+    for name, path in kernels.items():
+        text = path.read_text()
+        assert re.search(r"Backs ROC\d{3}", text), f"{name}: header must name the rule(s) it backs"
+        assert '#include "harness.h"' in text and "int main()" in text
+        code = re.sub(r"//[^\n]*", "", text)
+        assert "__AMDGCN_WAVEFRONT_SIZE" not in code, name
+        assert not re.search(r"\basm\b|__asm__", code), f"{name}: no inline assembly on the HIP side"
+    assert (path.parent / "vendor.h").is_file()
+
+
+@needs_toolchain
+def test_library_builds_for_default_targets_with_right_wave_sizes(library_report):
+    status, rows = library_report
+    assert status == 0
+    kernels = sorted(kernel.name for kernel in list_kernels())
+    assert sorted({(r["target"], r["arch"]) for r in rows}) == sorted(
+        (k, a) for k in kernels for a in DEFAULT_TARGETS)
+    for row in rows:
+        assert row["built"], row
+        expected = 64 if row["arch"].startswith("gfx9") else 32
+        assert row["wavefront_size"] == expected, row
+        assert row["wavefront_from"] in ("code-object notes", "assembly metadata")
+
+
+@needs_toolchain
+def test_runs_skipped_with_reason_when_rocminfo_reports_no_agent(library_report):
+    _, rows = library_report
+    for row in rows:
+        assert row["ran"] is None and row["passed"] is None
+        assert "rocminfo reports no gfx agent" in row["reason"]
+
+
+@needs_toolchain
+def test_gpu_agent_whose_run_fails_is_reported_failed(tmp_path):
+    stubs = _stub_dir(tmp_path, ROCMINFO_GFX90A)
+    done = run_verify("--offload-arch", "gfx90a,gfx1100", "--kernel", "wave_reduce",
+                      "--output-format", "json", path_prefix=stubs)
+    rows = {row["arch"]: row for row in json_rows(done)}
+    assert done.returncode == 1
+    on_agent = rows["gfx90a"]
+    assert on_agent["built"] and on_agent["passed"] is False and on_agent["ran"] is not None
+    assert on_agent["reason"]
+    elsewhere = rows["gfx1100"]
+    assert elsewhere["ran"] is None and "no gfx1100 GPU" in elsewhere["reason"]
+
+
+@needs_toolchain
+def test_broken_file_reports_compiler_message(tmp_path):
+    include = tmp_path / "inc"
+    include.mkdir()
+    (include / "scale.h").write_text("#define SCALE 3\n")
+    good = tmp_path / "good.cu"
+    good.write_text('#include "scale.h"\n#ifndef NEEDED\n#error NEEDED not defined\n#endif\n'
+                    "__global__ void scale(int* p) { p[threadIdx.x] *= SCALE; }\n")
+    broken = tmp_path / "broken.cu"
+    broken.write_text("__global__ void broken(int* p) { p[0] = undeclared_value; }\n")
+    done = run_verify(str(good), str(broken), "--offload-arch", "gfx942", "-I", str(include),
+                      "-D", "NEEDED=1", "--output-format", "json")
+    rows = {Path(row["target"]).name: row for row in json_rows(done)}
+    assert done.returncode == 1
+    assert rows["good.cu"]["built"] and rows["good.cu"]["wavefront_size"] == 64
+    assert rows["good.cu"]["ran"] is None and rows["good.cu"]["reason"]
+    assert not rows["broken.cu"]["built"]
+    assert "undeclared_value" in rows["broken.cu"]["reason"] and "error" in rows["broken.cu"]["reason"]
+
+
+@needs_toolchain
+def test_compile_commands_flags_are_read_never_executed(tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "lanes.h").write_text("#define LANES_PER_ITEM 2\n")
+    source = tmp_path / "kernel.cu"
+    source.write_text('#include "lanes.h"\n#if FROM_DB != 1\n#error FROM_DB missing\n#endif\n'
+                      "__global__ void k(int* p) { p[threadIdx.x] = LANES_PER_ITEM; }\n")
+    pwned = tmp_path / "pwned"
+    command = f"nvcc -Iinc -DFROM_DB=1 -c kernel.cu -o kernel.o; touch {shlex.quote(str(pwned))}"
+    (tmp_path / "compile_commands.json").write_text(json.dumps(
+        [{"directory": str(tmp_path), "file": "kernel.cu", "command": command}]))
+    done = run_verify(str(source), "-p", str(tmp_path), "--offload-arch", "gfx1100",
+                      "--output-format", "json", cwd=tmp_path)
+    rows = json_rows(done)
+    assert done.returncode == 0, rows
+    assert rows[0]["target"] == "kernel.cu" and rows[0]["built"] and rows[0]["wavefront_size"] == 32
+    assert not pwned.exists()
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cpp"
+
+
+def _final_fixed_fixtures() -> list[Path]:
+    """Per fixture, the file `check --fix --unsafe-fixes` produces (unsafe-fixed, else fixed)."""
+    chosen: dict[str, Path] = {}
+    for path in sorted(FIXTURES.glob("*.fixed.*")) + sorted(FIXTURES.glob("*.unsafe-fixed.*")):
+        chosen[path.name.split(".")[0]] = path
+    return list(chosen.values())
+
+
+@needs_toolchain
+@pytest.mark.skipif(not _final_fixed_fixtures(), reason="no fixed C++ fixtures")
+def test_fixed_cpp_fixtures_build_for_gfx942_and_gfx1100():
+    shims = FIXTURES / "shims"
+    include = ["-I", str(shims)] if shims.is_dir() else []
+    done = run_verify(*map(str, _final_fixed_fixtures()), *include, "--offload-arch", "gfx942,gfx1100",
+                      "--output-format", "json")
+    failures = [f"{row['target']} [{row['arch']}]: {row['reason']}" for row in json_rows(done)
+                if not row["built"]]
+    assert not failures, "\n".join(failures)
+    assert done.returncode == 0
+
+
+def test_kept_flags_drop_everything_but_include_and_define_options(tmp_path):
+    argv = shlex.split("nvcc -Iinc -I /abs -isystem sys -include pre.h -DA=1 -D B -UC -std=c++17 "
+                       "-O3 -Xcompiler -fPIC -o out.o -c k.cu; rm -rf /")
+    assert kept_flags(argv, "/proj") == [
+        "-I", "/proj/inc", "-I", "/abs", "-isystem", "/proj/sys", "-include", "pre.h",
+        "-D", "A=1", "-D", "B", "-U", "C", "-std=c++17"]
+    entries = [{"directory": str(tmp_path), "file": "a.cu", "arguments": ["clang++", "-DX", "a.cu"]}]
+    assert flags_for(tmp_path / "a.cu", entries) == ["-D", "X"]
+    assert flags_for(tmp_path / "a.cuh", entries) == ["-D", "X"]  # a header: same folder's flags
+    assert flags_for(tmp_path / "other" / "b.cu", entries) is None
+
+
+def test_targets_come_from_cli_then_config_then_defaults(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(_stub_dir(tmp_path, ROCMINFO_NO_AGENT)))
+    assert resolve_targets("gfx942, gfx1100", ("gfx90a",), []) == (["gfx942", "gfx1100"], "--offload-arch")
+    assert resolve_targets(None, ("gfx90a",), []) == (["gfx90a"], "config offload-arch")
+    assert resolve_targets(None, (), []) == (list(DEFAULT_TARGETS), "defaults")
+
+
+def test_no_toolchain_exits_2_with_package_hint(tmp_path):
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    done = run_verify("--offload-arch", "gfx942", path=str(empty))
+    assert done.returncode == 2
+    assert "libamdhip64-dev" in done.stderr and "clang-19" in done.stderr
+    assert "Traceback" not in done.stderr
