@@ -25,6 +25,10 @@ EXTENSION_GATE = "from torch.utils.cpp_extension import IS_HIP_EXTENSION"
 # NVIDIA torch would take the ROCm side too, which is why fixes using it are unsafe.
 DEVICE_GATE = '{name} = {os}.path.exists("/dev/kfd")'
 
+# Stands for the gate expression in edits until the file's gate plan is known; a NUL never
+# occurs in Python source, so user text (say an f-string field named `gate`) is never hit.
+GATE = "\x00gate\x00"
+
 _STRENGTH = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 2}
 
 
@@ -146,12 +150,12 @@ def _make_plan(ctx) -> GatePlan | None:
 
 
 def gated_fix(ctx, title: str, edits, applicability: Applicability = Applicability.SAFE) -> Fix | None:
-    """A fix whose edits use the gate (written ``{gate}`` in their content), plus the gate's
+    """A fix whose edits use the gate (written ``GATE`` in their content), plus the gate's
     definition where the file has none; None when the file offers no sound gate."""
     plan = gate_plan(ctx)
     if plan is None:
         return None
-    concrete = tuple(Edit(e.span, e.content.replace("{gate}", plan.expression)) for e in edits)
+    concrete = tuple(Edit(e.span, e.content.replace(GATE, plan.expression)) for e in edits)
     return Fix(concrete + plan.edits, title, weaker(applicability, plan.applicability))
 
 
@@ -168,11 +172,11 @@ def needs_parentheses(node: ast.AST, parent: ast.AST | None) -> bool:
 
 
 def gated_value_edit(ctx, node: ast.expr, parent: ast.AST | None, rocm_text: str) -> Edit:
-    """``node`` -> ``rocm_text if {gate} else <node as written>``."""
+    """``node`` -> ``rocm_text if GATE else <node as written>``."""
     original = ctx.source_of(node)
     if isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)):
         original = f"({original})"
-    text = f"{rocm_text} if {{gate}} else {original}"
+    text = f"{rocm_text} if {GATE} else {original}"
     if needs_parentheses(node, parent):
         text = f"({text})"
     return Edit(ctx.node_span(node), text)
@@ -188,8 +192,8 @@ def statement_lines(ctx, stmt: ast.stmt) -> Span | None:
     return Span(start, end)
 
 
-def wrap_statement_edit(ctx, stmt: ast.stmt, condition: str = "not {gate}") -> Edit | None:
-    """``stmt`` -> ``if not {gate}:`` + ``stmt`` one level deeper. Every line moves except
+def wrap_statement_edit(ctx, stmt: ast.stmt, condition: str = f"not {GATE}") -> Edit | None:
+    """``stmt`` -> ``if not GATE:`` + ``stmt`` one level deeper. Every line moves except
     the inside of multi-line strings (found with ``tokenize``), and the result is checked:
     the wrapped statement must parse to exactly the original one.
 
@@ -210,7 +214,7 @@ def wrap_statement_edit(ctx, stmt: ast.stmt, condition: str = "not {gate}") -> E
         for row, line in enumerate(text.split("\n"), start=1)
     ]
     rendered = f"{indent}if {condition}:\n" + "\n".join(body)
-    if not _same_statement(rendered.replace("{gate}", "GATE__"), indent, stmt):
+    if not _same_statement(rendered.replace(GATE, "GATE__"), indent, stmt):
         return None
     return Edit(lines, rendered)
 

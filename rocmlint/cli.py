@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     verify = sub.add_parser("verify", help="build the reference kernels / fixed files for gfx targets")
     verify.add_argument("--config", type=Path, help="config file (offload-arch)")
+    verify.add_argument("--output-format", choices=("text", "json"), default="text")
     try:
         from .verify import cli as verify_cli
     except ImportError:  # pragma: no cover - verify ships with the package

@@ -190,7 +190,8 @@ class ConfigResolver:
     """Settings for any directory, cached; or one fixed config file for everything."""
 
     def __init__(self, explicit: Path | None = None, overrides: dict | None = None) -> None:
-        self._cache: dict[Path, Settings] = {}
+        self._cache: dict[str, Settings] = {}
+        self._raw: dict[str, Settings] = {}
         self._overrides = overrides or {}
         self._explicit: Settings | None = None
         if explicit is not None:
@@ -204,33 +205,38 @@ class ConfigResolver:
     def _finish(self, settings: Settings) -> Settings:
         return replace(settings, **self._overrides) if self._overrides else settings
 
-    def for_path(self, path: Path) -> Settings:
+    def for_path(self, path: Path | str) -> Settings:
         if self._explicit is not None:
             return self._explicit
-        directory = path.resolve()
-        if not directory.is_dir():
-            directory = directory.parent
-        return self._for_dir(directory)
+        directory = os.path.realpath(path)
+        if not os.path.isdir(directory):
+            directory = os.path.dirname(directory)
+        return self.for_directory(directory)
 
-    def _for_dir(self, directory: Path) -> Settings:
+    def for_directory(self, directory: str) -> Settings:
+        """Settings for a resolved folder path (no further resolving: the walk's hot path)."""
+        if self._explicit is not None:
+            return self._explicit
         cached = self._cache.get(directory)
+        if cached is None:
+            cached = self._cache[directory] = self._finish(self._cascade(directory))
+        return cached
+
+    def _cascade(self, directory: str) -> Settings:
+        """This folder's table applied over its parent's settings, up to root = true."""
+        cached = self._raw.get(directory)
         if cached is not None:
             return cached
-        chain: list[tuple[dict, Path, Path]] = []
-        current: Path | None = directory
-        while current is not None:
-            found = self._table_in(current)
-            if found is not None:
-                chain.append(found)
-                if found[0].get("root"):
-                    break
-            parent = current.parent
-            current = parent if parent != current else None
-        settings = Settings()
-        for table, where, path in reversed(chain):
-            settings = _apply(settings, table, where, path)
-        settings = self._finish(settings)
-        self._cache[directory] = settings
+        found = self._table_in(Path(directory))
+        parent = os.path.dirname(directory)
+        if found is not None and found[0].get("root"):
+            base = Settings()
+        elif parent != directory:
+            base = self._cascade(parent)
+        else:
+            base = Settings()
+        settings = _apply(base, *found) if found is not None else base
+        self._raw[directory] = settings
         return settings
 
     def _table_in(self, directory: Path) -> tuple[dict, Path, Path] | None:
@@ -243,16 +249,17 @@ class ConfigResolver:
         return None
 
 
-def is_excluded(path: Path, settings: Settings, root: Path) -> bool:
-    """Default and configured excludes, matched gitignore-style against the path."""
-    patterns = DEFAULT_EXCLUDES + settings.exclude
-    base = Path(settings.config_dir) if settings.config_dir else root
-    rel = _relative(path, str(base))
-    if rel.startswith("../") or os.path.isabs(rel):
-        rel = path.name
-    from pathspec import GitIgnoreSpec
-
-    return _excludes(patterns).match_file(rel) or _excludes(patterns).match_file(rel + "/")
+def is_excluded(path: str, is_dir: bool, settings: Settings, top: str) -> bool:
+    """Default and configured excludes, matched gitignore-style; ``path`` is resolved."""
+    base = settings.config_dir or top
+    if path.startswith(base + os.sep):
+        rel = path[len(base) + 1 :]
+    elif path.startswith(top + os.sep):
+        rel = path[len(top) + 1 :]
+    else:
+        rel = os.path.basename(path)
+    spec = _excludes(DEFAULT_EXCLUDES + settings.exclude)
+    return spec.match_file(rel + "/" if is_dir else rel)
 
 
 @lru_cache(maxsize=64)

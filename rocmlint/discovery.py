@@ -1,5 +1,9 @@
-"""Which files to check: explicit files always; directories walked honouring .gitignore
-(nested files and .git/info/exclude, via pathspec), default and configured excludes."""
+"""Which files to check: explicit files always; folders walked honouring .gitignore
+(nested files and .git/info/exclude, via pathspec), default and configured excludes.
+
+The walk works on resolved path strings: ``Path.resolve`` per file cost seconds on
+trees of 10,000 files.
+"""
 from __future__ import annotations
 
 import os
@@ -8,7 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .config import ConfigResolver, Settings, is_excluded
-from .languages import language_for
+from .languages import EXTENSIONS, language_for
 
 
 @dataclass(frozen=True)
@@ -18,110 +22,116 @@ class Target:
     settings: Settings
 
 
-def display_path(path: Path, cwd: Path) -> str:
-    try:
-        return path.resolve().relative_to(cwd).as_posix()
-    except ValueError:
-        return path.resolve().as_posix()
+def display_path(resolved: str, cwd: str) -> str:
+    """Relative to the working directory with '/' separators, else absolute."""
+    if resolved.startswith(cwd + os.sep):
+        resolved = resolved[len(cwd) + 1 :]
+    return resolved.replace(os.sep, "/")
 
 
 class _IgnoreStack:
     """gitignore specs from the repository root down to the current folder."""
 
     def __init__(self) -> None:
-        self.specs: list[tuple[Path, object]] = []
+        self.specs: list[tuple[str, object]] = []
 
-    def load(self, directory: Path) -> int:
+    def load(self, directory: str) -> int:
         from pathspec import GitIgnoreSpec
 
         added = 0
-        for name in (".gitignore", ".git/info/exclude"):
-            candidate = directory / name
-            if candidate.is_file():
-                try:
-                    lines = candidate.read_text(encoding="utf-8", errors="replace").splitlines()
-                except OSError:
-                    continue
-                self.specs.append((directory, GitIgnoreSpec.from_lines(lines)))
-                added += 1
+        for name in (".gitignore", os.path.join(".git", "info", "exclude")):
+            candidate = os.path.join(directory, name)
+            try:
+                with open(candidate, encoding="utf-8", errors="replace") as fh:
+                    lines = fh.read().splitlines()
+            except OSError:
+                continue
+            self.specs.append((directory, GitIgnoreSpec.from_lines(lines)))
+            added += 1
         return added
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
+    def ignored(self, path: str, is_dir: bool) -> bool:
         # Deeper files win; within one file the last matching pattern wins (pathspec).
         for base, spec in reversed(self.specs):
-            rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+            rel = path[len(base) + 1 :].replace(os.sep, "/") + ("/" if is_dir else "")
             result = spec.check_file(rel)
             if result.include is not None:
                 return bool(result.include)
         return False
 
 
-def _repo_root(start: Path) -> Path | None:
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
+def _repo_root(start: str) -> str | None:
+    current = start
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
 
 
 def discover(paths: list[str], resolver: ConfigResolver, cwd: Path | None = None) -> Iterator[Target]:
-    cwd = (cwd or Path.cwd()).resolve()
-    seen: set[Path] = set()
+    cwd_str = os.path.realpath(cwd or os.getcwd())
+    seen: set[str] = set()
     for raw in paths:
-        path = Path(raw)
-        if path.is_file():
-            resolved = path.resolve()
-            if resolved not in seen and language_for(path, sniff=True) is not None:
+        if os.path.isfile(raw):
+            resolved = os.path.realpath(raw)
+            if resolved not in seen and language_for(raw, sniff=True) is not None:
                 seen.add(resolved)
-                yield Target(path, display_path(path, cwd), resolver.for_path(path))
+                yield Target(Path(raw), display_path(resolved, cwd_str), resolver.for_path(raw))
             continue
-        if not path.is_dir():
+        if not os.path.isdir(raw):
             raise FileNotFoundError(raw)
-        yield from _walk(path.resolve(), resolver, cwd, seen)
+        yield from _walk(os.path.realpath(raw), resolver, cwd_str, seen)
 
 
-def _walk(top: Path, resolver: ConfigResolver, cwd: Path, seen: set[Path]) -> Iterator[Target]:
+def _walk(top: str, resolver: ConfigResolver, cwd: str, seen: set[str]) -> Iterator[Target]:
     stack = _IgnoreStack()
     root = _repo_root(top)
     if root is not None and root != top:
         # Ignore files between the repository root and the folder we were given.
-        for folder in reversed((top, *top.parents)):
-            if folder == top:
+        ancestors = []
+        current = os.path.dirname(top)
+        while True:
+            ancestors.append(current)
+            if current == root:
                 break
-            if folder == root or root in folder.parents:
-                stack.load(folder)
+            current = os.path.dirname(current)
+        for folder in reversed(ancestors):
+            stack.load(folder)
         if stack.ignored(top, True):
             # The user named an ignored folder (a vendored tree, site-packages): check it.
             stack.specs.clear()
     yield from _walk_dir(top, top, stack, resolver, cwd, seen)
 
 
-def _walk_dir(directory: Path, top: Path, stack: _IgnoreStack, resolver: ConfigResolver,
-              cwd: Path, seen: set[Path]) -> Iterator[Target]:
+def _walk_dir(directory: str, top: str, stack: _IgnoreStack, resolver: ConfigResolver,
+              cwd: str, seen: set[str]) -> Iterator[Target]:
     added = stack.load(directory)
-    settings = resolver.for_path(directory)
+    settings = resolver.for_directory(directory)
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError:
         entries = []
     subdirs = []
     for entry in entries:
-        path = Path(entry.path)
         try:
-            is_dir = entry.is_dir(follow_symlinks=False)
+            if entry.is_symlink():
+                continue
+            is_dir = entry.is_dir()
         except OSError:
             continue
-        if entry.is_symlink():
-            continue
+        path = entry.path
         if is_dir:
-            if entry.name == ".git" or stack.ignored(path, True) or is_excluded(path, settings, top):
+            if entry.name == ".git" or stack.ignored(path, True) or is_excluded(path, True, settings, top):
                 continue
             subdirs.append(path)
-        elif language_for(path) is not None:
-            if stack.ignored(path, False) or is_excluded(path, settings, top):
+        elif os.path.splitext(entry.name)[1].lower() in EXTENSIONS:
+            if path in seen or stack.ignored(path, False) or is_excluded(path, False, settings, top):
                 continue
-            if path not in seen:
-                seen.add(path)
-                yield Target(path, display_path(path, cwd), settings)
+            seen.add(path)
+            yield Target(Path(path), display_path(path, cwd), settings)
     for sub in subdirs:
         yield from _walk_dir(sub, top, stack, resolver, cwd, seen)
     del stack.specs[len(stack.specs) - added :]

@@ -33,11 +33,11 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
                    rules: tuple[Rule, ...]) -> list[Finding]:
     """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches."""
     hits: dict[str, list[Span]] = {}
+    candidates = _prefilter(rules)(buffer)
     for rule in rules:
+        if rule.code not in candidates:
+            continue
         if rule.pattern:
-            literals = rule.literals()
-            if literals is not None and not any(lit in buffer for lit in literals):
-                continue
             spans = [Span(m.start(), m.end()) for m in rule.compiled_pattern().finditer(buffer)]
             if spans:
                 hits[rule.code] = spans
@@ -73,6 +73,42 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         seen.add(key)
         kept.append(finding)
     return _finish(ctx, kept, buffer)
+
+
+@lru_cache(maxsize=64)
+def _prefilter(rules: tuple[Rule, ...]):
+    """A function buffer -> codes of the rules whose literal factors occur in it.
+
+    One Aho-Corasick pass over the bytes for all rules' literals (ahocorasick-rs scans at
+    memory speed); rules without literal factors are always candidates for their regex.
+    """
+    always = {r.code for r in rules if r.literals() is None}
+    owners: dict[bytes, set[str]] = {}
+    for rule in rules:
+        for lit in rule.literals() or ():
+            owners.setdefault(lit, set()).add(rule.code)
+    literals = sorted(owners)
+    if not literals:
+        return lambda buffer: always
+    try:
+        from ahocorasick_rs import BytesAhoCorasick
+    except ImportError:  # pure-Python fallback, a few times slower
+        def scan(buffer: bytes) -> set[str]:
+            found = set(always)
+            for lit in literals:
+                if lit in buffer:
+                    found |= owners[lit]
+            return found
+        return scan
+    automaton = BytesAhoCorasick(literals)
+    indexed = [owners[lit] for lit in literals]
+
+    def scan(buffer: bytes) -> set[str]:
+        found = set(always)
+        for index in {m[0] for m in automaton.find_matches_as_indexes(buffer, overlapping=True)}:
+            found |= indexed[index]
+        return found
+    return scan
 
 
 def _rule_by_code(rules: tuple[Rule, ...], code: str) -> Rule:

@@ -12,6 +12,9 @@ from re import _parser as P  # type: ignore[attr-defined]
 
 MIN_LENGTH = 3
 _MAX_SET = 16
+# Words in nearly every source file make poor prefilters, whatever their length.
+_COMMON = {"include", "define", "import", "return", "const", "static", "struct", "template",
+           "typename", "from", "self", "void", "unsigned"}
 
 
 def required_literals(pattern: str, flags: int = 0) -> tuple[bytes, ...] | None:
@@ -38,6 +41,8 @@ def _pure_literals(seq) -> set[str] | None:
             out = {s + chr(av) for s in out}
         elif op is C.AT:
             continue
+        elif op is C.IN and 0 < len(av) <= 4 and all(o is C.LITERAL for o, _ in av):
+            out = {s + chr(c) for s in out for _, c in av}
         elif op is C.SUBPATTERN and not (av[1] & re.IGNORECASE):
             inner = _pure_literals(av[3])
             if inner is None:
@@ -59,7 +64,7 @@ def _best(candidates: list[set[str]]) -> set[str] | None:
     good = [c for c in candidates if c and min(map(len, c)) >= MIN_LENGTH and len(c) <= _MAX_SET]
     if not good:
         return None
-    return max(good, key=lambda c: (min(map(len, c)), -len(c)))
+    return max(good, key=lambda c: (not (c & _COMMON), min(map(len, c)), -len(c)))
 
 
 def _sequence(seq) -> set[str] | None:

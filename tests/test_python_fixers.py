@@ -125,13 +125,19 @@ def test_wrap_keeps_multiline_strings_and_moves_continuations():
     ''')
     stmt = ctx.tree.body[1].body[0]
     edit = python_gate.wrap_statement_edit(ctx, stmt)
-    assert edit.content == ('    if not {gate}:\n'
+    assert edit.content == (f'    if not {python_gate.GATE}:\n'
                             '        torch.backends.cuda.matmul.allow_tf32 = bool(\n'
                             '            """yes\n'
                             'really""")  # keep')
-    rewritten = apply_edits(ctx.source, [python_gate.Edit(edit.span, edit.content.replace("{gate}", "G"))])
+    rewritten = apply_edits(ctx.source, [python_gate.Edit(edit.span, edit.content.replace(python_gate.GATE, "G"))])
     ast.parse(rewritten)
     assert '"""yes\nreally"""' in rewritten.decode()
+
+
+def test_user_text_that_looks_like_a_placeholder_survives():
+    out = fixed('import torch\ngate = 1\nm = torch.compile(m, mode=f"reduce-overhead")  # {gate}\n'
+                'x = torch.compile(x, mode="reduce-overhead" if f"{gate}" else "default")\n')
+    assert 'if f"{gate}" else "default"' in out and "# {gate}" in out
 
 
 def test_wrap_refuses_statements_sharing_a_line():

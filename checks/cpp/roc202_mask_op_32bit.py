@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from rocmlint.model import Applicability, Edit
+from rocmlint.model import Span, Applicability, Edit
 from rocmlint.rule import Example, Rule
 
 # 32-bit bit-manipulation intrinsics and their 64-bit HIP counterparts (HIP 5 to 7).
@@ -95,7 +95,7 @@ class MaskOp32Bit(Rule):
                 "  auto votes = __ballot_sync(0xffffffffu, p);\n"
                 "\n"
                 "#if defined(__HIP_PLATFORM_AMD__)\n"
-                "  return __ffsll(votes) - 1;\n"
+                "  return __ffsll((unsigned long long)(votes)) - 1;\n"
                 "#else\n"
                 "  return __ffs(votes) - 1;\n"
                 "#endif\n"
@@ -121,7 +121,14 @@ class MaskOp32Bit(Rule):
                 if source is None:
                     continue
                 function = call.child_by_field_name("function")
-                fix = build_fix(ctx, call, [Edit(ctx.node_span(function), WIDE_INTRINSICS[name])],
+                edits = [Edit(ctx.node_span(function), WIDE_INTRINSICS[name])]
+                if name == "__ffs":
+                    # HIP overloads __ffsll for long long and unsigned long long: a uint64_t
+                    # (unsigned long) argument is ambiguous, so pick one.
+                    arg = ctx.node_span(args[0])
+                    edits += [Edit(Span(arg.start, arg.start), "(unsigned long long)("),
+                              Edit(Span(arg.end, arg.end), ")")]
+                fix = build_fix(ctx, call, edits,
                                 f"use {WIDE_INTRINSICS[name]}", Applicability.SAFE)
                 ctx.report(ctx.node_span(function),
                            f"`{name}` on the ballot mask from {source.describe()} sees only lanes 0-31; "
@@ -137,6 +144,8 @@ class MaskOp32Bit(Rule):
             wide = "1ull" if literal.group(1) else "-1ll" if literal.group(2) else "~0ull"
             edits = [Edit(ctx.node_span(left), wide)]
             declaration = ctx.ancestor(shift, {"declaration"})
+            if declaration is not None and _passes_through_call(shift, declaration):
+                declaration = None  # `int rank = __popcll(mask & lanes)`: the result is a count
             if declaration is not None and is_int32_type(ctx, declaration.child_by_field_name("type")):
                 edits.append(Edit(ctx.node_span(declaration.child_by_field_name("type")), "uint64_t"))
             fix = build_fix(ctx, shift, edits, "build the lane mask in 64 bits", Applicability.SAFE,
@@ -156,3 +165,13 @@ class MaskOp32Bit(Rule):
                 return node
             node = node.parent if node.parent is not None and node.parent.type == "binary_expression" else None
         return None
+
+
+def _passes_through_call(node, top) -> bool:
+    """True when a call lies between ``node`` and its ancestor ``top``."""
+    node = node.parent
+    while node is not None and node != top:
+        if node.type == "call_expression":
+            return True
+        node = node.parent
+    return False

@@ -53,7 +53,7 @@ class WarpMaskLiteral32Bit(Rule):
     name = "warp-mask-literal-32bit"
     language = "cpp"
     message = "32-bit full-warp mask: a wave64 has 64 lanes and HIP's *_sync take a 64-bit mask"
-    pattern = r"\b0[xX][fF]{8}[uU]?[lL]{0,2}\b|~0[uU]\b"
+    pattern = r"\b0[xX](?:ffffffff|FFFFFFFF)[uU]?[lL]{0,2}\b|~0[uU]\b"  # mixed-case hex: not worth a slow prefilter
     fix_applicability = Applicability.SAFE
     wave_size_rule = True
     reference_kernel = "full_wave_mask.hip"

@@ -39,8 +39,9 @@ class WarpSize32RuntimeGuard(Rule):
     name = "warpsize-32-runtime-guard"
     language = "cpp"
     message = "run-time check that the warp size is 32 fails on every AMD CDNA GPU (wave64)"
-    pattern = (r"(?i:warp_?size)\w*\s*(?:\(\s*\))?\s*[!=]=\s*32\b"
-               r"|\b32\s*[!=]=\s*[\w.>-]*(?i:warp_?size)")
+    # Spelled-out case variants (not (?i:)) so the prefilter gets literal factors.
+    pattern = (r"(?:[wW]arp_?[sS]ize|WARP_?SIZE)\w*\s*(?:\(\s*\))?\s*[!=]=\s*32\b"
+               r"|\b32\s*[!=]=\s*[\w.>-]*(?:[wW]arp_?[sS]ize|WARP_?SIZE)")
     wave_size_rule = True
     reference_kernel = "wave_size_constexpr.hip"
 

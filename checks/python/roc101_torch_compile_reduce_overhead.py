@@ -100,14 +100,22 @@ class TorchCompileReduceOverhead(Rule):
             if literal is None or literal.value not in ROCM_MODE:
                 continue
             path = ctx.path_to(literal)
+            if isinstance(path[-2], ast.JoinedStr):  # f"reduce-overhead": the f-string is the value
+                if len(path[-2].values) != 1:
+                    continue
+                path = path[:-1]
+                literal = path[-1]
             if ctx.gated(ctx.span_of(literal).start):
                 continue
             if not any(not ctx.gated(ctx.span_of(site[-1]).start) for site in self._compile_sites(ctx, path)):
                 continue
+            mode = path[-1].value if isinstance(path[-1], ast.Constant) else path[-1].values[0].value
             quote = ctx.source_of(literal)[-1]
-            edit = gated_value_edit(ctx, literal, path[-2], f"{quote}{ROCM_MODE[literal.value]}{quote}")
-            fix = gated_fix(ctx, f"Use mode={ROCM_MODE[literal.value]!r} on ROCm", [edit])
-            ctx.report(ctx.span_of(literal), self.message.format(mode=literal.value), fix)
+            fix = None
+            if quote in "'\"":
+                edit = gated_value_edit(ctx, literal, path[-2], f"{quote}{ROCM_MODE[mode]}{quote}")
+                fix = gated_fix(ctx, f"Use mode={ROCM_MODE[mode]!r} on ROCm", [edit])
+            ctx.report(ctx.span_of(literal), self.message.format(mode=mode), fix)
 
     def _compile_sites(self, ctx, path) -> list[list]:
         """Paths of the `torch.compile` mode arguments the literal at ``path`` flows into."""

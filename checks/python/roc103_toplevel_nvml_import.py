@@ -5,10 +5,10 @@ import ast
 from rocmlint.fixers.python_gate import import_guard_edit
 from rocmlint.model import Applicability, Fix
 from rocmlint.python.context import FUNCTIONS
+from rocmlint.python.view import catches_import_error
 from rocmlint.rule import Example, Rule
 
 NVML_MODULES = frozenset({"pynvml", "py3nvml", "nvidia_smi"})
-_CATCHES_IMPORT_ERROR = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 
 class TopLevelNvmlImport(Rule):
@@ -116,11 +116,8 @@ class TopLevelNvmlImport(Rule):
             if isinstance(parent, FUNCTIONS):
                 return False
             if isinstance(parent, ast.Try) and any(s is child for s in parent.body):
-                for handler in parent.handlers:
-                    caught = handler.type
-                    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
-                    if caught is None or any(isinstance(n, ast.Name) and n.id in _CATCHES_IMPORT_ERROR for n in names):
-                        return False
+                if any(catches_import_error(handler) for handler in parent.handlers):
+                    return False
             if isinstance(parent, ast.If) and any(s is child for s in parent.body):
                 test = parent.test
                 name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from rocmlint.fixers.python_gate import gated_fix, wrap_statement_edit
+from rocmlint.fixers.python_gate import GATE, gated_fix, wrap_statement_edit
 from rocmlint.model import Applicability, Edit
 from rocmlint.python.flow import call_of_argument, value_sites
 from rocmlint.python.torch_api import INDUCTOR_CONFIG, is_compile
@@ -115,7 +115,7 @@ class InductorCudagraphsEnabled(Rule):
     def _enabled_value(self, ctx, value, option, span) -> None:
         if not _true(value):
             return
-        fix = gated_fix(ctx, "Only on NVIDIA", [Edit(ctx.node_span(value), "not {gate}")])
+        fix = gated_fix(ctx, "Only on NVIDIA", [Edit(ctx.node_span(value), f"not {GATE}")])
         ctx.report(span, self.message.format(option=option), fix)
 
     @staticmethod

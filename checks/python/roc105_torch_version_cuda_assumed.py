@@ -6,7 +6,7 @@ import re
 from rocmlint.model import Applicability, Edit, Fix
 from rocmlint.python.flow import value_sites
 from rocmlint.python.gates import CUDA_VERSION
-from rocmlint.rule import Example, Rule
+from rocmlint.rule import Rule
 
 # Calls that treat their argument as a version string or number.
 VERSION_PARSERS = frozenset({

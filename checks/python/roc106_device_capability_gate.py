@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from rocmlint.model import Applicability
-from rocmlint.python.flow import value_sites
+from rocmlint.python.flow import climb, value_sites
 from rocmlint.rule import Rule
 
 # Expressions a capability tuple passes through before it is compared.
@@ -88,8 +88,6 @@ class DeviceCapabilityGate(Rule):
 
     @staticmethod
     def _compared(ctx, site) -> bool:
-        from rocmlint.python.flow import climb
-
         site = climb(site, _CARRIERS)
         if len(site) < 2 or not isinstance(site[-2], ast.Compare):
             return False

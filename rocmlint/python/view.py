@@ -73,6 +73,15 @@ class _NvidiaFolder(ast.NodeTransformer):
     visit_Compare = _fold_condition
 
 
+def catches_import_error(handler: ast.ExceptHandler) -> bool:
+    """``except:``, ``except ImportError``, ``except (ModuleNotFoundError, ...)``, ``except Exception``."""
+    caught = handler.type
+    if caught is None:
+        return True
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names)
+
+
 def is_import_guard(node: ast.Try) -> bool:
     """``try: import x / except ImportError: x = None`` (or ``pass``): an optional import."""
     if node.orelse or node.finalbody or len(node.handlers) != 1:
@@ -80,9 +89,7 @@ def is_import_guard(node: ast.Try) -> bool:
     if not node.body or not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body):
         return False
     handler = node.handlers[0]
-    caught = handler.type
-    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
-    if caught is not None and not all(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names):
+    if not catches_import_error(handler):
         return False
     for stmt in handler.body:
         if isinstance(stmt, ast.Pass):

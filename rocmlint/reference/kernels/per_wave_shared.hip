@@ -9,7 +9,7 @@
 
 constexpr int kBlock = 256;
 constexpr int kLargestWave = 64;
-constexpr int kSmallestWave = 32;
+constexpr int kSmallestWave = 32;  // NOLINT(ROC204): bounds the waves per block, never a lane count
 constexpr int kMostWavesPerBlock = kBlock / kSmallestWave;
 
 // Reverses the values inside each wave through shared memory, and sums each block.
