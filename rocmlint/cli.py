@@ -28,7 +28,7 @@ def _codes(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     parser = _Parser(prog="rocmlint", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"rocmlint {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     check.add_argument("--config", type=Path, help="use this config file for every file (no cascade)")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply exclude patterns to files named on the command line too (pre-commit)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     check.add_argument("--baseline", type=Path, help="ignore findings recorded in this baseline file")
     check.add_argument("--write-baseline", type=Path, help="record the current findings into this file")
@@ -61,11 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="build the reference kernels / fixed files for gfx targets")
     verify.add_argument("--config", type=Path, help="config file (offload-arch)")
     verify.add_argument("--output-format", choices=("text", "json"), default="text")
-    try:
+    if with_verify:  # its imports cost ~80 ms: only when asked for (pre-commit latency)
         from .verify import cli as verify_cli
-    except ImportError:  # pragma: no cover - verify ships with the package
-        verify_cli = None
-    if verify_cli is not None:
+
         verify_cli.add_arguments(verify)
     return parser
 
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "check")
     try:
-        parser = build_parser()
+        parser = build_parser(with_verify=argv[0] != "check")
         args = parser.parse_args(argv)
         if args.command == "rules":
             return _cmd_rules(args)
@@ -136,7 +136,7 @@ def _cmd_check(args) -> int:
     if args.extend_select and args.select is None:
         resolver = _ExtendSelect(resolver, tuple(args.extend_select))
     try:
-        targets = list(discover(args.paths, resolver))
+        targets = list(discover(args.paths, resolver, force_exclude=args.force_exclude))
     except FileNotFoundError as exc:
         raise UsageError(f"no such file or folder: {exc.args[0]}") from None
     mode = "diff" if args.diff else ("fix" if args.fix else "check")

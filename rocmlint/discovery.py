@@ -71,12 +71,17 @@ def _repo_root(start: str) -> str | None:
         current = parent
 
 
-def discover(paths: list[str], resolver: ConfigResolver, cwd: Path | None = None) -> Iterator[Target]:
+def discover(paths: list[str], resolver: ConfigResolver, cwd: Path | None = None,
+             force_exclude: bool = False) -> Iterator[Target]:
+    """Targets under ``paths``. Named files are always checked, unless ``force_exclude``
+    (pre-commit passes every staged file by name) and an exclude pattern matches them."""
     cwd_str = os.path.realpath(cwd or os.getcwd())
     seen: set[str] = set()
     for raw in paths:
         if os.path.isfile(raw):
             resolved = os.path.realpath(raw)
+            if force_exclude and is_excluded(resolved, False, resolver.for_path(raw), cwd_str):
+                continue
             if resolved not in seen and language_for(raw, sniff=True) is not None:
                 seen.add(resolved)
                 yield Target(Path(raw), display_path(resolved, cwd_str), resolver.for_path(raw))

@@ -22,28 +22,32 @@ class Job:
     target: Target
     mode: str  # "check" | "fix" | "diff"
     unsafe: bool = False
+    cache: bool = False  # hash the content for the result cache
 
 
 def run_job(job: Job) -> FileResult:
     target = job.target
     result = FileResult(path=target.path, display=target.display)
-    language = language_for(target.path, sniff=True)
+    language = language_for(target.display, sniff=False) or language_for(target.path, sniff=True)
     if language is None:
         return result
+    settings = target.settings
+    rules = active_rules(settings, language, target.path)
+    if not rules:
+        return result  # e.g. --select ROC1 on a C++ file: nothing to read
     try:
         source = read_source(target.path, language)
     except SourceError as exc:
         result.findings = [engine_finding("ROC002", target.display, str(exc))]
         return result
-    settings = target.settings
-    rules = active_rules(settings, language, target.path)
 
     def analyse(buffer: bytes):
         return analyse_buffer(target.display, buffer, language, settings, rules)
 
     if job.mode == "check":
         result.findings = analyse(source.buffer)
-        result.content_hash = content_hash(source.raw)
+        if job.cache:
+            result.content_hash = content_hash(source.raw)
         return result
 
     from rocmlint.fixers.apply import FixRejected
@@ -110,7 +114,7 @@ def run(targets: list[Target], mode: str = "check", *, unsafe: bool = False, use
             if cached is not None:
                 results.append(FileResult(path=target.path, display=target.display, findings=cached))
                 continue
-        todo.append(Job(target, mode, unsafe))
+        todo.append(Job(target, mode, unsafe, cache is not None))
     jobs = jobs or os.cpu_count() or 1
     if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
         chunk = max(1, min(64, len(todo) // (jobs * 8)))

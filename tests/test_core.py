@@ -170,3 +170,13 @@ def test_discovery_honours_gitignore_and_excludes(tmp_path):
 def test_settings_fingerprint_tracks_analysis_inputs():
     assert Settings().fingerprint() == Settings().fingerprint()
     assert Settings().fingerprint() != Settings(ignore=("ROC101",)).fingerprint()
+
+
+def test_force_exclude_applies_to_named_files(tmp_path):
+    _write(tmp_path / "pyproject.toml", "[tool.rocmlint]\nexclude = ['third_party/']\n")
+    vendored = _write(tmp_path / "third_party" / "k.py", "x = 1\n")
+    mine = _write(tmp_path / "src" / "k.py", "x = 1\n")
+    named = [str(vendored), str(mine)]
+    assert len(list(discover(named, ConfigResolver(), cwd=tmp_path))) == 2
+    kept = {t.display for t in discover(named, ConfigResolver(), cwd=tmp_path, force_exclude=True)}
+    assert kept == {"src/k.py"}
