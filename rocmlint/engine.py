@@ -47,7 +47,8 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         return []
     lang = get_language(language)
     try:
-        ctx = lang.make_context(display, buffer, settings)
+        anchors = sorted({span.start for spans in hits.values() for span in spans})
+        ctx = lang.make_context(display, buffer, settings, anchors)
     except ParseFailure as exc:
         finding = engine_finding("ROC001", display, f"cannot parse: {exc}", exc.span)
         return _finish(ctx=None, findings=[finding], buffer=buffer)

@@ -29,9 +29,11 @@ class ParseFailure(Exception):
 class Language(Protocol):
     name: str
 
-    def make_context(self, path: str, source: bytes, settings: "Settings") -> "FileContext":
+    def make_context(self, path: str, source: bytes, settings: "Settings",
+                     anchors: "list[int] | tuple[int, ...]" = ()) -> "FileContext":
         """Parse ``source`` (UTF-8 buffer, no BOM) and return the context rules run on.
-        Raises ParseFailure when nothing can be analysed."""
+        ``anchors`` are the byte offsets where rule patterns matched; a language may parse
+        only what surrounds them. Raises ParseFailure when nothing can be analysed."""
 
     def syntax_errors(self, source: bytes, path: str) -> int:
         """How many syntax errors the parser sees (a fix must not add any)."""

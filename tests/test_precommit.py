@@ -159,6 +159,7 @@ def test_hooks_select_python_cpp_cuda_and_hip_files(tmp_path, monkeypatch):
         assert not selected & {"data.json", "image.png", "build.sh"}
         assert hook["language"] == "python" and hook["require_serial"] is False
     by_id = {h["id"]: h for h in hooks}
-    assert by_id["rocmlint-fix"]["entry"].split() == ["rocmlint", "check", "--fix"]
+    assert by_id["rocmlint-fix"]["entry"].split() == ["rocmlint", "check", "--fix", "--force-exclude"]
+    assert by_id["rocmlint"]["entry"].split() == ["rocmlint", "check", "--force-exclude"]
     assert "--unsafe-fixes" not in by_id["rocmlint-fix"]["entry"] + " ".join(by_id["rocmlint-fix"]["args"])
     assert "--fix" not in by_id["rocmlint"]["entry"]

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 class CppLanguage:
     name = "cpp"
 
-    def make_context(self, path: str, source: bytes, settings: "Settings") -> "CppContext":
+    def make_context(self, path: str, source: bytes, settings: "Settings", anchors=()) -> "CppContext":
         # tree-sitter always yields a tree (ERROR nodes included): rules work on what parsed.
         from .context import CppContext
 

@@ -1,8 +1,9 @@
 """The Python half: stdlib ``ast`` parsing, gate analysis, NVIDIA view.
 
-``ast`` rather than libcst for analysis: it parses about 10x faster, and its column
-offsets are UTF-8 byte offsets, which is what spans are. libcst is used only to render
-statement rewrites (``rocmlint.fixers.python_gate``), imported lazily.
+``ast`` rather than libcst: measured on the torch package files the prefilter passes,
+ast parses 3.2 MB/s and libcst 0.38 MB/s (plus ~0.4 s to import), which cannot meet the
+"within 3x of ruff" goal; ast's column offsets are UTF-8 byte offsets, which is what spans
+are. Large files are parsed as a skeleton around the anchors (``skeleton.py``).
 """
 from __future__ import annotations
 
@@ -54,7 +55,15 @@ def _error_span(source: bytes, exc: SyntaxError) -> Span | None:
 class PythonLanguage:
     name = "python"
 
-    def make_context(self, path: str, source: bytes, settings) -> PythonContext:
+    def make_context(self, path: str, source: bytes, settings, anchors=()) -> PythonContext:
+        from .skeleton import skeleton
+
+        reduced = skeleton(source, list(anchors)) if anchors else None
+        if reduced is not None:
+            try:
+                return PythonContext(path, source, settings, parse(reduced))
+            except ParseFailure:
+                pass  # the skeleton misread a block: parse the whole file
         return PythonContext(path, source, settings, parse(source))
 
     def syntax_errors(self, source: bytes, path: str) -> int:

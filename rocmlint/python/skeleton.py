@@ -72,7 +72,11 @@ def _reduce(lines, starts, anchors, dropped, lo, hi, indent) -> None:
 
 
 def _block_end(lines, start, hi, indent) -> int | None:
-    """Index just past the block (decorators, header and body) that begins at ``start``."""
+    """Index just past the block (decorators, header and body) that begins at ``start``.
+
+    A line at the block's indent ends it, unless the block text up to there leaves a
+    triple-quoted string open (text at column 0 inside a docstring): then scan on.
+    """
     i = start
     # Decorators, then the def/class line itself.
     while i < hi and lines[i].lstrip().startswith(b"@"):
@@ -84,7 +88,8 @@ def _block_end(lines, start, hi, indent) -> int | None:
     i += 1
     while i < hi:
         line = lines[i]
-        if _is_code(line) and _indent_of(line) <= indent and not line.lstrip().startswith(_CONTINUATION):
+        if (_is_code(line) and _indent_of(line) <= indent and not line.lstrip().startswith(_CONTINUATION)
+                and _plausible_block(lines, start, i)):
             break
         i += 1
     # Trailing blank and comment lines belong to whatever follows.

@@ -1,0 +1,61 @@
+"""Skeleton parsing: large files are parsed around their anchors with positions intact."""
+from __future__ import annotations
+
+import ast
+
+from rocmlint.config import Settings
+from rocmlint.engine import active_rules, analyse_buffer
+from rocmlint.python.skeleton import skeleton
+
+FILLER = "".join(
+    f"def helper_{i}(x):\n    '''Pads the module.\n\nfree text at column 0\n'''\n    return x + {i}\n\n\n"
+    for i in range(400)
+)
+HAZARD = (
+    "class Runner:\n"
+    "    def unrelated(self):\n"
+    "        return 1\n\n"
+    "    def compile(self, model):\n"
+    "        return torch.compile(model, mode=\"reduce-overhead\")\n"
+)
+
+
+def _module() -> bytes:
+    return ("import torch\n\nMODE = 'default'\n\n" + FILLER + HAZARD + FILLER).encode()
+
+
+def test_skeleton_keeps_positions_and_drops_unrelated_blocks():
+    source = _module()
+    anchor = source.index(b"reduce-overhead")
+    reduced = skeleton(source, [anchor], min_size=1000)
+    assert reduced is not None and len(reduced) < len(source) / 3
+    assert reduced.count(b"\n") == source.count(b"\n")
+    tree = ast.parse(reduced)
+    # The kept call sits at the same line and column in both.
+    full_calls = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)
+                  and getattr(n.func, "attr", "") == "compile"]
+    kept_calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "compile"]
+    assert [(c.lineno, c.col_offset) for c in kept_calls] == [(c.lineno, c.col_offset) for c in full_calls]
+    assert b"def unrelated" not in reduced  # sibling method without an anchor dropped
+    assert b"MODE = 'default'" in reduced  # module-level code kept
+
+
+def test_small_files_are_not_reduced():
+    assert skeleton(b"import torch\n", [0]) is None
+
+
+def test_findings_identical_with_and_without_skeleton(monkeypatch):
+    import rocmlint.python.skeleton as skeleton_module
+
+    source = _module()
+    settings = Settings()
+    rules = active_rules(settings, "python")
+
+    def run():
+        return [(f.code, f.span, f.message, f.fix) for f in analyse_buffer("big.py", source, "python", settings, rules)]
+
+    reduced = run()
+    monkeypatch.setattr(skeleton_module, "skeleton", lambda *a, **k: None)
+    full = run()
+    assert reduced == full and [code for code, *_ in full] == ["ROC101"]
+    assert source[full[0][1].start:full[0][1].end] == b'"reduce-overhead"'
