@@ -10,13 +10,9 @@ import json
 import os
 import sys
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 CONFIG_FILES = ("rocmlint.toml", "pyproject.toml")
 
@@ -67,8 +63,9 @@ class Settings:
     def gate_names(self) -> tuple[str, ...]:
         return DEFAULT_GATE_NAMES + self.rocm_gate_names
 
+    @cached_property
     def fingerprint(self) -> str:
-        """Stable hash of what changes analysis results (for the cache)."""
+        """Stable hash of what changes analysis results (for the cache); computed once."""
         data = asdict(self)
         data.pop("config_path")
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
@@ -150,6 +147,11 @@ def _validate(table: dict, origin: str) -> dict:
 
 def read_config_file(path: Path) -> dict | None:
     """The [tool.rocmlint] table of a file (the whole file for rocmlint.toml), or None."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
@@ -249,8 +251,17 @@ class ConfigResolver:
         return None
 
 
+_DEFAULT_EXCLUDED_DIRS = frozenset(p for p in DEFAULT_EXCLUDES if "*" not in p)
+
+
 def is_excluded(path: str, is_dir: bool, settings: Settings, top: str) -> bool:
     """Default and configured excludes, matched gitignore-style; ``path`` is resolved."""
+    if is_dir:
+        name = os.path.basename(path)
+        if name in _DEFAULT_EXCLUDED_DIRS or name.endswith(".egg-info"):
+            return True
+    if not settings.exclude:
+        return False
     base = settings.config_dir or top
     if path.startswith(base + os.sep):
         rel = path[len(base) + 1 :]
@@ -258,8 +269,7 @@ def is_excluded(path: str, is_dir: bool, settings: Settings, top: str) -> bool:
         rel = path[len(top) + 1 :]
     else:
         rel = os.path.basename(path)
-    spec = _excludes(DEFAULT_EXCLUDES + settings.exclude)
-    return spec.match_file(rel + "/" if is_dir else rel)
+    return _excludes(settings.exclude).match_file(rel + "/" if is_dir else rel)
 
 
 @lru_cache(maxsize=64)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -48,7 +49,7 @@ class Language(Protocol):
 
 def language_for(path: Path | str, sniff: bool = False) -> str | None:
     """Language by extension; ``sniff`` also reads a shebang (explicit file arguments)."""
-    suffix = Path(path).suffix.lower()
+    suffix = os.path.splitext(path)[1].lower()
     lang = EXTENSIONS.get(suffix)
     if lang is None and sniff and suffix == "" and _has_python_shebang(path):
         return "python"

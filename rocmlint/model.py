@@ -6,6 +6,7 @@ column exist only for output and are computed with :class:`LineIndex`.
 from __future__ import annotations
 
 import bisect
+import re
 import enum
 from dataclasses import dataclass, field
 
@@ -88,17 +89,16 @@ class Finding:
         return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
 
 
+_NEWLINE = re.compile(b"\n")
+
+
 class LineIndex:
     """Byte offset <-> (line, column); columns are 1-based character counts like ruff's."""
 
     def __init__(self, data: bytes) -> None:
         self.data = data
         starts = [0]
-        find = data.find
-        pos = find(b"\n")
-        while pos != -1:
-            starts.append(pos + 1)
-            pos = find(b"\n", pos + 1)
+        starts.extend(m.end() for m in _NEWLINE.finditer(data))
         self.line_starts = starts
 
     def line_of(self, offset: int) -> int:

@@ -1,10 +1,8 @@
 """Run checks or fixes over many files: cache, process pool, atomic writes."""
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 
 from .cache import Cache, content_hash
@@ -98,6 +96,8 @@ def fix_buffer(buffer: bytes, newline: str, display: str, language: str, setting
 
 
 def unified_diff(display: str, before: bytes, after: bytes) -> str:
+    import difflib
+
     a = before.decode("utf-8", errors="replace").splitlines(keepends=True)
     b = after.decode("utf-8", errors="replace").splitlines(keepends=True)
     return "".join(difflib.unified_diff(a, b, fromfile=f"a/{display}", tofile=f"b/{display}"))
@@ -110,7 +110,7 @@ def run(targets: list[Target], mode: str = "check", *, unsafe: bool = False, use
     todo: list[Job] = []
     for target in targets:
         if cache is not None:
-            cached = cache.lookup(target.path, target.settings.fingerprint())
+            cached = cache.lookup(target.path, target.settings.fingerprint)
             if cached is not None:
                 results.append(FileResult(path=target.path, display=target.display, findings=cached))
                 continue
@@ -118,12 +118,14 @@ def run(targets: list[Target], mode: str = "check", *, unsafe: bool = False, use
     jobs = jobs or os.cpu_count() or 1
     if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
         chunk = max(1, min(64, len(todo) // (jobs * 8)))
+        from multiprocessing import get_context  # ~10 ms to import: only for big runs
+
         with get_context("fork").Pool(jobs) as pool:
             fresh = list(pool.imap_unordered(run_job, todo, chunksize=chunk))
     else:
         fresh = [run_job(job) for job in todo]
     if cache is not None:
-        keys = {t.path: t.settings.fingerprint() for t in targets}
+        keys = {t.path: t.settings.fingerprint for t in targets}
         for result in fresh:
             if result.content_hash is not None:
                 try:

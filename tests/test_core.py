@@ -168,8 +168,8 @@ def test_discovery_honours_gitignore_and_excludes(tmp_path):
 
 
 def test_settings_fingerprint_tracks_analysis_inputs():
-    assert Settings().fingerprint() == Settings().fingerprint()
-    assert Settings().fingerprint() != Settings(ignore=("ROC101",)).fingerprint()
+    assert Settings().fingerprint == Settings().fingerprint
+    assert Settings().fingerprint != Settings(ignore=("ROC101",)).fingerprint
 
 
 def test_force_exclude_applies_to_named_files(tmp_path):

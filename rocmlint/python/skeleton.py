@@ -3,118 +3,130 @@
 A big module (torch/_inductor has files of 200 KB and more) usually has its hazards in a
 few functions. The skeleton keeps every line of module-level code (imports, constants,
 gate definitions) and every ``def``/``class`` block that holds an anchor, and replaces
-the other blocks with ``pass`` and blank lines. Line numbers and the bytes of every kept
+the other blocks with ``pass`` and empty lines. Line numbers and the bytes of every kept
 line are unchanged, so positions from the skeleton's AST are positions in the original.
-The caller falls back to the whole file when the skeleton does not parse (a block end
-misread inside a multi-line string, say).
+A block end misread inside a multi-line string is caught by triple-quote parity, and the
+caller falls back to the whole file if the skeleton still does not parse.
 """
 from __future__ import annotations
 
+import bisect
 import re
+from functools import lru_cache
 
-_BLOCK_START = re.compile(rb"(?:async[ \t]+def|def|class)\b|@")
-_CONTINUATION = (b")", b"]", b"}")
-
-
-def _indent_of(line: bytes) -> int:
-    return len(line) - len(line.lstrip(b" \t"))
+MIN_SIZE = 48_000
 
 
-def _is_code(line: bytes) -> bool:
-    stripped = line.strip()
-    return bool(stripped) and not stripped.startswith(b"#")
+@lru_cache(maxsize=32)
+def _block_start(indent: int) -> re.Pattern[bytes]:
+    """A def/class/decorator line at exactly ``indent``."""
+    return re.compile(rb"^[ \t]{%d}(?:async[ \t]+def\b|def\b|class\b|@)" % indent, re.MULTILINE)
 
 
-def skeleton(source: bytes, anchors: list[int], min_size: int = 48_000) -> bytes | None:
-    """The reduced source, or None when reducing is not worth it."""
-    if len(source) < min_size:
-        return None
-    lines = source.splitlines(keepends=True)
-    starts = []
-    offset = 0
-    for line in lines:
-        starts.append(offset)
-        offset += len(line)
-    dropped: list[tuple[int, int, int]] = []  # (first line, end line, indent)
-    _reduce(lines, starts, sorted(anchors), dropped, 0, len(lines), indent=0)
+@lru_cache(maxsize=32)
+def _code_at_most(indent: int) -> re.Pattern[bytes]:
+    """A code line (not blank, comment or closing bracket) indented at most ``indent``."""
+    return re.compile(rb"^[ \t]{0,%d}(?=[^ \t\r\n#)\]}])" % indent, re.MULTILINE)
+
+
+_HEADER = re.compile(rb"[ \t]*(?:async[ \t]+def\b|def\b|class\b)")
+_BODY_LINE = re.compile(rb"^([ \t]*)[^ \t\r\n#]", re.MULTILINE)
+
+
+def skeleton(source: bytes, anchors: list[int], min_size: int = MIN_SIZE) -> bytes | None:
+    """The reduced source, or None when reducing is not worth it (or not safe)."""
+    if len(source) < min_size or source.count(b"\r") != source.count(b"\r\n"):
+        return None  # small, or old-Mac line ends the line counting below would miss
+    dropped: list[tuple[int, int, int]] = []  # (start byte, end byte, indent)
+    _reduce(source, sorted(anchors), dropped, 0, len(source), 0)
     if not dropped:
         return None
-    out = list(lines)
-    for first, end, indent in dropped:
-        for j in range(first, end):
-            line = lines[j]
-            newline = b"\r\n" if line.endswith(b"\r\n") else (b"\n" if line.endswith(b"\n") else b"")
-            out[j] = (b" " * indent + b"pass" if j == first else b"") + newline
+    out = []
+    cursor = 0
+    for start, end, indent in sorted(dropped):
+        out.append(source[cursor:start])
+        newlines = source.count(b"\n", start, end)
+        out.append(b" " * indent + b"pass" + b"\n" * newlines)
+        cursor = end
+    out.append(source[cursor:])
     return b"".join(out)
 
 
-def _reduce(lines, starts, anchors, dropped, lo, hi, indent) -> None:
-    """Drop the blocks at ``indent`` in lines[lo:hi] that hold no anchor; recurse into the rest."""
-    i = lo
-    while i < hi:
-        line = lines[i]
-        if not _is_code(line) or _indent_of(line) != indent or not _BLOCK_START.match(line, indent):
-            i += 1
-            continue
-        end = _block_end(lines, i, hi, indent)
-        if end is None:
+def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, indent: int) -> None:
+    """Drop the blocks at ``indent`` in source[lo:hi] holding no anchor; recurse into the rest."""
+    pos = lo
+    starts = _block_start(indent)
+    while True:
+        match = starts.search(source, pos, hi)
+        if match is None:
+            return
+        start = match.start()
+        end = _block_end(source, start, hi, indent)
+        if end is None or end <= start:
             return  # unclear structure: keep everything from here
-        end_byte = starts[end - 1] + len(lines[end - 1])
-        if not _plausible_block(lines, i, end):
-            return  # the end we found may sit inside a string: keep the rest
-        if not _any_between(anchors, starts[i], end_byte):
-            dropped.append((i, end, indent))
+        k = bisect.bisect_left(anchors, start)
+        if k == len(anchors) or anchors[k] >= end:
+            dropped.append((start, end, indent))
         else:
-            body_indent = _body_indent(lines, i, end, indent)
-            if body_indent is not None:
-                _reduce(lines, starts, anchors, dropped, i + 1, end, body_indent)
-        i = end
+            body = _body_indent(source, start, end, indent)
+            if body is not None:
+                header_end = source.find(b"\n", start, end) + 1
+                _reduce(source, anchors, dropped, header_end, end, body)
+        pos = end
 
 
-def _block_end(lines, start, hi, indent) -> int | None:
-    """Index just past the block (decorators, header and body) that begins at ``start``.
-
-    A line at the block's indent ends it, unless the block text up to there leaves a
-    triple-quoted string open (text at column 0 inside a docstring): then scan on.
-    """
-    i = start
-    # Decorators, then the def/class line itself.
-    while i < hi and lines[i].lstrip().startswith(b"@"):
-        i += 1
-        while i < hi and not _is_code(lines[i]):
-            i += 1
-    if i >= hi:
-        return None
-    i += 1
-    while i < hi:
-        line = lines[i]
-        if (_is_code(line) and _indent_of(line) <= indent and not line.lstrip().startswith(_CONTINUATION)
-                and _plausible_block(lines, start, i)):
+def _block_end(source: bytes, start: int, hi: int, indent: int) -> int | None:
+    """Byte just past the block (decorators, header, body) starting at ``start``: before the
+    next code line at ``indent`` or less that leaves no triple-quoted string open."""
+    header = start
+    while True:  # skip decorators to the def/class line
+        if _HEADER.match(source, header):
             break
-        i += 1
-    # Trailing blank and comment lines belong to whatever follows.
-    while i - 1 > start and not _is_code(lines[i - 1]):
-        i -= 1
-    return i
+        nl = source.find(b"\n", header, hi)
+        if nl == -1:
+            return None
+        header = nl + 1
+        if header >= hi:
+            return None
+    search_from = source.find(b"\n", header, hi)
+    if search_from == -1:
+        return hi
+    code = _code_at_most(indent)
+    end = hi
+    pos = search_from + 1
+    while pos < hi:
+        match = code.search(source, pos, hi)
+        if match is None:
+            break
+        candidate = match.start()
+        if _balanced(source, start, candidate):
+            end = candidate
+            break
+        pos = candidate + 1
+    if not _balanced(source, start, end):
+        return None
+    # Blank and comment lines before the next statement belong to what follows,
+    # but the block keeps at least its header line (progress for the caller).
+    floor = search_from + 1
+    while end > floor:
+        line_start = source.rfind(b"\n", start, end - 1) + 1
+        stripped = source[line_start:end].strip()
+        if stripped and not stripped.startswith(b"#"):
+            break
+        end = max(line_start, floor)
+    return end
 
 
-def _plausible_block(lines, start, end) -> bool:
-    """Strings open at the block's end would mean we misread where it ends."""
-    text = b"".join(lines[start:end])
-    if text.count(b'"""') % 2 or text.count(b"\'\'\'") % 2:
+def _balanced(source: bytes, start: int, end: int) -> bool:
+    """No triple-quoted string left open and no line continuation at ``end``."""
+    if source.count(b'"""', start, end) % 2 or source.count(b"'''", start, end) % 2:
         return False
-    return not lines[end - 1].rstrip(b"\r\n").endswith(b"\\")
+    return not source[start:end].rstrip(b"\r\n").endswith(b"\\")
 
 
-def _body_indent(lines, start, end, indent) -> int | None:
-    for j in range(start + 1, end):
-        if _is_code(lines[j]) and _indent_of(lines[j]) > indent:
-            return _indent_of(lines[j])
+def _body_indent(source: bytes, start: int, end: int, indent: int) -> int | None:
+    for match in _BODY_LINE.finditer(source, source.find(b"\n", start, end) + 1, end):
+        width = len(match.group(1))
+        if width > indent:
+            return width
     return None
-
-
-def _any_between(sorted_offsets: list[int], lo: int, hi: int) -> bool:
-    import bisect
-
-    k = bisect.bisect_left(sorted_offsets, lo)
-    return k < len(sorted_offsets) and sorted_offsets[k] < hi
