@@ -78,37 +78,37 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
 
 @lru_cache(maxsize=64)
 def _prefilter(rules: tuple[Rule, ...]):
-    """A function buffer -> codes of the rules whose literal factors occur in it.
+    """A function buffer -> codes of the rules worth running their regex on.
 
-    One Aho-Corasick pass over the bytes for all rules' literals (ahocorasick-rs scans at
-    memory speed); rules without literal factors are always candidates for their regex.
+    One Aho-Corasick pass over the bytes finds every rule's literal factors and
+    ``requires_any`` markers (ahocorasick-rs scans at memory speed). A rule is a candidate
+    when one of its factors occurs (or it has none) and one of its markers does (or it
+    has none).
     """
-    always = {r.code for r in rules if r.literals() is None}
-    owners: dict[bytes, set[str]] = {}
+    needs: dict[str, list[frozenset[bytes]]] = {}
     for rule in rules:
-        for lit in rule.literals() or ():
-            owners.setdefault(lit, set()).add(rule.code)
-    literals = sorted(owners)
+        groups = []
+        if rule.literals() is not None:
+            groups.append(frozenset(rule.literals()))
+        if rule.requires_any:
+            groups.append(frozenset(rule.requires_any))
+        needs[rule.code] = groups
+    literals = sorted({lit for groups in needs.values() for group in groups for lit in group})
+
+    def decide(found: set[bytes]) -> set[str]:
+        return {code for code, groups in needs.items() if all(group & found for group in groups)}
+
     if not literals:
-        return lambda buffer: always
+        return lambda buffer: decide(set())
     try:
         from ahocorasick_rs import BytesAhoCorasick
     except ImportError:  # pure-Python fallback, a few times slower
-        def scan(buffer: bytes) -> set[str]:
-            found = set(always)
-            for lit in literals:
-                if lit in buffer:
-                    found |= owners[lit]
-            return found
-        return scan
+        return lambda buffer: decide({lit for lit in literals if lit in buffer})
     automaton = BytesAhoCorasick(literals)
-    indexed = [owners[lit] for lit in literals]
 
     def scan(buffer: bytes) -> set[str]:
-        found = set(always)
-        for index in {m[0] for m in automaton.find_matches_as_indexes(buffer, overlapping=True)}:
-            found |= indexed[index]
-        return found
+        hits = automaton.find_matches_as_indexes(buffer, overlapping=True)
+        return decide({literals[index] for index, _start, _end in hits})
     return scan
 
 

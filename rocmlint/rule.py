@@ -37,6 +37,10 @@ class Rule:
     # matches are the rule's anchors (``ctx.hits``): rules inspect the tree around them
     # instead of walking whole files. Keep it specific: every match costs a parse.
     pattern: ClassVar[str] = ""
+    # Optional: the file must also contain one of these (e.g. markers of GPU code), for
+    # rules whose pattern alone matches in most files (`% 32`). Checked in the same
+    # Aho-Corasick pass as the pattern's literal factors.
+    requires_any: ClassVar[tuple[bytes, ...]] = ()
     # The strongest fix the rule can offer; None when it never fixes.
     fix_applicability: ClassVar[Applicability | None] = None
     severity: ClassVar[Severity] = Severity.WARNING

@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 from rocmlint.model import Span, Applicability, Edit
+from rocmlint.cpp.markers import GPU_CODE_MARKERS
 from rocmlint.rule import Example, Rule
 
 # 32-bit bit-manipulation intrinsics and their 64-bit HIP counterparts (HIP 5 to 7).
@@ -50,6 +51,8 @@ class MaskOp32Bit(Rule):
     message = "32-bit bit operation on a wave mask: lanes 32-63 of a wave64 are ignored"
     pattern = r"\b__(?:popc|ffs|clz|brev|fns)\s*\(|(?:\b1[uU]?|-1\)?|~0[uU]?)\s*<<\s*\(?\s*\w*(?:[lL]ane|lid\b)"
     fix_applicability = Applicability.SAFE
+    # Lane-mask arithmetic only matters in GPU code: skip files with no sign of it.
+    requires_any = GPU_CODE_MARKERS
     wave_size_rule = True
     reference_kernel = "lane_rank.hip"
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 from rocmlint.model import Applicability, Edit, Span
+from rocmlint.cpp.markers import GPU_CODE_MARKERS
 from rocmlint.rule import Example, Rule
 
 # operator -> (literal, AMD replacement of "operator literal")
@@ -63,6 +64,8 @@ class WarpSizeHardcoded(Rule):
     pattern = (r"#[ \t]*define[ \t]+\w+[ \t]+\(?32\)?[ \t]*(?:$|//|/\*)|=\s*32\s*;"
                r"|[%/&<]\s*3[12]\b|<=\s*3[12]\b|\+=\s*3[12]\b|>>\s*5\b|==\s*31\b|,\s*31\s*\)")
     fix_applicability = Applicability.UNSAFE
+    # Warp-size arithmetic only matters in GPU code: skip files with no sign of it.
+    requires_any = GPU_CODE_MARKERS
     wave_size_rule = True
     reference_kernel = "wave_size_constexpr.hip"
 

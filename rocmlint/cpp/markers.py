@@ -1,0 +1,8 @@
+"""Literals whose absence shows a file holds no GPU code (prefilter for rules whose
+patterns alone, like `% 32`, match in most C++ files)."""
+
+GPU_CODE_MARKERS: tuple[bytes, ...] = (
+    b"__global__", b"__device__", b"_DEVICE", b"threadIdx", b"__shfl", b"__ballot",
+    b"__activemask", b"warp", b"Warp", b"WARP", b"wave", b"Wave", b"WAVE", b"lane_id",
+    b"laneid", b"<<<", b"hip_runtime",
+)
