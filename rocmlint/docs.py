@@ -1,6 +1,8 @@
 """Rule documentation: `rocmlint rule CODE`, docs/rules.md, SARIF help."""
 from __future__ import annotations
 
+import re
+
 from .rule import Example, Rule
 
 DOCS_URL = "https://github.com/rocmlint/rocmlint/blob/main/docs/rules.md"
@@ -22,11 +24,12 @@ def _example_block(rule: type[Rule], example: Example) -> str:
 def render_rule(rule: type[Rule]) -> str:
     """Markdown for one rule: its docstring sections, then its examples."""
     fix = rule.fix_applicability.value if rule.fix_applicability else "none"
-    parts = [f"## {rule.code} `{rule.name}`", "", f"Language: {rule.language}. Fix: {fix}.", "",
-             rule.doc().strip()]
+    # The docstring's "## Section" headings sit one level below the rule's own heading.
+    body = re.sub(r"^(#+)(?=\s)", r"#\1", rule.doc().strip(), flags=re.MULTILINE)
+    parts = [f"## {rule.code} `{rule.name}`", "", f"Language: {rule.language}. Fix: {fix}.", "", body]
     valid, invalid = rule.examples()
     if invalid:
-        parts += ["", "### Flagged", ""]
+        parts += ["", "### Flagged examples", ""]
         for ex in invalid:
             parts.append(_example_block(rule, ex))
             if ex.expected is not None:
@@ -34,7 +37,7 @@ def render_rule(rule: type[Rule]) -> str:
                 parts += ["", label, "", f"```{_fence(rule)}\n{ex.expected.rstrip()}\n```"]
             parts.append("")
     if valid:
-        parts += ["", "### Not flagged", ""]
+        parts += ["", "### Examples not flagged", ""]
         for ex in valid:
             parts += [_example_block(rule, ex), ""]
     if rule.reference_kernel:

@@ -192,3 +192,21 @@ def test_console_script_runs_as_module(project):
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "ROC103" in proc.stdout
     assert "\x1b[" not in proc.stdout  # no colour when not a TTY
+
+
+def test_cpp_gated_fix_keeps_crlf_and_nvidia_view(project, capsys):
+    lf = "#include <cuda_runtime.h>\n\n__global__ void scale(float* x) { x[threadIdx.x] *= 2.0f; }\n"
+    path = project / "scale.cu"
+    path.write_bytes(lf.replace("\n", "\r\n").encode())
+    assert run_cli(["--no-cache", "--fix", "scale.cu"], project, capsys)[0] == 0
+    fixed = path.read_bytes()
+    assert b"\n" not in fixed.replace(b"\r\n", b"")  # every newline is CRLF
+    text = fixed.decode().replace("\r\n", "\n")
+    assert text.startswith("#if defined(__HIP_PLATFORM_AMD__)\n#include <hip/hip_runtime.h>\n#else\n"
+                           "#include <cuda_runtime.h>\n#endif\n")
+    # The NVIDIA view (real unifdef when installed) is the original, byte for byte.
+    import shutil
+
+    if shutil.which("unifdef"):
+        view = subprocess.run(["unifdef", "-U__HIP_PLATFORM_AMD__", str(path)], capture_output=True)
+        assert view.stdout.replace(b"\r\n", b"\n").decode() == lf
