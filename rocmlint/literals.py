@@ -7,14 +7,23 @@ then runs the regex. Derived from the pattern itself, so rules declare one thing
 from __future__ import annotations
 
 import re
-from re import _constants as C  # type: ignore[attr-defined]
-from re import _parser as P  # type: ignore[attr-defined]
+import sys
+
+if sys.version_info >= (3, 11):
+    from re import _constants as C  # type: ignore[attr-defined]
+    from re import _parser as P  # type: ignore[attr-defined]
+else:  # pragma: no cover - Python 3.10
+    import sre_constants as C
+    import sre_parse as P
 
 MIN_LENGTH = 3
 _MAX_SET = 16
 # Words in nearly every source file make poor prefilters, whatever their length.
 _COMMON = {"include", "define", "import", "return", "const", "static", "struct", "template",
            "typename", "from", "self", "void", "unsigned"}
+
+
+_REPEATS = tuple(getattr(C, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") if hasattr(C, name))
 
 
 def required_literals(pattern: str, flags: int = 0) -> tuple[bytes, ...] | None:
@@ -94,7 +103,7 @@ def _sequence(seq) -> set[str] | None:
                 union = set().union(*alts)
                 if len(union) <= _MAX_SET:
                     candidates.append(union)
-        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and av[0] >= 1:
+        elif op in _REPEATS and av[0] >= 1:
             inner = _sequence(list(av[2]))
             if inner:
                 candidates.append(inner)
