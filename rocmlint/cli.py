@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -135,10 +136,10 @@ def _cmd_check(args) -> int:
     resolver = ConfigResolver(args.config, overrides)
     if args.extend_select and args.select is None:
         resolver = _ExtendSelect(resolver, tuple(args.extend_select))
-    try:
-        targets = list(discover(args.paths, resolver, force_exclude=args.force_exclude))
-    except FileNotFoundError as exc:
-        raise UsageError(f"no such file or folder: {exc.args[0]}") from None
+    for raw in args.paths:
+        if not os.path.exists(raw):
+            raise UsageError(f"no such file or folder: {raw}")
+    targets = discover(args.paths, resolver, force_exclude=args.force_exclude)
     mode = "diff" if args.diff else ("fix" if args.fix else "check")
     results = run(targets, mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache, jobs=args.jobs)
     findings = [f for r in results for f in r.findings]

@@ -1,9 +1,11 @@
 """Run checks or fixes over many files: cache, process pool, atomic writes."""
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from .cache import Cache, content_hash
 from .discovery import Target
@@ -103,39 +105,48 @@ def unified_diff(display: str, before: bytes, after: bytes) -> str:
     return "".join(difflib.unified_diff(a, b, fromfile=f"a/{display}", tofile=f"b/{display}"))
 
 
-def run(targets: list[Target], mode: str = "check", *, unsafe: bool = False, use_cache: bool = True,
+def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False, use_cache: bool = True,
         jobs: int | None = None, cache_dir: Path | None = None) -> list[FileResult]:
+    """Results for every target, sorted by path. ``targets`` may be a generator: discovery
+    then overlaps with the workers."""
     cache = Cache(cache_dir or Path.cwd() / ".rocmlint_cache") if (use_cache and mode == "check") else None
     results: list[FileResult] = []
-    todo: list[Job] = []
-    for target in targets:
-        if cache is not None:
-            cached = cache.lookup(target.path, target.settings.fingerprint)
-            if cached is not None:
-                results.append(FileResult(path=target.path, display=target.display, findings=cached))
-                continue
-        todo.append(Job(target, mode, unsafe, cache is not None))
+    settings_keys: dict[Path, str] = {}
+
+    def pending() -> Iterator[Job]:
+        for target in targets:
+            language = language_for(target.display) or language_for(target.path, sniff=True)
+            if language is None or not active_rules(target.settings, language, target.path):
+                continue  # e.g. --select ROC1 and a C++ header: nothing to do
+            if cache is not None:
+                key = settings_keys[target.path] = target.settings.fingerprint
+                cached = cache.lookup(target.path, key)
+                if cached is not None:
+                    results.append(FileResult(path=target.path, display=target.display, findings=cached))
+                    continue
+            yield Job(target, mode, unsafe, cache is not None)
+
+    todo = pending()
+    first = list(itertools.islice(todo, PARALLEL_THRESHOLD))
     jobs = jobs or os.cpu_count() or 1
-    if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
-        chunk = max(1, min(64, len(todo) // (jobs * 8)))
+    if jobs > 1 and len(first) == PARALLEL_THRESHOLD:
         from multiprocessing import get_context  # ~10 ms to import: only for big runs
 
         with get_context("fork").Pool(jobs) as pool:
-            fresh = list(pool.imap_unordered(run_job, todo, chunksize=chunk))
+            # Small chunks: a few huge files must not land on one worker together.
+            fresh = list(pool.imap_unordered(run_job, itertools.chain(first, todo), chunksize=32))
     else:
-        fresh = [run_job(job) for job in todo]
+        fresh = [run_job(job) for job in first]
     if cache is not None:
-        keys = {t.path: t.settings.fingerprint for t in targets}
         for result in fresh:
             if result.content_hash is not None:
                 try:
                     st = result.path.stat()
                 except OSError:
                     continue
-                cache.store(result.path, keys[result.path], result.content_hash,
+                cache.store(result.path, settings_keys[result.path], result.content_hash,
                             st.st_mtime_ns, st.st_size, result.findings)
         cache.save()
     results.extend(fresh)
     results.sort(key=lambda r: r.display)
     return results
-
