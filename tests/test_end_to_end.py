@@ -1,0 +1,49 @@
+"""What a user does: lint the example project, fix it, build the fixed kernels for AMD."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def rocmlint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rocmlint", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_reference_kernels_are_clean():
+    """The library that shows the correct patterns must pass its own linter."""
+    proc = rocmlint("check", "--no-cache", "--output-format", "json", str(ROOT / "rocmlint" / "reference"),
+                    cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout
+    assert json.loads(proc.stdout) == []
+
+
+def test_example_project_fix_then_amd_build(tmp_path):
+    project = tmp_path / "examples"
+    shutil.copytree(ROOT / "examples", project)
+    if shutil.which("clang++-19") is not None:
+        # Before the fix the AMD build fails: that is what the fix is for.
+        unfixed = rocmlint("verify", "--offload-arch", "gfx942", "--output-format", "json", "stream_compact.cu",
+                           cwd=project)
+        assert unfixed.returncode == 1 and json.loads(unfixed.stdout)[0]["built"] is False
+    before = json.loads(rocmlint("check", "--no-cache", "--output-format", "json", ".", cwd=project).stdout)
+    codes = {f["code"] for f in before}
+    assert {"ROC101", "ROC102", "ROC103", "ROC108", "ROC201", "ROC202", "ROC203", "ROC205", "ROC303"} <= codes
+    fixed = rocmlint("check", "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=project)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "#if defined(__HIP_PLATFORM_AMD__)" in (project / "stream_compact.cu").read_text()
+    if shutil.which("clang++-19") is None:
+        pytest.skip("clang-19 not installed: cannot build the AMD view")
+    built = rocmlint("verify", "--offload-arch", "gfx942,gfx1100", "--output-format", "json",
+                     "stream_compact.cu", cwd=project)
+    rows = json.loads(built.stdout)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert {(r["arch"], r["built"], r["wavefront_size"]) for r in rows} == {("gfx942", True, 64),
+                                                                            ("gfx1100", True, 32)}
