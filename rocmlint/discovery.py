@@ -7,6 +7,7 @@ trees of 10,000 files.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -117,7 +118,9 @@ def _walk_dir(directory: str, top: str, stack: _IgnoreStack, resolver: ConfigRes
     settings = resolver.for_directory(directory)
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
+    except OSError as exc:
+        print(f"rocmlint: warning: cannot read folder {display_path(directory, cwd)}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
         entries = []
     subdirs = []
     for entry in entries:
