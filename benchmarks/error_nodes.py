@@ -10,7 +10,6 @@ own trigger patterns flags in the same files.
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import time

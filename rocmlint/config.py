@@ -9,9 +9,9 @@ import hashlib
 import json
 import os
 import sys
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property, lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 
 CONFIG_FILES = ("rocmlint.toml", "pyproject.toml")
@@ -90,16 +90,7 @@ def _relative(path: Path, base: str) -> str:
 
 
 def _match(rel: str, pattern: str) -> bool:
-    from pathspec import GitIgnoreSpec
-
-    return _spec(pattern).match_file(rel) if pattern else False
-
-
-@lru_cache(maxsize=256)
-def _spec(pattern: str):
-    from pathspec import GitIgnoreSpec
-
-    return GitIgnoreSpec.from_lines([pattern])
+    return _excludes((pattern,)).match_file(rel) if pattern else False
 
 
 # Schema: key -> (kind, validator-description)
@@ -277,7 +268,3 @@ def _excludes(patterns: tuple[str, ...]):
     from pathspec import GitIgnoreSpec
 
     return GitIgnoreSpec.from_lines(list(patterns))
-
-
-def pure_posix(path: str) -> str:
-    return str(PurePosixPath(path))

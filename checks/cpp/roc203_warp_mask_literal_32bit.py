@@ -109,7 +109,6 @@ class WarpMaskLiteral32Bit(Rule):
         from rocmlint.fixers.cpp_gate import build_fix
 
         for hit in ctx.hits():
-            literal = ctx.source[hit.start : hit.end].decode()
             line = ctx.line_of(hit.start)
             uses, origin = self._mask_uses(ctx, hit, line)
             for use in uses:
