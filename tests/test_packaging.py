@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_wheel_layout(tmp_path):
     leftover = ROOT / "build"
     existed = leftover.exists()
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                             "-q", "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True)
     if not existed:
         shutil.rmtree(leftover, ignore_errors=True)  # setuptools builds in the tree
