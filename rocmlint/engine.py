@@ -30,7 +30,7 @@ def engine_finding(code: str, path: str, message: str, span: Span | None = None)
 
 
 def analyse_buffer(display: str, buffer: bytes, language: str, settings: Settings,
-                   rules: tuple[Rule, ...]) -> list[Finding]:
+                   rules: tuple[Rule, ...], suppress: bool = True) -> list[Finding]:
     """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches."""
     hits: dict[str, list[Span]] = {}
     candidates = _prefilter(rules)(buffer)
@@ -73,7 +73,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
             continue
         seen.add(key)
         kept.append(finding)
-    return _finish(ctx, kept, buffer)
+    return _finish(ctx, kept, buffer, suppress)
 
 
 @lru_cache(maxsize=64)
@@ -119,7 +119,7 @@ def _rule_by_code(rules: tuple[Rule, ...], code: str) -> Rule:
     raise KeyError(code)
 
 
-def _finish(ctx, findings: list[Finding], buffer: bytes) -> list[Finding]:
+def _finish(ctx, findings: list[Finding], buffer: bytes, suppress: bool = True) -> list[Finding]:
     lines = ctx.lines if ctx is not None else LineIndex(buffer)
     result = []
     for finding in findings:
@@ -135,7 +135,7 @@ def _finish(ctx, findings: list[Finding], buffer: bytes) -> list[Finding]:
         sets = suppressed_codes(text, lines.line_text(line0 - 1) if line0 > 0 else "")
         if finding.end_line != finding.line:
             sets += suppressed_codes(lines.line_text(finding.end_line - 1))
-        if finding.code not in ENGINE_CODES and is_suppressed(finding.code, sets):
+        if suppress and finding.code not in ENGINE_CODES and is_suppressed(finding.code, sets):
             continue
         result.append(finding)
     result.sort(key=Finding.sort_key)

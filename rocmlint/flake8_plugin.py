@@ -49,7 +49,8 @@ class Flake8Plugin:
         if not rules:
             return
         buffer = text.encode("utf-8", errors="surrogateescape")
-        for finding in analyse_buffer(str(self.filename), buffer, "python", settings, rules):
+        for finding in analyse_buffer(str(self.filename), buffer, "python", settings, rules,
+                                      suppress=False):  # flake8 applies # noqa itself (--disable-noqa works)
             line = max(finding.line, 1)
             col = max(finding.column - 1, 0)
             yield line, col, f"{finding.code} {finding.message}", type(self)

@@ -70,6 +70,9 @@ def test_noqa_is_honoured(tmp_path):
     (tmp_path / "quiet.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
     proc = flake8("--select", "ROC", "quiet.py", cwd=tmp_path)
     assert (first, rule.code) not in {(row, code) for _, row, _, code in reported(proc)}
+    # flake8 owns noqa handling: --disable-noqa brings the finding back.
+    proc = flake8("--select", "ROC", "--disable-noqa", "quiet.py", cwd=tmp_path)
+    assert (first, rule.code) in {(row, code) for _, row, _, code in reported(proc)}
     lines[first - 1] = lines[first - 1].replace(f"# noqa: {rule.code}", "# noqa: E501")
     (tmp_path / "loud.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
     proc = flake8("--select", "ROC", "loud.py", cwd=tmp_path)
