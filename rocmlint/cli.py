@@ -25,12 +25,26 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
+    return number
+
+
 def _codes(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
 
 def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
-    parser = _Parser(prog="rocmlint", description=__doc__.split("\n")[0])
+    parser = _Parser(prog="rocmlint",
+                     description="Find and fix CUDA-isms that break, corrupt results or crawl on AMD ROCm; "
+                                 "fixes are gated so the NVIDIA build is unchanged.",
+                     epilog="`rocmlint PATHS` is short for `rocmlint check PATHS`. "
+                            "Exit status: 0 clean, 1 findings, 2 usage, configuration or internal error.")
     parser.add_argument("--version", action="version", version=f"rocmlint {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
@@ -39,19 +53,19 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     check.add_argument("--fix", action="store_true", help="apply safe fixes")
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (with --fix or --diff)")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
-    check.add_argument("--select", type=_codes, help="comma list of codes or prefixes to enable")
-    check.add_argument("--ignore", type=_codes, help="comma list of codes or prefixes to disable")
-    check.add_argument("--extend-select", type=_codes, default=[], help="add to the configured selection")
+    check.add_argument("--select", type=_codes, metavar="CODES", help="comma list of codes or prefixes to enable")
+    check.add_argument("--ignore", type=_codes, metavar="CODES", help="comma list of codes or prefixes to disable")
+    check.add_argument("--extend-select", type=_codes, default=[], metavar="CODES", help="add to the configured selection")
     check.add_argument("--output-format", choices=FORMATS, default="text")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
-    check.add_argument("--config", type=Path, help="use this config file for every file (no cascade)")
+    check.add_argument("--config", type=Path, metavar="FILE", help="use this config file for every file (no cascade)")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply exclude patterns to files named on the command line too (pre-commit)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
-    check.add_argument("--baseline", type=Path, help="ignore findings recorded in this baseline file")
-    check.add_argument("--write-baseline", type=Path, help="record the current findings into this file")
-    check.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    check.add_argument("--baseline", type=Path, metavar="FILE", help="ignore findings recorded in this baseline file")
+    check.add_argument("--write-baseline", type=Path, metavar="FILE", help="record the current findings into this file")
+    check.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N", help="worker processes (default: all cores)")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check.add_argument("--no-show-source", dest="show_source", action="store_false",
                        help="text output: one line per finding")

@@ -210,3 +210,8 @@ def test_cpp_gated_fix_keeps_crlf_and_nvidia_view(project, capsys):
     if shutil.which("unifdef"):
         view = subprocess.run(["unifdef", "-U__HIP_PLATFORM_AMD__", str(path)], capture_output=True)
         assert view.stdout.replace(b"\r\n", b"\n").decode() == lf
+
+
+def test_jobs_must_be_positive(project, capsys):
+    code, _, err = run_cli(["-j", "0", "."], project, capsys)
+    assert code == 2 and "at least 1" in err
