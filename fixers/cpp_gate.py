@@ -59,7 +59,8 @@ def build_fix(
     fix_edits: list[Edit] = []
     include_line = None
     if uses_uint64 and not ctx.has_uint64():
-        include_edit, include_line = _cstdint_include(ctx, gated=not direct)
+        # In a shared file the include is NVIDIA-invisible too, even for edits inside an AMD branch.
+        include_edit, include_line = _cstdint_include(ctx, gated=ctx.gated)
         fix_edits.append(include_edit)
     if direct:
         if wave_variants is None:

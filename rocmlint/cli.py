@@ -174,6 +174,11 @@ def _cmd_check(args) -> int:
     errors = [(r.display, r.fix_error) for r in results if r.fix_error]
     for display, message in errors:
         print(f"rocmlint: error: {display}: fix not applied: {message}", file=sys.stderr)
+    for r in results:
+        if r.internal_error:
+            errors.append((r.display, r.internal_error))
+            print(f"rocmlint: internal error on {r.display} (file skipped; please report): {r.internal_error}",
+                  file=sys.stderr)
 
     out = sys.stdout
     if mode == "diff":

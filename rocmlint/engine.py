@@ -151,6 +151,7 @@ class FileResult:
     fixed_count: int = 0
     new_raw: bytes | None = None
     fix_error: str | None = None
+    internal_error: str | None = None  # rocmlint crashed on this file (a bug to report)
     diff: str = ""
     content_hash: str | None = None  # set by checks, for the cache
 

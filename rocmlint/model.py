@@ -148,7 +148,8 @@ def apply_edits(data: bytes, edits: list[Edit] | tuple[Edit, ...]) -> bytes:
         if edit.span.start < cursor:
             raise ValueError("overlapping edits")
         out.append(data[cursor : edit.span.start])
-        out.append(edit.content.encode("utf-8"))
+        # Fixes copy original lines; undecodable bytes in them come back through surrogateescape.
+        out.append(edit.content.encode("utf-8", errors="surrogateescape"))
         cursor = edit.span.end
     out.append(data[cursor:])
     return b"".join(out)

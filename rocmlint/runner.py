@@ -26,6 +26,20 @@ class Job:
 
 
 def run_job(job: Job) -> FileResult:
+    """One file; a crash in a rule or fixer is reported for that file, the run goes on."""
+    try:
+        return _run_job(job)
+    except Exception as exc:  # noqa: BLE001 - isolate one file's failure
+        import traceback
+
+        result = FileResult(path=job.target.path, display=job.target.display)
+        result.internal_error = f"{type(exc).__name__}: {exc}"
+        if os.environ.get("ROCMLINT_DEBUG"):
+            result.internal_error += "\n" + traceback.format_exc()
+        return result
+
+
+def _run_job(job: Job) -> FileResult:
     target = job.target
     result = FileResult(path=target.path, display=target.display)
     language = language_for(target.display, sniff=False) or language_for(target.path, sniff=True)
