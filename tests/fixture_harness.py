@@ -45,14 +45,16 @@ class Annotations:
     todo: set[tuple[int, str]] = field(default_factory=set)
 
 
-def read_annotations(text: str) -> Annotations:
+def read_annotations(text: str, comment: str = "#") -> Annotations:
+    """``comment`` is the line-comment marker: "#" for Python, "//" for C++ (where a line
+    starting with "#" is a directive that can carry a trailing annotation)."""
     ann = Annotations()
     pending: list[tuple[str, str]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         marks = [(kind, code.strip()) for kind, codes in _ANNOTATION.findall(line)
                  for code in codes.split(",") if code.strip()]
-        comment_only = stripped.startswith(("#", "//")) and marks
+        comment_only = stripped.startswith(comment) and marks
         if comment_only:
             pending.extend(marks)
             continue

@@ -22,7 +22,8 @@ def test_there_are_fixtures():
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_findings_match_annotations(path):
     source, *_rest, findings = analyse_fixture(path)
-    ann = read_annotations(source.buffer.decode("utf-8", errors="replace"))
+    comment = "#" if path.suffix in (".py", ".pyi") else "//"
+    ann = read_annotations(source.buffer.decode("utf-8", errors="replace"), comment)
     fired = {(f.line, f.code) for f in findings}
     missing = sorted(ann.ruleid - fired)
     unexpected = sorted(fired - ann.ruleid - ann.todo)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from rocmlint.model import Applicability, Edit
+from rocmlint.model import Span, Applicability, Edit
 from rocmlint.rule import Example, Rule
 
 
@@ -120,8 +120,23 @@ class BallotMaskTruncated(Rule):
                 continue
             done.add(flow.scope.start_byte)
             for store in truncating_stores(flow):
-                fix = build_fix(ctx, store.type_owner, [Edit(ctx.node_span(store.type_node), "uint64_t")],
+                edits = [Edit(ctx.node_span(store.type_node), "uint64_t")]
+                edits += _activemask_edits(ctx, store.type_owner)
+                fix = build_fix(ctx, store.type_owner, edits,
                                 "widen the ballot mask to uint64_t", Applicability.SAFE, uses_uint64=True)
                 ctx.report(ctx.node_span(store.at),
                            f"ballot mask from {store.source.describe()} {store.how} 32-bit "
                            f"`{ctx.node_text(store.type_node)}`: lanes 32-63 of a wave64 are lost", fix)
+
+
+def _activemask_edits(ctx, statement) -> list[Edit]:
+    """`__activemask()` is missing from HIP 5 headers: on AMD the same mask is `__ballot(1)`
+    (every active lane votes), which every HIP version has."""
+    edits = []
+    text = ctx.source[statement.start_byte : statement.end_byte]
+    at = text.find(b"__activemask()")
+    while at != -1:
+        start = statement.start_byte + at
+        edits.append(Edit(Span(start, start + len(b"__activemask()")), "__ballot(1)"))
+        at = text.find(b"__activemask()", at + 1)
+    return edits
