@@ -43,9 +43,6 @@ class Language(Protocol):
         """The code the NVIDIA build sees, normalised so that a correct gated fix leaves it
         unchanged (the NVIDIA-isolation proof compares original and fixed views)."""
 
-    def comment_suppressions(self, line_text: str) -> frozenset[str] | None:
-        """Codes suppressed by a comment on this line: None for none, empty set for all."""
-
 
 def language_for(path: Path | str, sniff: bool = False) -> str | None:
     """Language by extension; ``sniff`` also reads a shebang (explicit file arguments)."""

@@ -20,6 +20,8 @@ PARALLEL_THRESHOLD = 24
 @dataclass(frozen=True)
 class Job:
     target: Target
+    language: str
+    rules: tuple  # the active Rule instances for this file (decided before dispatch)
     mode: str  # "check" | "fix" | "diff"
     unsafe: bool = False
     cache: bool = False  # hash the content for the result cache
@@ -42,13 +44,7 @@ def run_job(job: Job) -> FileResult:
 def _run_job(job: Job) -> FileResult:
     target = job.target
     result = FileResult(path=target.path, display=target.display)
-    language = language_for(target.display, sniff=False) or language_for(target.path, sniff=True)
-    if language is None:
-        return result
-    settings = target.settings
-    rules = active_rules(settings, language, target.path)
-    if not rules:
-        return result  # e.g. --select ROC1 on a C++ file: nothing to read
+    language, rules, settings = job.language, job.rules, target.settings
     try:
         source = read_source(target.path, language)
     except SourceError as exc:
@@ -130,7 +126,8 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
     def pending() -> Iterator[Job]:
         for target in targets:
             language = language_for(target.display) or language_for(target.path, sniff=True)
-            if language is None or not active_rules(target.settings, language, target.path):
+            rules = active_rules(target.settings, language, target.path) if language else ()
+            if not rules:
                 continue  # e.g. --select ROC1 and a C++ header: nothing to do
             if cache is not None:
                 key = settings_keys[target.path] = target.settings.fingerprint
@@ -138,7 +135,7 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
                 if cached is not None:
                     results.append(FileResult(path=target.path, display=target.display, findings=cached))
                     continue
-            yield Job(target, mode, unsafe, cache is not None)
+            yield Job(target, language, rules, mode, unsafe, cache is not None)
 
     todo = pending()
     first = list(itertools.islice(todo, PARALLEL_THRESHOLD))

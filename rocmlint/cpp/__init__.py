@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..suppress import suppressed_codes
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -36,14 +35,6 @@ class CppLanguage:
         if not uses_gate(settings, is_hip_only(path, source, pp)):
             return b""
         return undefine(source, settings.gate_macro)
-
-    def comment_suppressions(self, line_text: str) -> frozenset[str] | None:
-        sets = suppressed_codes(line_text)
-        if not sets:
-            return None
-        if any(not s for s in sets):
-            return frozenset()
-        return frozenset().union(*sets)
 
 
 LANGUAGE = CppLanguage()

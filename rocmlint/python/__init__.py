@@ -12,7 +12,6 @@ import warnings
 
 from ..languages import ParseFailure
 from ..model import LineIndex, Span
-from ..suppress import suppressed_codes
 from .context import PythonContext
 from .gates import GateEvaluator
 
@@ -84,17 +83,6 @@ class PythonLanguage:
         context.aliases  # noqa: B018
         gates = GateEvaluator(context.gates.gate_names, context.qualname)
         return nvidia_dump(context.tree, gates)
-
-    def comment_suppressions(self, line_text: str) -> frozenset[str] | None:
-        sets = suppressed_codes(line_text)
-        if not sets:
-            return None
-        merged: set[str] = set()
-        for codes in sets:
-            if not codes:
-                return frozenset()
-            merged |= codes
-        return frozenset(merged)
 
 
 LANGUAGE = PythonLanguage()
