@@ -155,7 +155,9 @@ def _cmd_check(args) -> int:
             raise UsageError(f"no such file or folder: {raw}")
     targets = discover(args.paths, resolver, force_exclude=args.force_exclude)
     mode = "diff" if args.diff else ("fix" if args.fix else "check")
-    results = run(targets, mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache, jobs=args.jobs)
+    project = _project(args.paths, resolver)
+    results = run(targets, mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache, jobs=args.jobs,
+                  project=project)
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: f.sort_key())
 
@@ -193,6 +195,18 @@ def _cmd_check(args) -> int:
     if errors:
         return EXIT_ERROR if not args.exit_zero else EXIT_CLEAN
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _project(paths: list[str], resolver):
+    """The project model for the languages the selected rules need."""
+    from .project import Project, find_root
+    from .registry import select_rules
+
+    root = find_root(paths)
+    settings = resolver.for_path(root)
+    project = Project(root, settings)
+    project.prepare(sorted({rule.language for rule in select_rules(list(settings.select), list(settings.ignore))}))
+    return project
 
 
 class _ExtendSelect:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .model import Applicability, Finding, Fix, LineIndex, Severity, Span
+from .project import active as active_project
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -121,6 +122,7 @@ class FileContext:
         self.findings: list[Finding] = []
         self.rule: Rule | None = None
         self._hits: dict[str, list[Span]] = {}
+        self.project = active_project()  # the project model (None when linting a lone buffer)
 
     def hits(self) -> list[Span]:
         """Where the current rule's ``pattern`` matched (its anchors), in file order."""

@@ -11,6 +11,7 @@ from .cache import Cache, content_hash
 from .discovery import Target
 from .engine import FileResult, active_rules, analyse_buffer, engine_finding
 from .languages import get_language, language_for
+from .project import Project, activate
 from .source import SourceError, atomic_write, read_source
 
 # Below this many files a pool costs more than it saves (pre-commit runs on a few).
@@ -116,9 +117,11 @@ def unified_diff(display: str, before: bytes, after: bytes) -> str:
 
 
 def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False, use_cache: bool = True,
-        jobs: int | None = None, cache_dir: Path | None = None) -> list[FileResult]:
+        jobs: int | None = None, cache_dir: Path | None = None, project: Project | None = None) -> list[FileResult]:
     """Results for every target, sorted by path. ``targets`` may be a generator: discovery
-    then overlaps with the workers."""
+    then overlaps with the workers. ``project`` (already prepared) is what rules see as
+    ``ctx.project``; it is activated before the pool forks."""
+    activate(project)
     cache = Cache(cache_dir or Path.cwd() / ".rocmlint_cache") if (use_cache and mode == "check") else None
     results: list[FileResult] = []
     settings_keys: dict[Path, str] = {}
@@ -130,7 +133,10 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
             if not rules:
                 continue  # e.g. --select ROC1 and a C++ header: nothing to do
             if cache is not None:
-                key = settings_keys[target.path] = target.settings.fingerprint
+                key = target.settings.fingerprint
+                if project is not None:
+                    key += project.fingerprint_for(target.path, language)
+                settings_keys[target.path] = key
                 cached = cache.lookup(target.path, key)
                 if cached is not None:
                     results.append(FileResult(path=target.path, display=target.display, findings=cached))
