@@ -69,6 +69,45 @@ def build_fix(
             fix_edits.append(Edit(Span(start, end), amd))
         return _checked(ctx, fix_edits, title, applicability)
 
+    fix_edits.append(_gated_block(ctx, first, last, amd, include_line))
+    return _checked(ctx, fix_edits, title, applicability)
+
+
+def build_uses_fix(ctx: "CppContext", uses: Sequence[tuple[object, Sequence[Edit]]], extra: Sequence[Edit],
+                   title: str, applicability: Applicability) -> Fix | None:
+    """One fix applying ``edits`` at each of several places (``(node, edits)`` pairs) plus
+    ``extra`` edits taken as they are: places whose gated statements touch or neighbour
+    each other share one block. None when a place cannot be gated."""
+    fix_edits = list(extra)
+    ranges: list[tuple[int, int, list[Edit]]] = []
+    for node, edits in uses:
+        if not ctx.gated or ctx.in_gate_amd_branch(node.start_byte):
+            fix_edits.extend(edits)
+            continue
+        lines = ctx.gate_range(node)
+        if lines is None:
+            return None
+        ranges.append((lines[0], lines[1], list(edits)))
+    merged: list[tuple[int, int, list[Edit]]] = []
+    for first, last, edits in sorted(ranges, key=lambda r: r[0]):
+        # a block re-emits its neighbour lines: blocks one line apart would overlap
+        if merged and first <= merged[-1][1] + 2:
+            prev_first, prev_last, prev_edits = merged[-1]
+            merged[-1] = (prev_first, max(prev_last, last), prev_edits + edits)
+        else:
+            merged.append((first, last, edits))
+    for first, last, edits in merged:
+        if _in_macro_body(ctx, first, last):
+            return None
+        start, end = _region(ctx, first, last)
+        fix_edits.append(_gated_block(ctx, first, last, _amd_text(ctx, start, end, edits, None), None))
+    return _checked(ctx, fix_edits, title, applicability)
+
+
+def _gated_block(ctx, first: int, last: int, amd: str, include_line: int | None) -> Edit:
+    """The edit turning lines ``first..last`` into ``#if <gate> amd #else original #endif``,
+    extending a gate block just above or below, else re-emitting the neighbour lines."""
+    start, end = _region(ctx, first, last)
     original = _text(ctx, start, end)
     before, after = "", ""
     macro = ctx.settings.gate_macro
@@ -95,8 +134,7 @@ def build_fix(
     elif not original.endswith("\n"):
         # last line of a file without a final newline
         block = f"#if defined({macro})\n{amd}\n#else\n{original}\n#endif"
-    fix_edits.append(Edit(Span(start, end), before + block + after))
-    return _checked(ctx, fix_edits, title, applicability)
+    return Edit(Span(start, end), before + block + after)
 
 
 def _checked(ctx, fix_edits, title, applicability) -> Fix | None:

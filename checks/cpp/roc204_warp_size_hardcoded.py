@@ -124,7 +124,7 @@ class WarpSizeHardcoded(Rule):
 
     def check(self, ctx) -> None:
         from rocmlint.cpp.dataflow import flow_for
-        from rocmlint.cpp.wavesize import is_warp_constant, shuffle_operands
+        from rocmlint.cpp.wavesize import shuffle_operands
         from rocmlint.fixers.cpp_gate import build_fix
 
         for hit in ctx.hits():
@@ -134,9 +134,9 @@ class WarpSizeHardcoded(Rule):
             if definition:
                 name = definition.group(1).decode()
                 # a real directive (not one in a comment) that the AMD build sees
-                if line not in [l for l, _ in ctx.pp.defines.get(name, [])] or not is_warp_constant(ctx, name, line):
+                if line not in [l for l, _ in ctx.pp.defines.get(name, [])]:
                     continue
-                self._report_constant(ctx, hit, name, build_fix)
+                self._report_constant(ctx, hit, name, line)
                 continue
             literal_match = re.search(rb"(\d+)\s*[;)]?$", text)
             start = hit.start + literal_match.start(1)
@@ -147,8 +147,8 @@ class WarpSizeHardcoded(Rule):
             if parent is not None and parent.type == "init_declarator":
                 name = ctx.node_text(parent.child_by_field_name("declarator"))
                 declaration = parent.parent
-                if "const" in ctx.node_text(declaration).split("=")[0] and is_warp_constant(ctx, name, line):
-                    self._report_constant(ctx, Span(literal.start_byte, literal.end_byte), name, build_fix)
+                if "const" in ctx.node_text(declaration).split("=")[0]:
+                    self._report_constant(ctx, Span(literal.start_byte, literal.end_byte), name, line)
                 continue
             if parent is not None and parent.type == "argument_list" and literal.type == "number_literal":
                 operands = shuffle_operands(ctx, parent.parent)
@@ -179,15 +179,74 @@ class WarpSizeHardcoded(Rule):
             ctx.report(Span(operator.start_byte, literal.end_byte),
                        f"`{ctx.node_text(parent)}` assumes 32 lanes per warp: AMD CDNA wavefronts have 64", fix)
 
-    def _report_constant(self, ctx, span, name, build_fix):
+    def _report_constant(self, ctx, span, name, line) -> None:
+        """A constant equal to 32 that means the warp size. Its fix follows its uses: host
+        reads forbid a device-only macro (display-only), lane and word uses split it, and
+        only a constant of lane and device uses is picked by ``__GFX9__``."""
+        from rocmlint.cpp.constant_uses import constant_uses, means_warp_size
+        from rocmlint.fixers.cpp_gate import build_fix
+
+        uses = constant_uses(ctx, name, line)
+        if not means_warp_size(ctx, name, line, uses):
+            return
         node = ctx.root.named_descendant_for_byte_range(span.start, span.end)
         literal_at = ctx.source.rfind(b"32", span.start, span.end)
         if ctx.source[span.start : span.end].strip().isdigit():
             literal_at = span.start
         literal = Span(literal_at, literal_at + 2)
-        fix = build_fix(ctx, node, [], f"pick {name} by wave size (__GFX9__)", Applicability.UNSAFE,
-                        wave_variants=([Edit(literal, "64")], [Edit(literal, "32")]))
-        ctx.report(literal, f"warp-size constant `{name}` hard-coded as 32: AMD CDNA wavefronts have 64 lanes", fix)
+        message = f"warp-size constant `{name}` hard-coded as 32: AMD CDNA wavefronts have 64 lanes"
+        variants = ([Edit(literal, "64")], [Edit(literal, "32")])
+        if uses.host:
+            where = uses.first_host_line(ctx)
+            message += (f"; host code reads it (line {where}): query hipDeviceAttributeWarpSize there at run "
+                        "time, a compile-time wave size is right only in device code")
+            fix = build_fix(ctx, node, [], f"pick {name} by wave size in device code only (host code on line "
+                            f"{where} must query hipDeviceAttributeWarpSize)", Applicability.DISPLAY_ONLY,
+                            wave_variants=variants)
+        elif uses.word:
+            message += f"; it also counts the bits of a word (line {ctx.line_no(uses.word[0])}): split it"
+            fix = self._split_fix(ctx, node, name, literal, uses)
+        else:
+            fix = build_fix(ctx, node, [], f"pick {name} by wave size (__GFX9__)", Applicability.UNSAFE,
+                            wave_variants=variants)
+        ctx.report(literal, message, fix)
+
+    @staticmethod
+    def _split_fix(ctx, node, name, literal, uses):
+        """Keep ``name`` for its word-size uses; its lane uses read a new wave-size constant
+        (``<name>_WAVE``) defined after it. Display-only when other uses are ambiguous."""
+        from rocmlint.fixers.cpp_gate import WAVE64_MACRO, build_uses_fix
+
+        wave_name = f"{name}_WAVE"
+        definition = ctx.ancestor(node, {"preproc_def", "declaration"}) if node.type not in (
+            "preproc_def", "declaration") else node
+        if definition is None or uses.other or re.search(rb"\b" + wave_name.encode() + rb"\b", ctx.source):
+            return None
+        first, last = ctx.line_of(definition.start_byte), ctx.last_line(definition)
+        if first != last or definition.type == "declaration" and len(definition.children_by_field_name(
+                "declarator")) != 1:
+            return None
+        start = ctx.lines.line_start(first)
+        end = ctx.lines.line_start(first + 1) if first + 1 < ctx.lines.line_count else len(ctx.source)
+        line_text = ctx.source[start:end].decode("utf-8", "surrogateescape")
+        if not line_text.endswith("\n"):
+            line_text += "\n"
+        declared = re.compile(rb"\b" + name.encode() + rb"\b").search(ctx.source, definition.start_byte).start()
+
+        def variant(value: str) -> str:
+            text = ctx.source[start:end]
+            text = text[: literal.start - start] + value.encode() + text[literal.end - start:]
+            text = text[: declared - start] + wave_name.encode() + text[declared - start + len(name):]
+            text = re.sub(rb"[ \t]*(//[^\n]*|/\*.*?\*/)[ \t]*(?=\n|$)", b"", text)  # drop the old comment
+            return text.decode("utf-8", "surrogateescape").rstrip("\n") + "\n"
+
+        block = f"#if defined({WAVE64_MACRO})\n{variant('64')}#else\n{variant('32')}#endif\n"
+        if ctx.gated:
+            block = f"#if defined({ctx.settings.gate_macro})\n{block}#endif\n"
+        extra = [Edit(Span(start, end), line_text + block)]
+        lane_edits = [(use, [Edit(ctx.node_span(use), wave_name)]) for use in uses.lane]
+        return build_uses_fix(ctx, lane_edits, extra, f"split {name}: lane arithmetic reads {wave_name}, "
+                              f"the word-size uses keep {name}", Applicability.UNSAFE)
 
     @staticmethod
     def _lane_loop_or_compare(ctx, flow, parent, left, operator) -> bool:

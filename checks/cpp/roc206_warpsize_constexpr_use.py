@@ -16,7 +16,10 @@ class WarpSizeConstexprUse(Rule):
 
     ## What it does
     Reports `warpSize` in array bounds, template arguments, `static_assert`, `constexpr`
-    initialisers, enumerators, `case` labels and `__launch_bounds__`.
+    initialisers, what `constexpr` functions return, enumerators, `case` labels and
+    `__launch_bounds__`. A declaration named `warpSize` (a local
+    `constexpr int warpSize = 64;`, a member, a parameter) hides the builtin: uses in its
+    scope are ordinary constants.
 
     ## Why is this bad?
     ROCm 7 made `warpSize` a run-time value (as in CUDA): every such use stops compiling.
@@ -40,7 +43,9 @@ class WarpSizeConstexprUse(Rule):
     Unsafe: the compile-time wave size is chosen with `__GFX9__` (CDNA wave64, RDNA wave32)
     as in ROCm/pytorch #2360; it is exact in device code, while the host pass reads 32.
     `__launch_bounds__` gets the largest wave size, 64: it is an upper bound on the block
-    size, so it stays correct on wave32 targets.
+    size, so it stays correct on wave32 targets. Where host code reads the value
+    (`__host__ __device__`, a launch size) the fix is display-only: `__GFX9__` is undefined
+    in the host pass, so the host must query `hipDeviceAttributeWarpSize` at run time.
 
     ## References
     - https://github.com/ROCm/apex/issues/231
@@ -91,10 +96,16 @@ class WarpSizeConstexprUse(Rule):
     )
 
     def check(self, ctx) -> None:
+        from rocmlint.cpp.constant_uses import reads_on_host
+        from rocmlint.cpp.wavesize import shadowed_ranges
         from rocmlint.fixers.cpp_gate import build_fix
 
         found = []
+        # a declaration named warpSize hides the builtin: there it is an ordinary constant
+        shadowed = shadowed_ranges(ctx, ctx.hits())
         for hit in ctx.hits():
+            if any(start <= hit.start < end for start, end in shadowed):
+                continue
             node = ctx.node_at(hit)
             where = self._constant_context(ctx, node, hit) if node is not None else None
             if where is not None:
@@ -111,15 +122,28 @@ class WarpSizeConstexprUse(Rule):
             # they sit in a wave-size-aware branch, where wave-size rules are silent
             lines = ctx.gate_range(node)
             together = [h for h, _, _ in found if lines and lines[0] <= ctx.line_of(h.start) <= lines[1]] or [hit]
-            fix = build_fix(ctx, node, [], "pick the wave size at compile time (__GFX9__)", Applicability.UNSAFE,
+            message = f"`warpSize` used as {where}: it is a run-time value on ROCm 7"
+            title, applicability = "pick the wave size at compile time (__GFX9__)", Applicability.UNSAFE
+            if reads_on_host(ctx, node):
+                # __GFX9__ is undefined in the host pass: host code would read 32 on wave64 GPUs
+                message += "; host code reads it: query hipDeviceAttributeWarpSize there at run time"
+                title, applicability = title + " in device code only", Applicability.DISPLAY_ONLY
+            fix = build_fix(ctx, node, [], title, applicability,
                             wave_variants=([Edit(h, "64") for h in together], [Edit(h, "32") for h in together]))
-            ctx.report(hit, f"`warpSize` used as {where}: it is a run-time value on ROCm 7", fix)
+            ctx.report(hit, message, fix)
 
     @staticmethod
     def _constant_context(ctx, node, hit) -> str | None:
         line_start = ctx.lines.line_start(ctx.line_of(hit.start))
         if _LAUNCH_BOUNDS.search(ctx.source[line_start : hit.start]):
             return LAUNCH_BOUNDS
+        returned = ctx.ancestor(node, {"return_statement"})
+        function = ctx.ancestor(returned, {"function_definition", "lambda_expression"}) if returned else None
+        if function is not None and function.type == "function_definition":
+            declarator = function.child_by_field_name("declarator")
+            head = ctx.source[function.start_byte : declarator.start_byte] if declarator is not None else b""
+            if re.search(rb"\bconst(?:expr|eval)\b", head):
+                return "the result of a constexpr function"
         current = node
         while current is not None and current.type not in ("compound_statement", "translation_unit"):
             parent = current.parent
