@@ -22,8 +22,10 @@ class WarpSizeHardcoded(Rule):
     Reports warp-size constants equal to 32 (`#define WARP_SIZE 32`,
     `constexpr int kWarpSize = 32`, `const int WS = 32; // warp`) and lane arithmetic with
     a literal: `tid % 32`, `tid & 31`, `tid / 32`, `tid >> 5` on thread ids, `lane == 31`,
-    `__shfl(x, 31)`, lane loops `d < 32` and strides `+= 32`. A 32 that counts bits of a
-    word (bit packing, `sizeof(int) * 8`) is told apart by how the constant is used.
+    `__shfl(x, 31)`, lane loops `d < 32` and strides `+= 32`, and a queried warp size
+    capped at 32 (`std::min(prop.warpSize, 32)`). A constant is judged by its name
+    (`M_Warp_Tile`, `threads_per_row`: a tile or data size, not the warp size) and by each
+    use: lane arithmetic, bits of a word (`1 << (WS - 1)`), or read by host code.
 
     ## Why is this bad?
     AMD CDNA GPUs (MI100-MI300) run 64-lane wavefronts; RDNA runs 32. Code that assumes 32
@@ -45,9 +47,12 @@ class WarpSizeHardcoded(Rule):
 
     ## Fix safety
     Unsafe: expressions use `warpSize` at run time; constants become PyTorch's
-    `C10_WARP_SIZE` pattern (`__GFX9__` ? 64 : 32), which is right in device code but
-    reads 32 in the host pass, so host launch sizes derived from it need a runtime
-    `hipDeviceProp_t::warpSize` query. Never hard-code 64: RDNA is wave32.
+    `C10_WARP_SIZE` pattern (`__GFX9__` ? 64 : 32), which is right in device code only:
+    the host pass reads 32. So a constant host code reads (a launch size, a host or
+    `__host__ __device__` function) gets a display-only fix: the host must query
+    `hipDeviceAttributeWarpSize` at run time. A constant that is both the warp size and
+    the bits of a word is split: its lane uses read a new `<NAME>_WAVE`, its word uses keep
+    the 32. Never hard-code 64: RDNA is wave32.
 
     ## References
     - https://github.com/ORNL/HeCBench/issues/180
@@ -62,7 +67,7 @@ class WarpSizeHardcoded(Rule):
     message = "warp size hard-coded as 32: AMD CDNA wavefronts have 64 lanes"
     # Every alternative starts with a literal character: Python's re is 3x faster so.
     pattern = (r"#[ \t]*define[ \t]+\w+[ \t]+\(?32\)?[ \t]*(?:$|//|/\*)|=\s*32\s*;"
-               r"|[%/&<]\s*3[12]\b|<=\s*3[12]\b|\+=\s*3[12]\b|>>\s*5\b|==\s*31\b|,\s*31\s*\)")
+               r"|[%/&<]\s*3[12]\b|<=\s*3[12]\b|\+=\s*3[12]\b|>>\s*5\b|==\s*31\b|,\s*3[12]\s*\)|\(\s*32\s*,")
     fix_applicability = Applicability.UNSAFE
     # Warp-size arithmetic only matters in GPU code: skip files with no sign of it.
     requires_any = GPU_CODE_MARKERS
@@ -138,7 +143,7 @@ class WarpSizeHardcoded(Rule):
                     continue
                 self._report_constant(ctx, hit, name, line)
                 continue
-            literal_match = re.search(rb"(\d+)\s*[;)]?$", text)
+            literal_match = re.search(rb"(\d+)\s*[;),]?$", text)
             start = hit.start + literal_match.start(1)
             literal = ctx.root.named_descendant_for_byte_range(start, start + len(literal_match.group(1)))
             if literal is None or literal.type != "number_literal":
@@ -149,6 +154,10 @@ class WarpSizeHardcoded(Rule):
                 declaration = parent.parent
                 if "const" in ctx.node_text(declaration).split("=")[0]:
                     self._report_constant(ctx, Span(literal.start_byte, literal.end_byte), name, line)
+                continue
+            if parent is not None and parent.type == "argument_list" and _clamps_warp_size(ctx, parent, literal):
+                ctx.report(ctx.node_span(literal), f"`{ctx.node_text(parent.parent)}` caps the warp size at 32: "
+                           "AMD CDNA wavefronts have 64 lanes; use the queried value", None)
                 continue
             if parent is not None and parent.type == "argument_list" and literal.type == "number_literal":
                 operands = shuffle_operands(ctx, parent.parent)
@@ -262,3 +271,29 @@ class WarpSizeHardcoded(Rule):
             return False
         body = loop.child_by_field_name("body")
         return body is not None and re.search(rb"__shfl|\blane", ctx.source[body.start_byte : body.end_byte]) is not None
+
+
+_MIN_CALLS = frozenset({"min", "std::min", "MIN", "std::min<int>", "fmin", "umin", "::min"})
+_WARP_SIZE_TEXT = re.compile(r"(?i)warp_?size|wave_?(?:front_?)?size")
+
+
+def _clamps_warp_size(ctx, arguments, literal) -> bool:
+    """``std::min(prop.warpSize, 32)``: a queried warp size clamped to a literal 32."""
+    from rocmlint.cpp.dataflow import call_arguments, callee_name
+
+    call = arguments.parent
+    if call is None or call.type != "call_expression" or callee_name(ctx, call) not in _MIN_CALLS or \
+            ctx.node_text(literal) != "32":
+        return False
+    scope = ctx.scope_of(call)
+    body = ctx.source[scope.start_byte : call.start_byte].decode("utf-8", "replace")
+    for arg in call_arguments(call):
+        text = ctx.node_text(arg)
+        if arg == literal:
+            continue
+        if _WARP_SIZE_TEXT.search(text):
+            return True
+        # int n; hipDeviceGetAttribute(&n, hipDeviceAttributeWarpSize, dev); min(n, 32)
+        if arg.type == "identifier" and re.search(r"&\s*" + re.escape(text) + r"\s*,\s*\w*(?:WarpSize|warpSize)", body):
+            return True
+    return False

@@ -1,15 +1,12 @@
-"""Shared look-ups of the wave-size rules: shuffle calls, their operands, warp-ish names."""
+"""Shared look-ups of the wave-size rules: shuffle calls and their operands, declarations
+that shadow ``warpSize``."""
 from __future__ import annotations
 
-import re
 
 from .dataflow import call_arguments, callee_name
 
 SHUFFLES = frozenset({"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor", "__shfl_sync",
                       "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync"})
-WARP_NAME = re.compile(r"(?i)warp|wave|lanes|^WS$|^kWS$")
-WORD_NAME = re.compile(r"(?i)bit|word|byte|align|pack|sizeof|elem|vec|tile|block|chunk")
-WARP_COMMENT = re.compile(r"(?i)//.*\b(?:warp|wave|lanes?)\b|/\*.*\b(?:warp|wave|lanes?)\b")
 
 
 def shuffle_operands(ctx, call) -> tuple[list, int] | None:
@@ -18,30 +15,6 @@ def shuffle_operands(ctx, call) -> tuple[list, int] | None:
     if name not in SHUFFLES:
         return None
     return call_arguments(call), 1 if name.endswith("_sync") else 0
-
-
-def is_warp_constant(ctx, name: str, line: int) -> bool:
-    """Whether a constant equal to 32 means the warp size, judged by its name, the comment
-    on its line, and then by how it is used (lane arithmetic, shuffles, launch sizes)."""
-    if WORD_NAME.search(name) and not WARP_NAME.search(name):
-        return False
-    if WARP_NAME.search(name) or WARP_COMMENT.search(ctx.lines.line_text(line)):
-        return True
-    from .dataflow import flow_for
-
-    for use in ctx.identifiers(ctx.root, name):
-        parent = use.parent
-        if parent is None or ctx.line_of(use.start_byte) == line:
-            continue
-        if parent.type == "argument_list" and parent.parent is not None and \
-                shuffle_operands(ctx, parent.parent) is not None:
-            return True
-        if parent.type == "binary_expression" and ctx.node_text(parent.child_by_field_name("operator")) in ("%", "/"):
-            if flow_for(ctx, use).holds_index(parent.child_by_field_name("left")):
-                return True
-        if ctx.ancestor(use, {"kernel_call_syntax"}) is not None:
-            return True
-    return False
 
 
 _DECLARING = frozenset({"init_declarator", "declaration", "field_declaration", "parameter_declaration",

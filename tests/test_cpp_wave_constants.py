@@ -1,0 +1,153 @@
+"""What a 32 means (ROC204) and when `warpSize` is the builtin (ROC206): names, uses, fixes."""
+from __future__ import annotations
+
+import pytest
+
+from rocmlint.config import Settings
+from rocmlint.cpp.constant_uses import name_says
+from rocmlint.engine import analyse_buffer, rules_for
+from rocmlint.model import Applicability
+from rocmlint.runner import fix_buffer
+
+SETTINGS = Settings()
+
+
+def lint(code: str, path: str = "k.cu", select=("ROC204", "ROC206")):
+    return analyse_buffer(path, code.encode(), "cpp", SETTINGS, rules_for(select, (), "cpp"))
+
+
+def fix(code: str, path: str = "k.cu", select=("ROC204", "ROC206")) -> str:
+    outcome = fix_buffer(code.encode(), "\n", path, "cpp", SETTINGS, rules_for(select, (), "cpp"), unsafe=True)
+    return outcome.buffer.decode()
+
+
+@pytest.mark.parametrize("name,said", [
+    ("M_Warp_Tile", "data"), ("N_Warp_Tile", "data"), ("threads_per_row", "data"), ("kElemsPerWarp", "data"),
+    ("NUM_WARPS", "data"), ("WARP_M", "data"), ("kWarpSize", "warp"), ("WARP_SIZE", "warp"), ("WS", "warp"),
+    ("THREADS_PER_WARP", "warp"), ("kWaveSize", "warp"), ("C10_WARP_SIZE", "warp"), ("NT", None),
+])
+def test_name_says(name, said):
+    assert name_says(name) == said
+
+
+def test_tile_sizes_named_after_the_warp_are_not_warp_sizes():
+    code = ("#include <hip/hip_runtime.h>\n"
+            "constexpr int M_Warp_Tile = 32;\n"
+            "constexpr int N_Warp_Tile = 32;\n"
+            "__global__ void t(float* c) { c[threadIdx.x / M_Warp_Tile * N_Warp_Tile + threadIdx.x % N_Warp_Tile] = 0; }\n")
+    assert lint(code, "t.hip") == []
+    assert fix(code, "t.hip") == code
+
+
+HOST_LAUNCH = (
+    "static const int WS = 32;\n"
+    "__global__ void lanes(int* out) { out[threadIdx.x] = threadIdx.x % WS; }\n"
+    "void launch(int* out, int blocks) {\n"
+    "  lanes<<<blocks, 24 * WS>>>(out);\n"
+    "}\n"
+)
+
+
+@pytest.mark.parametrize("path", ["k.cu", "k.hip"])
+def test_constant_read_by_host_code_gets_no_device_only_macro(path):
+    findings = lint(HOST_LAUNCH, path)
+    assert [(f.code, f.line) for f in findings] == [("ROC204", 1)]
+    assert findings[0].fix.applicability is Applicability.DISPLAY_ONLY
+    assert "line 4" in findings[0].message and "hipDeviceAttributeWarpSize" in findings[0].message
+    assert fix(HOST_LAUNCH, path) == HOST_LAUNCH
+
+
+def test_constant_read_by_host_device_function_or_derived_host_constant():
+    both = ("#define WARP_SIZE 32\n"
+            "__host__ __device__ inline int warps_of(int n) { return n / WARP_SIZE; }\n"
+            "__global__ void k(int* o) { o[threadIdx.x] = threadIdx.x % WARP_SIZE; }\n")
+    assert lint(both)[0].fix.applicability is Applicability.DISPLAY_ONLY
+    derived = ("constexpr int kWarpSize = 32;\n"
+               "constexpr int kThreads = 8 * kWarpSize;\n"
+               "__global__ void k(int* o) { o[threadIdx.x] = threadIdx.x % kWarpSize; }\n"
+               "void go(int* o) { k<<<1, kThreads>>>(o); }\n")
+    assert lint(derived)[0].fix.applicability is Applicability.DISPLAY_ONLY
+
+
+SPLIT = (
+    "#include <hip/hip_runtime.h>\n"
+    "static const int WS = 32;  // warp size and bits per int\n"
+    "static const unsigned MSB = 1u << (WS - 1);\n"
+    "static const unsigned Mask = (1u << (WS / 2)) - 1;\n"
+    "__global__ void k(const unsigned* w, int* o) {\n"
+    "  const int lane = threadIdx.x % WS;\n"
+    "  if (w[0] & MSB) o[lane] = w[1] & Mask;\n"
+    "}\n"
+)
+
+
+def test_warp_and_word_size_constant_is_split_not_redefined():
+    fixed = fix(SPLIT, "k.hip")
+    assert "static const int WS = 32;  // warp size and bits per int\n" in fixed
+    assert "#if defined(__GFX9__)\nstatic const int WS_WAVE = 64;\n#else\nstatic const int WS_WAVE = 32;\n#endif\n" \
+        in fixed
+    assert "threadIdx.x % WS_WAVE;" in fixed
+    assert "1u << (WS - 1)" in fixed and "(1u << (WS / 2)) - 1" in fixed
+    assert lint(fixed, "k.hip") == []  # what the split leaves is a word size
+
+
+def test_split_in_shared_file_keeps_nvidia_lines():
+    shared = SPLIT.replace("#include <hip/hip_runtime.h>\n", "")
+    fixed = fix(shared)
+    assert "#if defined(__HIP_PLATFORM_AMD__)\n  const int lane = threadIdx.x % WS_WAVE;\n#else\n" \
+           "  const int lane = threadIdx.x % WS;\n#endif\n" in fixed
+    assert lint(fixed) == []
+
+
+def test_constant_recognised_by_lane_stride_and_modulo():
+    code = ("static const int NT = 32;\n"
+            "__global__ void s(const float* in, float* out, int n) {\n"
+            "  float acc = 0.f;\n"
+            "  for (int i = threadIdx.x % NT; i < n; i += NT) acc += in[i];\n"
+            "  out[threadIdx.x] = acc;\n"
+            "}\n")
+    assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 1)]
+
+
+def test_host_clamp_of_queried_warp_size():
+    code = ("__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
+            "int lanes(int dev) {\n"
+            "  int n = 0;\n"
+            "  hipDeviceGetAttribute(&n, hipDeviceAttributeWarpSize, dev);\n"
+            "  int threads = std::min(256, 32);\n"
+            "  return std::min(n, 32) + threads;\n"
+            "}\n")
+    assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 6)]
+
+
+SHADOWED = (
+    "#include <hip/hip_runtime.h>\n"
+    "__device__ float tree(float v) {\n"
+    "  constexpr int warpSize = 64;\n"
+    "  __shared__ float lanes[warpSize];\n"
+    "  static_assert(warpSize == 64, \"\");\n"
+    "  lanes[threadIdx.x % warpSize] = v;\n"
+    "  return lanes[0];\n"
+    "}\n"
+    "template <int warpSize> struct Lanes { float buf[warpSize]; };\n"
+    "struct Cfg { static constexpr int warpSize = 64; float slots[warpSize]; };\n"
+    "__global__ void k(float* o) { __shared__ float s[warpSize]; o[0] = s[0]; }\n"
+)
+
+
+def test_declaration_named_warpsize_shadows_the_builtin():
+    findings = lint(SHADOWED, "k.hip")
+    assert [(f.code, f.line) for f in findings] == [("ROC206", 11)]
+    fixed = fix(SHADOWED, "k.hip")
+    assert "constexpr int warpSize = 64;" in fixed and "int 64" not in fixed
+
+
+def test_constexpr_function_returning_warpsize():
+    code = ("#include <hip/hip_runtime.h>\n"
+            "__device__ constexpr int lanes() { return warpSize; }\n"
+            "__host__ __device__ constexpr int both() { return warpSize; }\n"
+            "__device__ int runtime() { return warpSize; }\n")
+    findings = lint(code, "k.hip")
+    assert [(f.line, f.fix.applicability) for f in findings] == [(2, Applicability.UNSAFE),
+                                                                 (3, Applicability.DISPLAY_ONLY)]
+    assert "#if defined(__GFX9__)\n__device__ constexpr int lanes() { return 64; }\n#else\n" in fix(code, "k.hip")
