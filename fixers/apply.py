@@ -6,6 +6,7 @@ see a single changed token.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -39,29 +40,70 @@ def select_edits(findings: list[Finding], unsafe: bool, newline: str = "\n") -> 
 
     An edit identical to one already chosen (two fixes inserting the same gate
     definition) is shared, not duplicated; a fix with any clashing edit waits for the
-    next round, when it is re-derived from the updated file.
+    next round, when it is re-derived from the updated file. Chosen edits never overlap,
+    so each new edit is checked against its neighbours in start order only.
     """
-    chosen: list[Edit] = []
+    chosen = _ChosenEdits()
     used = 0
     for finding in sorted(findings, key=Finding.sort_key):
         if not applicable(finding, unsafe):
             continue
-        new_edits = []
+        new_edits: list[Edit] = []
         clash = False
-        for edit in finding.fix.edits:
+        for edit in finding.fix.edits:  # type: ignore[union-attr]
             if edit in chosen or edit in new_edits:
                 continue
-            if any(_clash(edit, other) for other in chosen + new_edits):
+            if chosen.clashes(edit) or any(_clash(edit, other) for other in new_edits):
                 clash = True
                 break
             new_edits.append(edit)
         if clash:
             continue
-        chosen.extend(new_edits)
+        for edit in new_edits:
+            chosen.add(edit)
         used += 1
+    edits = chosen.in_order()
     if newline != "\n":
-        chosen = [Edit(e.span, _to_newline(e.content, newline)) for e in chosen]
-    return chosen, used
+        edits = [Edit(e.span, _to_newline(e.content, newline)) for e in edits]
+    return edits, used
+
+
+class _ChosenEdits:
+    """Non-overlapping edits kept sorted by span, for clash checks in logarithmic time."""
+
+    def __init__(self) -> None:
+        self._edits: list[Edit] = []
+        self._keys: list[tuple[int, int]] = []
+        self._set: set[Edit] = set()
+
+    def __contains__(self, edit: Edit) -> bool:
+        return edit in self._set
+
+    def add(self, edit: Edit) -> None:
+        at = bisect.bisect_right(self._keys, (edit.span.start, edit.span.end))
+        self._keys.insert(at, (edit.span.start, edit.span.end))
+        self._edits.insert(at, edit)
+        self._set.add(edit)
+
+    def clashes(self, edit: Edit) -> bool:
+        at = bisect.bisect_left(self._keys, (edit.span.start, -1))
+        # the chosen edits before ``at`` end in start order (they are disjoint): only the
+        # last ones can reach past edit.start
+        back = at - 1
+        while back >= 0 and (self._edits[back].span.end > edit.span.start or
+                             self._edits[back].span.start == edit.span.start):
+            if _clash(edit, self._edits[back]):
+                return True
+            back -= 1
+        forward = at
+        while forward < len(self._edits) and self._edits[forward].span.start <= edit.span.end:
+            if _clash(edit, self._edits[forward]):
+                return True
+            forward += 1
+        return False
+
+    def in_order(self) -> list[Edit]:
+        return list(self._edits)
 
 
 def _clash(a: Edit, b: Edit) -> bool:

@@ -116,3 +116,14 @@ def test_never_emits_deprecated_wavefront_macro_or_bare_64():
 
 def test_commented_out_define_is_not_reported():
     assert lint("// #define C10_WARP_SIZE 32\n/* #define WARP_SIZE 32 */\n") == []
+
+
+def test_typed_descendants_match_the_tree_walk():
+    """The query-backed walk returns what the cursor walk does, in the same order."""
+    from rocmlint.cpp.context import CppContext
+
+    ctx = CppContext("k.cu", (BROKEN + "__device__ int f(int a) { int b = a; b = a + 1; return b; }\n").encode(),
+                     SETTINGS)
+    types = {"declaration", "parameter_declaration", "assignment_expression", "return_statement", "call_expression"}
+    walked = [(n.type, n.start_byte) for n in ctx._walk(ctx.root, types)]
+    assert walked and [(n.type, n.start_byte) for n in ctx.descendants(ctx.root, types)] == walked

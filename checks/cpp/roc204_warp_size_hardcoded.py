@@ -132,7 +132,7 @@ class WarpSizeHardcoded(Rule):
         from rocmlint.cpp.wavesize import shuffle_operands
         from rocmlint.fixers.cpp_gate import build_fix
 
-        for hit in ctx.hits():
+        for hit in ctx.amd_hits():
             text = ctx.source[hit.start : hit.end]
             line = ctx.line_of(hit.start)
             definition = _DEFINITION.match(text)

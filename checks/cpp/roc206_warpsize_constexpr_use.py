@@ -103,7 +103,7 @@ class WarpSizeConstexprUse(Rule):
         found = []
         # a declaration named warpSize hides the builtin: there it is an ordinary constant
         shadowed = shadowed_ranges(ctx, ctx.hits())
-        for hit in ctx.hits():
+        for hit in ctx.amd_hits():
             if any(start <= hit.start < end for start, end in shadowed):
                 continue
             node = ctx.node_at(hit)

@@ -28,10 +28,10 @@ class CppLanguage:
         Files fixed without a gate (HIP-only, or ``gate = "never"``) have no NVIDIA build:
         their view is empty."""
         from .context import is_hip_only, uses_gate
-        from .preprocessor import Conditionals
+        from .preprocessor import conditionals
         from .unifdef import undefine
 
-        pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros, settings.gate_macro)
+        pp = conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros, settings.gate_macro)
         if not uses_gate(settings, is_hip_only(path, source, pp)):
             return b""
         return undefine(source, settings.gate_macro)

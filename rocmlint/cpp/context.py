@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import re
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterator
 
 from ..model import Span
 from ..rule import FileContext
-from .preprocessor import Conditionals
+from .preprocessor import Conditionals, conditionals
 from .treesitter import parse
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ class CppContext(FileContext):
         super().__init__(path, source, settings)
         self.tree = parse(source, path)
         self.root = self.tree.root_node
-        self.pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
+        self.pp = conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
                                settings.gate_macro)
         self.cache: dict = {}  # per-file memo for rules (e.g. data flow per function)
 
@@ -80,6 +80,13 @@ class CppContext(FileContext):
 
     def wave_size_aware(self, offset: int) -> bool:
         return self.pp.wave_size_aware(self.lines.line_of(offset))
+
+    def amd_hits(self) -> list[Span]:
+        """The current rule's anchors that the AMD build compiles. The engine drops findings
+        on NVIDIA-only lines, so a rule whose findings lie inside their anchor skips the
+        others (after a gated fix most anchors sit in ``#else`` branches)."""
+        return [hit for hit in self.hits()
+                if not (self.nvidia_only(hit.start) and self.nvidia_only(max(hit.end - 1, hit.start)))]
 
     def in_gate_amd_branch(self, offset: int) -> bool:
         """Inside ``#if defined(<gate macro>)``: code only the AMD build sees, rewritten directly."""
@@ -154,7 +161,18 @@ class CppContext(FileContext):
         return fallback or self.root
 
     def descendants(self, node, types=None) -> Iterator:
-        """Depth-first walk below ``node`` (node included)."""
+        """Depth-first walk below ``node`` (node included); with ``types`` only nodes of
+        those types, matched by a tree-sitter query (in C: rules ask this per function)."""
+        if types is not None:
+            query = _type_query(self.tree.language, frozenset(types))
+            if query is not None:
+                from tree_sitter import QueryCursor
+
+                found = QueryCursor(query).captures(node).get("n", [])
+                return iter(sorted(found, key=lambda n: (n.start_byte, -n.end_byte)))
+        return self._walk(node, types)
+
+    def _walk(self, node, types) -> Iterator:
         cursor = node.walk()
         reached_root = False
         while not reached_root:
@@ -220,3 +238,14 @@ class CppContext(FileContext):
         if end > node.start_byte and self.source[end - 1 : end] == b"\n":
             end -= 1
         return self.lines.line_of(max(end - 1, node.start_byte))
+
+
+@lru_cache(maxsize=64)
+def _type_query(language, types: frozenset[str]):
+    """A query capturing every node of ``types`` as ``n``; None if the grammar lacks one."""
+    from tree_sitter import Query, QueryError
+
+    try:
+        return Query(language, "[" + " ".join(f"({t})" for t in sorted(types)) + "] @n")
+    except QueryError:
+        return None

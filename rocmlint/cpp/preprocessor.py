@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 # Conditions naming one of these pick code by wave size: wave-size rules stay quiet inside.
 WAVE_SIZE_MACRO = re.compile(
@@ -375,6 +376,7 @@ class Conditionals:
         self.wave = [False] * n
         self.gate_amd = [False] * n
         self.gate_blocks: list[GateBlock] = []
+        self._block_index: tuple[dict[int, GateBlock], dict[int, GateBlock]] | None = None
         self.depth = [0] * n
         for chain in self.chains:
             for b in range(chain.branches[0].line, min(chain.endif + 1, n)):
@@ -410,16 +412,21 @@ class Conditionals:
         return self.gate_amd[line]
 
     def block_ending_at(self, line: int) -> GateBlock | None:
-        for block in self.gate_blocks:
-            if block.endif_line == line:
-                return block
-        return None
+        return self._blocks_by_line()[1].get(line)
 
     def block_starting_at(self, line: int) -> GateBlock | None:
-        for block in self.gate_blocks:
-            if block.if_line == line:
-                return block
-        return None
+        return self._blocks_by_line()[0].get(line)
+
+    def _blocks_by_line(self) -> tuple[dict[int, GateBlock], dict[int, GateBlock]]:
+        """Gate blocks by their ``#if`` line and by their ``#endif`` line (first wins)."""
+        if self._block_index is None:
+            starts: dict[int, GateBlock] = {}
+            ends: dict[int, GateBlock] = {}
+            for block in self.gate_blocks:
+                starts.setdefault(block.if_line, block)
+                ends.setdefault(block.endif_line, block)
+            self._block_index = (starts, ends)
+        return self._block_index
 
     def header_guard(self) -> Chain | None:
         """The ``#ifndef G / #define G ... #endif`` chain wrapping the whole file, if any."""
@@ -436,3 +443,11 @@ class Conditionals:
 
 def _truth(value: int | None) -> bool | None:
     return None if value is None else bool(value)
+
+
+@lru_cache(maxsize=4)
+def conditionals(data: bytes, rocm_macros: tuple[str, ...], nvidia_macros: tuple[str, ...],
+                 gate_macro: str) -> Conditionals:
+    """``Conditionals`` of a buffer, kept for the last few buffers (analysis, the fixer's
+    NVIDIA-view proof and the next fix round all ask for the same one)."""
+    return Conditionals(data, rocm_macros, nvidia_macros, gate_macro)

@@ -24,7 +24,14 @@ def grammar_for(path: str) -> str:
 
 
 def parse(source: bytes, path: str):
-    return _parser(grammar_for(path)).parse(source)
+    """The tree of ``source``; the last few are kept, since --fix parses the same buffer
+    to analyse it, to count its syntax errors and again in the next round."""
+    return _parse(source, grammar_for(path))
+
+
+@lru_cache(maxsize=4)
+def _parse(source: bytes, grammar: str):
+    return _parser(grammar).parse(source)
 
 
 def count_errors(node) -> int:
