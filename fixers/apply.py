@@ -1,6 +1,7 @@
 """Apply fixes: choose non-overlapping edits, re-lint to a fixpoint, then prove and write.
 
-A fixed buffer is only handed back when it re-parses with no new syntax errors and its
+A fixed buffer is only handed back when it re-parses with no new syntax errors (in any
+build's view, where the language can tell: copies of an unparsable line are not new) and its
 NVIDIA view (``Language.nvidia_view``) equals the original's: the NVIDIA build must not
 see a single changed token.
 """
@@ -124,6 +125,7 @@ def fix_to_fixpoint(
     newline: str,
     syntax_errors: Callable[[bytes], int],
     nvidia_view: Callable[[bytes], bytes],
+    new_syntax_errors: Callable[[bytes, bytes], int] | None = None,
 ) -> FixOutcome:
     """Fix ``buffer`` round after round until no applicable fix is left (or raise)."""
     original = buffer
@@ -141,7 +143,9 @@ def fix_to_fixpoint(
             raise FixRejected(f"fixes did not converge after {MAX_ROUNDS} rounds")
     if buffer != original:
         before, after = syntax_errors(original), syntax_errors(buffer)
-        if after > before:
+        # more errors in total may be copies of lines that never parsed: then ask the
+        # language whether any build's view of the file got worse
+        if after > before and (new_syntax_errors is None or new_syntax_errors(original, buffer) > 0):
             raise FixRejected(f"the fixed file does not parse ({after} syntax errors, {before} before)")
         if nvidia_view(buffer) != nvidia_view(original):
             raise FixRejected("the fix would change the code the NVIDIA build sees")

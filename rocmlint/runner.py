@@ -105,6 +105,8 @@ def fix_buffer(buffer: bytes, newline: str, display: str, language: str, setting
         unsafe=unsafe, newline=newline,
         syntax_errors=lambda b: lang.syntax_errors(b, display),
         nvidia_view=lambda b: lang.nvidia_view(b, display, settings),
+        new_syntax_errors=(lambda a, b: lang.new_syntax_errors(a, b, display, settings))
+        if hasattr(lang, "new_syntax_errors") else None,
     )
 
 

@@ -127,3 +127,57 @@ def test_typed_descendants_match_the_tree_walk():
     types = {"declaration", "parameter_declaration", "assignment_expression", "return_statement", "call_expression"}
     walked = [(n.type, n.start_byte) for n in ctx._walk(ctx.root, types)]
     assert walked and [(n.type, n.start_byte) for n in ctx.descendants(ctx.root, types)] == walked
+
+
+UNROLLED = (
+    "#define CUTLASS_PRAGMA_UNROLL _Pragma(\"unroll\")\n"
+    "__global__ void strided(const float* in, float* out, int n) {\n"
+    "  float acc = 0.f;\n"
+    "  CUTLASS_PRAGMA_UNROLL\n"
+    "  for (int i = threadIdx.x % 32; i < n; i += blockDim.x) {\n"
+    "    acc += in[i];\n"
+    "  }\n"
+    "  out[threadIdx.x] = acc;\n"
+    "}\n"
+)
+INITIALISER = (
+    "#define CUTE_HOST_DEVICE __host__ __device__\n"
+    "struct LaneInfo {\n"
+    "  int lane;\n"
+    "  CUTE_HOST_DEVICE\n"
+    "  LaneInfo(int tid)\n"
+    "      : lane(tid % 32) {\n"
+    "    if (lane == 0) lane += 0;\n"
+    "  }\n"
+    "};\n"
+)
+
+
+def test_gate_copying_an_unparsable_macro_line_is_applied_as_a_whole_loop():
+    assert count_errors(parse(UNROLLED.encode(), "k.cu").root_node) > 0
+    fixed = fix(UNROLLED, unsafe=True, select=("ROC204",))
+    assert fixed == UNROLLED.replace(
+        "  CUTLASS_PRAGMA_UNROLL\n",
+        "#if defined(__HIP_PLATFORM_AMD__)\n  CUTLASS_PRAGMA_UNROLL\n"
+        "  for (int i = threadIdx.x % warpSize; i < n; i += blockDim.x) {\n    acc += in[i];\n  }\n"
+        "#else\n  CUTLASS_PRAGMA_UNROLL\n", 1).replace("  }\n  out[", "  }\n#endif\n  out[", 1)
+
+
+def test_gate_around_macro_before_initialiser_list_is_applied():
+    assert count_errors(parse(INITIALISER.encode(), "k.cu").root_node) > 0
+    fixed = fix(INITIALISER, unsafe=True, select=("ROC204",))
+    assert ": lane(tid % warpSize) {" in fixed and fixed.count("CUTE_HOST_DEVICE\n") == 2
+    assert fixed.index("#endif") > fixed.index("    if (lane == 0) lane += 0;\n  }\n#else")
+
+
+def test_a_fix_that_breaks_one_build_view_still_counts_as_new_errors():
+    from rocmlint.languages import get_language
+
+    original = b"int f() { return 1; }\nint g() { return 2; }\n"
+    broken = (b"#if defined(__HIP_PLATFORM_AMD__)\nint f() { return 1;\n#else\nint f() { return 1; }\n#endif\n"
+              b"int g() { return 2; }\n")
+    assert get_language("cpp").new_syntax_errors(original, broken, "k.cu", SETTINGS) > 0
+    copied = b"#define U _Pragma(\"unroll\")\nvoid h() {\n  U\n  for (int i = 0; i < 4; ++i) {\n  }\n}\n"
+    gated = copied.replace(b"  U\n", b"#if defined(__HIP_PLATFORM_AMD__)\n  U\n  for (int i = 0; i < 8; ++i) {\n  }\n"
+                                     b"#else\n  U\n", 1).replace(b"  }\n}\n", b"  }\n#endif\n}\n")
+    assert get_language("cpp").new_syntax_errors(copied, gated, "k.cu", SETTINGS) == 0

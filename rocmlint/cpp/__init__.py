@@ -23,6 +23,26 @@ class CppLanguage:
 
         return count_errors(parse(source, path).root_node)
 
+    def new_syntax_errors(self, original: bytes, fixed: bytes, path: str, settings: "Settings") -> int:
+        """Syntax errors a fix adds, counted in each build's view of the file. A gated fix
+        copies lines into both branches: a line tree-sitter could not parse before
+        (``CUTLASS_PRAGMA_UNROLL`` before a ``for``) fails in both copies, yet each build
+        sees it once. Views: the AMD build on wave64 and on wave32 targets, the NVIDIA build."""
+        from rocmlint.fixers.cpp_gate import WAVE64_MACRO
+
+        from .treesitter import count_errors, parse
+        from .unifdef import undefine
+
+        def views(data: bytes) -> list[bytes]:
+            amd = undefine(data, settings.gate_macro, defined=True)
+            return [undefine(amd, WAVE64_MACRO, defined=True), undefine(amd, WAVE64_MACRO),
+                    undefine(data, settings.gate_macro)]
+
+        added = 0
+        for before, after in zip(views(original), views(fixed)):
+            added = max(added, count_errors(parse(after, path).root_node) - count_errors(parse(before, path).root_node))
+        return added
+
     def nvidia_view(self, source: bytes, path: str, settings: "Settings") -> bytes:
         """``unifdef -U<gate macro>``: a gated fix must leave it byte for byte unchanged.
         Files fixed without a gate (HIP-only, or ``gate = "never"``) have no NVIDIA build:

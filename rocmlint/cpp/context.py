@@ -30,6 +30,8 @@ MAX_GATED_LINES = 24
 FUNCTION_LIKE = frozenset({"function_definition", "lambda_expression"})
 _HIP_INCLUDE = re.compile(r"^hip/hip_runtime(?:_api)?\.h$")
 _CUDA_INCLUDE = re.compile(r"^(?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h)")
+_BRACKETS = re.compile(rb"[(){}\[\]]")
+_NOT_CODE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
 _INT_HEADERS = ("cstdint", "stdint.h", "cinttypes", "inttypes.h", "hip/hip_runtime.h")
 
 
@@ -230,7 +232,29 @@ class CppContext(FileContext):
             if stmt.type in HEADED_STATEMENTS:
                 return None
             first, last = node.start_point[0], self.last_line(node)
-        return first, last
+        return self.balanced_lines(first, last)
+
+    def balanced_lines(self, first: int, last: int) -> tuple[int, int] | None:
+        """Lines ``first..last`` grown until their braces and parentheses balance: where
+        tree-sitter misreads a macro (``CUTLASS_PRAGMA_UNROLL`` before a ``for``, one before
+        a constructor's initialiser list) a "statement" can end inside a block, and a gate
+        must hold whole syntactic units. None past MAX_GATED_LINES."""
+        while last - first < MAX_GATED_LINES:
+            depth = lowest = 0
+            for char in _BRACKETS.findall(_code_only(self.source[self.lines.line_start(first):
+                                                               self._line_end(last)])):
+                depth += 1 if char in b"({[" else -1
+                lowest = min(lowest, depth)
+            if lowest < 0 and first > 0:
+                first -= 1
+            elif depth > lowest and last + 1 < self.lines.line_count:
+                last += 1
+            else:
+                return (first, last) if depth == lowest == 0 else None
+        return None
+
+    def _line_end(self, line: int) -> int:
+        return self.lines.line_start(line + 1) if line + 1 < self.lines.line_count else len(self.source)
 
     def last_line(self, node) -> int:
         """0-based last line of a node (preprocessor nodes end after their newline)."""
@@ -249,3 +273,8 @@ def _type_query(language, types: frozenset[str]):
         return Query(language, "[" + " ".join(f"({t})" for t in sorted(types)) + "] @n")
     except QueryError:
         return None
+
+
+def _code_only(text: bytes) -> bytes:
+    """``text`` without comments, string and character literals (brackets there don't count)."""
+    return _NOT_CODE.sub(b" ", text)

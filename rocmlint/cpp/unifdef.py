@@ -1,4 +1,5 @@
-"""``unifdef -U<macro>`` for one macro: the NVIDIA view the isolation proof compares.
+"""``unifdef -U<macro>`` (or ``-D``) for one macro: the NVIDIA view the isolation proof
+compares, and the per-build views the fixer counts syntax errors in.
 
 Only conditionals whose expression names the macro and resolves once it is undefined are
 removed (as unifdef does by default); every other directive and line passes through.
@@ -20,8 +21,10 @@ class _Frame:
     emitted_if: bool  # an opening #if of this group is in the output
 
 
-def undefine(data: bytes, macro: str) -> bytes:
-    evaluator = Evaluator({}, {macro})
+def undefine(data: bytes, macro: str, defined: bool = False) -> bytes:
+    """The lines of ``data`` with ``macro`` undefined (``unifdef -U``), or with ``defined``
+    defined (``unifdef -D``)."""
+    evaluator = Evaluator({macro: 1}, set()) if defined else Evaluator({}, {macro})
     mentions = re.compile(rb"\b" + re.escape(macro.encode()) + rb"\b")
     directives = {first: (last, text) for first, last, text in logical_lines(data)}
     lines = data.split(b"\n")
@@ -37,9 +40,9 @@ def undefine(data: bytes, macro: str) -> bytes:
             return None
         cond = rest.decode("utf-8", "replace").strip()
         if kind == "ifdef":
-            return False
+            return defined
         if kind == "ifndef":
-            return True
+            return not defined
         value = evaluator.evaluate(cond)
         return None if value is None else bool(value)
 
