@@ -32,6 +32,7 @@ _HIP_INCLUDE = re.compile(r"^hip/hip_runtime(?:_api)?\.h$")
 _CUDA_INCLUDE = re.compile(r"^(?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h)")
 _BRACKETS = re.compile(rb"[(){}\[\]]")
 _NOT_CODE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
+_STRAY_QUOTE = re.compile(rb"\"|(?<![0-9A-Fa-f])'")  # digit separators (1'000) are not quotes
 _INT_HEADERS = ("cstdint", "stdint.h", "cinttypes", "inttypes.h", "hip/hip_runtime.h")
 
 
@@ -238,11 +239,14 @@ class CppContext(FileContext):
         """Lines ``first..last`` grown until their braces and parentheses balance: where
         tree-sitter misreads a macro (``CUTLASS_PRAGMA_UNROLL`` before a ``for``, one before
         a constructor's initialiser list) a "statement" can end inside a block, and a gate
-        must hold whole syntactic units. None past MAX_GATED_LINES."""
+        must hold whole syntactic units. None past MAX_GATED_LINES, or where a string or
+        character literal is left open."""
         while last - first < MAX_GATED_LINES:
             depth = lowest = 0
-            for char in _BRACKETS.findall(_code_only(self.source[self.lines.line_start(first):
-                                                               self._line_end(last)])):
+            code = _code_only(self.source[self.lines.line_start(first) : self._line_end(last)])
+            if _STRAY_QUOTE.search(code):
+                return None  # an unterminated literal: the preprocessor cannot lex these lines
+            for char in _BRACKETS.findall(code):
                 depth += 1 if char in b"({[" else -1
                 lowest = min(lowest, depth)
             if lowest < 0 and first > 0:
