@@ -151,3 +151,17 @@ def test_constexpr_function_returning_warpsize():
     assert [(f.line, f.fix.applicability) for f in findings] == [(2, Applicability.UNSAFE),
                                                                  (3, Applicability.DISPLAY_ONLY)]
     assert "#if defined(__GFX9__)\n__device__ constexpr int lanes() { return 64; }\n#else\n" in fix(code, "k.hip")
+
+
+def test_literal_in_a_branch_chosen_by_a_tile_dimension_is_that_dimension():
+    code = ("template <int I, int J> struct tile {\n"
+            "  static __device__ int get_i() {\n"
+            "    if constexpr (I == 32 && J == 4) {\n"
+            "      return threadIdx.x % 32;\n"
+            "    } else {\n"
+            "      return threadIdx.x % 16;\n"
+            "    }\n"
+            "  }\n"
+            "};\n"
+            "__global__ void k(int* o) { if (o[0] == 32) o[threadIdx.x] = threadIdx.x % 32; }\n")
+    assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 10)]

@@ -177,6 +177,8 @@ class WarpSizeHardcoded(Rule):
             if key not in LANE_ARITHMETIC or parent.child_by_field_name("right") != literal:
                 continue
             left = parent.child_by_field_name("left")
+            if _selected_tile_size(ctx, literal):
+                continue
             flow = flow_for(ctx, literal)
             if key[0] in ("<", "<=", "+=", "=="):
                 if not self._lane_loop_or_compare(ctx, flow, parent, left, key[0]):
@@ -296,4 +298,21 @@ def _clamps_warp_size(ctx, arguments, literal) -> bool:
         # int n; hipDeviceGetAttribute(&n, hipDeviceAttributeWarpSize, dev); min(n, 32)
         if arg.type == "identifier" and re.search(r"&\s*" + re.escape(text) + r"\s*,\s*\w*(?:WarpSize|warpSize)", body):
             return True
+    return False
+
+
+def _selected_tile_size(ctx, literal) -> bool:
+    """``if constexpr (I == 32 && J == 4) return threadIdx.x % 32;``: inside a branch chosen
+    by a tile or data dimension equal to this literal, the literal is that dimension."""
+    from rocmlint.cpp.constant_uses import name_says
+
+    value = ctx.node_text(literal)
+    node = ctx.ancestor(literal, {"if_statement"})
+    while node is not None:
+        condition = node.child_by_field_name("condition")
+        if condition is not None:
+            for name in re.findall(r"\b([A-Za-z_]\w*)\s*==\s*" + value + r"\b", ctx.node_text(condition)):
+                if name_says(name) == "data":
+                    return True
+        node = ctx.ancestor(node, {"if_statement"})
     return False

@@ -29,7 +29,7 @@ DATA_WORDS = frozenset({
     "shape", "iter", "iters", "iterations", "stages", "stage", "repeat", "repeats", "num", "count", "warps",
     "waves", "groups", "group", "dim", "mma", "mfma", "wmma", "gemm", "load", "loads", "store", "buffer",
     "smem", "regs", "align", "alignment", "pack", "packed", "sizeof", "log", "log2", "shift", "mask",
-    "k", "m", "n", "x", "y", "z",
+    "i", "j", "k", "m", "n", "x", "y", "z",  # tile and matrix dimensions
 })
 WARP_COMMENT = re.compile(r"(?i)//.*\b(?:warp|wave|lanes?)\b|/\*.*\b(?:warp|wave|lanes?)\b")
 _SHIFTS = frozenset({"<<", ">>", "<<=", ">>="})
