@@ -47,11 +47,12 @@ def select_edits(findings: list[Finding], unsafe: bool, newline: str = "\n") -> 
     chosen = _ChosenEdits()
     used = 0
     for finding in sorted(findings, key=Finding.sort_key):
-        if not applicable(finding, unsafe):
+        fix = finding.fix
+        if fix is None or not applicable(finding, unsafe):
             continue
         new_edits: list[Edit] = []
         clash = False
-        for edit in finding.fix.edits:  # type: ignore[union-attr]
+        for edit in fix.edits:
             if edit in chosen or edit in new_edits:
                 continue
             if chosen.clashes(edit) or any(_clash(edit, other) for other in new_edits):

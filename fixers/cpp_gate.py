@@ -15,7 +15,7 @@ in one round and merge into one block on the next.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from rocmlint.model import Applicability, Edit, Fix, Span, apply_edits
 
@@ -73,7 +73,7 @@ def build_fix(
     return _checked(ctx, fix_edits, title, applicability)
 
 
-def build_uses_fix(ctx: "CppContext", uses: Sequence[tuple[object, Sequence[Edit]]], extra: Sequence[Edit],
+def build_uses_fix(ctx: "CppContext", uses: Sequence[tuple[Any, Sequence[Edit]]], extra: Sequence[Edit],
                    title: str, applicability: Applicability) -> Fix | None:
     """One fix applying ``edits`` at each of several places (``(node, edits)`` pairs) plus
     ``extra`` edits taken as they are: places whose gated statements touch or neighbour
