@@ -165,3 +165,11 @@ def test_literal_in_a_branch_chosen_by_a_tile_dimension_is_that_dimension():
             "};\n"
             "__global__ void k(int* o) { if (o[0] == 32) o[threadIdx.x] = threadIdx.x % 32; }\n")
     assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 10)]
+
+
+def test_literal_in_the_other_branch_of_a_tile_dimension_test_is_still_judged():
+    code = ("template <int K> __device__ int lane_of() {\n"
+            "  if constexpr (K == 32) { return 0; }\n"
+            "  else { return threadIdx.x % 32; }\n"
+            "}\n")
+    assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 3)]

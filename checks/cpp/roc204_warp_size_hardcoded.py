@@ -312,7 +312,8 @@ def _selected_tile_size(ctx, literal) -> bool:
     node = ctx.ancestor(literal, {"if_statement"})
     while node is not None:
         condition = node.child_by_field_name("condition")
-        if condition is not None:
+        taken = node.child_by_field_name("consequence")
+        if condition is not None and taken is not None and taken.start_byte <= literal.start_byte < taken.end_byte:
             for name in re.findall(r"\b([A-Za-z_]\w*)\s*==\s*" + value + r"\b", ctx.node_text(condition)):
                 if name_says(name) == "data":
                     return True
