@@ -24,7 +24,7 @@ def fix(code: str, path: str = "k.cu", select=("ROC204", "ROC206")) -> str:
 @pytest.mark.parametrize("name,said", [
     ("M_Warp_Tile", "data"), ("N_Warp_Tile", "data"), ("threads_per_row", "data"), ("kElemsPerWarp", "data"),
     ("NUM_WARPS", "data"), ("WARP_M", "data"), ("kWarpSize", "warp"), ("WARP_SIZE", "warp"), ("WS", "warp"),
-    ("THREADS_PER_WARP", "warp"), ("kWaveSize", "warp"), ("C10_WARP_SIZE", "warp"), ("NT", None),
+    ("THREADS_PER_WARP", "warp"), ("NumThreadsPerWarp", "warp"), ("NumThreadsPerWarpGroup", "data"), ("kWaveSize", "warp"), ("C10_WARP_SIZE", "warp"), ("NT", None),
 ])
 def test_name_says(name, said):
     assert name_says(name) == said
@@ -163,8 +163,10 @@ def test_literal_in_a_branch_chosen_by_a_tile_dimension_is_that_dimension():
             "    }\n"
             "  }\n"
             "};\n"
-            "__global__ void k(int* o) { if (o[0] == 32) o[threadIdx.x] = threadIdx.x % 32; }\n")
-    assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 10)]
+            "__global__ void k(int* o, int num_consumers) {\n"
+            "  if (num_consumers == 32) o[threadIdx.x] = threadIdx.x % 32;\n"
+            "}\n")
+    assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 11)]
 
 
 def test_literal_in_the_other_branch_of_a_tile_dimension_test_is_still_judged():

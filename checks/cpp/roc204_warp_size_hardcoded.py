@@ -306,7 +306,7 @@ def _clamps_warp_size(ctx, arguments, literal) -> bool:
 def _selected_tile_size(ctx, literal) -> bool:
     """``if constexpr (I == 32 && J == 4) return threadIdx.x % 32;``: inside a branch chosen
     by a tile or data dimension equal to this literal, the literal is that dimension."""
-    from rocmlint.cpp.constant_uses import name_says
+    from rocmlint.cpp.constant_uses import names_tile_dimension
 
     value = ctx.node_text(literal)
     node = ctx.ancestor(literal, {"if_statement"})
@@ -315,7 +315,7 @@ def _selected_tile_size(ctx, literal) -> bool:
         taken = node.child_by_field_name("consequence")
         if condition is not None and taken is not None and taken.start_byte <= literal.start_byte < taken.end_byte:
             for name in re.findall(r"\b([A-Za-z_]\w*)\s*==\s*" + value + r"\b", ctx.node_text(condition)):
-                if name_says(name) == "data":
+                if names_tile_dimension(name):
                     return True
         node = ctx.ancestor(node, {"if_statement"})
     return False

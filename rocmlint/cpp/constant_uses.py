@@ -31,6 +31,10 @@ DATA_WORDS = frozenset({
     "smem", "regs", "align", "alignment", "pack", "packed", "sizeof", "log", "log2", "shift", "mask",
     "i", "j", "k", "m", "n", "x", "y", "z",  # tile and matrix dimensions
 })
+# Words of a tile or matrix dimension (``I == 32`` in ``if constexpr`` picks a 32-wide tile).
+TILE_WORDS = frozenset({"tile", "tiles", "rows", "row", "cols", "col", "columns", "dim", "shape", "mma", "mfma",
+                        "wmma", "i", "j", "k", "m", "n"})
+_COUNT_PREFIXES = frozenset({"num", "n", "max", "total"})  # NumThreadsPerWarp: threads per warp
 WARP_COMMENT = re.compile(r"(?i)//.*\b(?:warp|wave|lanes?)\b|/\*.*\b(?:warp|wave|lanes?)\b")
 _SHIFTS = frozenset({"<<", ">>", "<<=", ">>="})
 _LANE_OPERATORS = frozenset({"%", "/", "&"})
@@ -48,6 +52,10 @@ def name_words(name: str) -> list[str]:
     return [w.lower() for w in words]
 
 
+def names_tile_dimension(name: str) -> bool:
+    return bool(set(name_words(name)) & TILE_WORDS)
+
+
 def name_says(name: str) -> str | None:
     """``"warp"`` when the name means the warp size, ``"data"`` when it names a tile, data
     or word size (or a count of warps), None when it says neither."""
@@ -56,8 +64,8 @@ def name_says(name: str) -> str | None:
         return None
     if "per" in words:  # threads per warp is the warp size; elements per warp, threads per row are not
         at = words.index("per")
-        before, after = set(words[:at]), set(words[at + 1:])
-        if after & WARP_WORDS and before and before <= LANE_WORDS:
+        before, after = set(words[:at]) - _COUNT_PREFIXES, set(words[at + 1:])
+        if after & WARP_WORDS and not after & DATA_WORDS and before and before <= LANE_WORDS:
             return "warp"
         return "data"
     if set(words) & DATA_WORDS:
