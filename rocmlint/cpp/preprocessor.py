@@ -115,8 +115,10 @@ class Evaluator:
     def __init__(self, defined: dict[str, int], undefined: set[str]) -> None:
         self.defined = dict(defined)
         self.undefined = set(undefined)
+        self._memo: dict[str, int | None] = {}  # per expression, until a macro changes
 
     def define(self, name: str, value: int | None) -> None:
+        self._memo.clear()
         self.undefined.discard(name)
         if value is None:
             self.defined.pop(name, None)
@@ -124,6 +126,7 @@ class Evaluator:
             self.defined[name] = value
 
     def undef(self, name: str) -> None:
+        self._memo.clear()
         self.defined.pop(name, None)
         self.undefined.add(name)
 
@@ -135,6 +138,13 @@ class Evaluator:
         return None
 
     def evaluate(self, expr: str) -> int | None:
+        """The value of ``expr``; a file repeats its conditions (a fixed file has one
+        ``#if defined(<gate>)`` per block), so values are kept until a macro changes."""
+        if expr not in self._memo:
+            self._memo[expr] = self._evaluate(expr)
+        return self._memo[expr]
+
+    def _evaluate(self, expr: str) -> int | None:
         tokens = []
         pos = 0
         expr = expr.strip()
