@@ -144,7 +144,7 @@ class WarpSizeHardcoded(Rule):
                 self._report_constant(ctx, hit, name, line)
                 continue
             literal_match = re.search(rb"(\d+)\s*[;),]?$", text)
-            if literal_match is None:
+            if literal_match is None:  # every other alternative of `pattern` ends with its number
                 continue
             start = hit.start + literal_match.start(1)
             literal = ctx.root.named_descendant_for_byte_range(start, start + len(literal_match.group(1)))
