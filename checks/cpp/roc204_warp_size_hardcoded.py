@@ -244,7 +244,10 @@ class WarpSizeHardcoded(Rule):
         line_text = ctx.source[start:end].decode("utf-8", "surrogateescape")
         if not line_text.endswith("\n"):
             line_text += "\n"
-        declared = re.compile(rb"\b" + name.encode() + rb"\b").search(ctx.source, definition.start_byte).start()
+        name_at = re.compile(rb"\b" + name.encode() + rb"\b").search(ctx.source, definition.start_byte)
+        if name_at is None:
+            return None
+        declared = name_at.start()
 
         def variant(value: str) -> str:
             text = ctx.source[start:end]
