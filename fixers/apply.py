@@ -132,10 +132,14 @@ def fix_to_fixpoint(
     original = buffer
     findings = analyse(buffer)
     fixed = 0
+    before_errors, before_view = 0, b""
     for _ in range(MAX_ROUNDS):
         edits, used = select_edits(findings, unsafe, newline)
         if not edits:
             break
+        if buffer is original:
+            # measured while the original's parse is the one the language keeps
+            before_errors, before_view = syntax_errors(original), nvidia_view(original)
         buffer = apply_edits(buffer, edits)
         fixed += used
         findings = analyse(buffer)
@@ -143,11 +147,11 @@ def fix_to_fixpoint(
         if select_edits(findings, unsafe, newline)[0]:
             raise FixRejected(f"fixes did not converge after {MAX_ROUNDS} rounds")
     if buffer != original:
-        before, after = syntax_errors(original), syntax_errors(buffer)
+        before, after = before_errors, syntax_errors(buffer)
         # more errors in total may be copies of lines that never parsed: then ask the
         # language whether any build's view of the file got worse
         if after > before and (new_syntax_errors is None or new_syntax_errors(original, buffer) > 0):
             raise FixRejected(f"the fixed file does not parse ({after} syntax errors, {before} before)")
-        if nvidia_view(buffer) != nvidia_view(original):
+        if nvidia_view(buffer) != before_view:
             raise FixRejected("the fix would change the code the NVIDIA build sees")
     return FixOutcome(buffer=buffer, fixed=fixed, findings=findings)

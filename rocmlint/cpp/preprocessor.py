@@ -59,9 +59,11 @@ def directive_parts(text: bytes) -> tuple[str, bytes]:
     return m.group(1).decode("ascii", "replace"), m.group(2)
 
 
-def logical_lines(data: bytes) -> list[tuple[int, int, bytes]]:
+@lru_cache(maxsize=1)
+def logical_lines(data: bytes) -> tuple[tuple[int, int, bytes], ...]:
     """(first line, last line, text joined over backslash continuations) of each directive,
-    skipping lines inside block comments."""
+    skipping lines inside block comments. The last buffer's are kept: the #if table and the
+    NVIDIA view of one buffer both read them."""
     raw = data.split(b"\n")
     out = []
     in_comment = False
@@ -79,7 +81,7 @@ def logical_lines(data: bytes) -> list[tuple[int, int, bytes]]:
         else:
             in_comment = _ends_in_comment(line, in_comment)
         i += 1
-    return out
+    return tuple(out)
 
 
 def _ends_in_comment(line: bytes, in_comment: bool) -> bool:
@@ -461,9 +463,9 @@ def _truth(value: int | None) -> bool | None:
     return None if value is None else bool(value)
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=1)
 def conditionals(data: bytes, rocm_macros: tuple[str, ...], nvidia_macros: tuple[str, ...],
                  gate_macro: str) -> Conditionals:
-    """``Conditionals`` of a buffer, kept for the last few buffers (analysis, the fixer's
-    NVIDIA-view proof and the next fix round all ask for the same one)."""
+    """``Conditionals`` of a buffer, kept for the last one (the fixer's NVIDIA-view proof
+    asks for the buffer just analysed)."""
     return Conditionals(data, rocm_macros, nvidia_macros, gate_macro)

@@ -28,12 +28,12 @@ def grammar_for(path: str) -> str:
 
 
 def parse(source: bytes, path: str):
-    """The tree of ``source``; the last few are kept, since --fix parses the same buffer
-    to analyse it, to count its syntax errors and again in the next round."""
+    """The tree of ``source``; the last one is kept, since --fix parses the buffer it
+    has just analysed again to count its syntax errors."""
     return _parse(source, grammar_for(path))
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=1)
 def _parse(source: bytes, grammar: str):
     return _parser(grammar).parse(source)
 

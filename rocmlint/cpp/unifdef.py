@@ -46,12 +46,18 @@ def undefine(data: bytes, macro: str, defined: bool = False) -> bytes:
         value = evaluator.evaluate(cond)
         return None if value is None else bool(value)
 
+    starts = sorted(directives)
+    upcoming = 0  # index in ``starts`` of the next directive at or after line i
     i = 0
     while i < len(lines):
         if i not in directives:
+            # the plain lines up to the next directive go out (or not) together
+            while upcoming < len(starts) and starts[upcoming] < i:
+                upcoming += 1
+            stop = starts[upcoming] if upcoming < len(starts) else len(lines)
             if outputting():
-                out.append(lines[i])
-            i += 1
+                out.extend(lines[i:stop])
+            i = stop
             continue
         last, text = directives[i]
         physical = lines[i : last + 1]
