@@ -38,7 +38,13 @@ def build_fix(
 ) -> Fix | None:
     """A fix applying ``edits`` (or, with ``wave_variants``, a ``#if defined(__GFX9__)``
     choice between two edit sets) for the AMD build only. None when the lines cannot be
-    gated (inside a multi-line macro)."""
+    gated (inside a multi-line macro). ``__GFX9__`` is defined in the device pass only: a
+    choice by it where host code reads the value is display-only."""
+    if wave_variants is not None and applicability is not Applicability.DISPLAY_ONLY:
+        from rocmlint.cpp.constant_uses import reads_on_host
+
+        if reads_on_host(ctx, node):
+            applicability = Applicability.DISPLAY_ONLY
     direct = not ctx.gated or ctx.in_gate_amd_branch(node.start_byte)
     if direct and wave_variants is None:
         first = last = ctx.line_of(node.start_byte)

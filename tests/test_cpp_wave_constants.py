@@ -176,3 +176,20 @@ def test_literal_in_the_other_branch_of_a_tile_dimension_test_is_still_judged():
             "  else { return threadIdx.x % 32; }\n"
             "}\n")
     assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 3)]
+
+
+def test_no_wave_size_choice_where_host_code_reads_the_value():
+    """build_fix itself refuses a __GFX9__ choice (device pass only) in host code."""
+    from rocmlint.cpp.context import CppContext
+    from rocmlint.fixers.cpp_gate import build_fix
+    from rocmlint.model import Edit, Span
+
+    source = b"__global__ void k(int* o) { o[0] = 32; }\nint threads() { return 8 * 32; }\n"
+    ctx = CppContext("k.cu", source, SETTINGS)
+    for at, expected in ((source.index(b"32"), Applicability.UNSAFE),
+                         (source.rindex(b"32"), Applicability.DISPLAY_ONLY)):
+        node = ctx.root.named_descendant_for_byte_range(at, at + 2)
+        literal = Span(at, at + 2)
+        fix = build_fix(ctx, node, [], "t", Applicability.UNSAFE,
+                        wave_variants=([Edit(literal, "64")], [Edit(literal, "32")]))
+        assert fix is not None and fix.applicability is expected
