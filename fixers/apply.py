@@ -51,16 +51,27 @@ def select_edits(findings: list[Finding], unsafe: bool, newline: str = "\n") -> 
         if fix is None or not applicable(finding, unsafe):
             continue
         new_edits: list[Edit] = []
+        merges: list[tuple[Edit, Edit]] = []  # (chosen edit, what it becomes)
         clash = False
         for edit in fix.edits:
             if edit in chosen or edit in new_edits:
                 continue
-            if chosen.clashes(edit) or any(_clash(edit, other) for other in new_edits):
+            if any(_clash(edit, other) for other in new_edits):
                 clash = True
                 break
-            new_edits.append(edit)
-        if clash:
+            clashing = chosen.clashing(edit)
+            merged = _merged(clashing[0], edit) if len(clashing) == 1 else None
+            if clashing and merged is None:
+                clash = True
+                break
+            if merged is not None:
+                merges.append((clashing[0], merged))
+            else:
+                new_edits.append(edit)
+        if clash or len({old for old, _ in merges}) != len(merges):
             continue
+        for old, merged in merges:
+            chosen.replace(old, merged)
         for edit in new_edits:
             chosen.add(edit)
         used += 1
@@ -87,7 +98,18 @@ class _ChosenEdits:
         self._edits.insert(at, edit)
         self._set.add(edit)
 
-    def clashes(self, edit: Edit) -> bool:
+    def remove(self, edit: Edit) -> None:
+        at = self._edits.index(edit, bisect.bisect_left(self._keys, (edit.span.start, edit.span.end)))
+        del self._edits[at], self._keys[at]
+        self._set.discard(edit)
+
+    def replace(self, old: Edit, new: Edit) -> None:
+        self.remove(old)
+        self.add(new)
+
+    def clashing(self, edit: Edit) -> list[Edit]:
+        """The chosen edits ``edit`` clashes with."""
+        found = []
         at = bisect.bisect_left(self._keys, (edit.span.start, -1))
         # the chosen edits before ``at`` end in start order (they are disjoint): only the
         # last ones can reach past edit.start
@@ -95,17 +117,23 @@ class _ChosenEdits:
         while back >= 0 and (self._edits[back].span.end > edit.span.start or
                              self._edits[back].span.start == edit.span.start):
             if _clash(edit, self._edits[back]):
-                return True
+                found.append(self._edits[back])
             back -= 1
         forward = at
         while forward < len(self._edits) and self._edits[forward].span.start <= edit.span.end:
             if _clash(edit, self._edits[forward]):
-                return True
+                found.append(self._edits[forward])
             forward += 1
-        return False
+        return found
 
     def in_order(self) -> list[Edit]:
         return list(self._edits)
+
+
+def _merged(chosen: Edit, edit: Edit) -> Edit | None:
+    """One edit doing what both do, where the edits know how (gate blocks on adjacent lines)."""
+    merge = getattr(chosen, "merge", None)
+    return merge(edit) if merge is not None else None
 
 
 def _clash(a: Edit, b: Edit) -> bool:

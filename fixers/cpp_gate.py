@@ -15,6 +15,7 @@ in one round and merge into one block on the next.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from rocmlint.model import Applicability, Edit, Fix, Span, apply_edits
@@ -140,7 +141,40 @@ def _gated_block(ctx, first: int, last: int, amd: str, include_line: int | None)
     elif not original.endswith("\n"):
         # last line of a file without a final newline
         block = f"#if defined({macro})\n{amd}\n#else\n{original}\n#endif"
-    return Edit(Span(start, end), before + block + after)
+        return Edit(Span(start, end), before + block + after)
+    core_start, core_end = _region(ctx, first, last)
+    return GateEdit(Span(start, end), before + block + after, macro=macro, amd=amd, original=original,
+                    before=before, after=after, core=Span(core_start, core_end),
+                    plain=previous is None and following is None and bool(before) and bool(after))
+
+
+@dataclass(frozen=True)
+class GateEdit(Edit):
+    """A gate block edit that knows its parts, so that the blocks of two hazards on
+    adjacent lines merge in the round that makes them (instead of clashing there and
+    merging in the next round, one more analysis of the whole file)."""
+
+    macro: str = ""
+    amd: str = ""
+    original: str = ""
+    before: str = ""  # neighbour line re-emitted above the block
+    after: str = ""  # neighbour line re-emitted below it
+    core: Span = Span(0, 0)  # the lines the block replaces
+    plain: bool = False  # re-emits both neighbours and extends no existing block
+
+    def merge(self, other: Edit) -> "GateEdit | None":
+        """One block for ``self`` and a block starting on the line after it, as the next
+        round would make by extending ``self``; None when they are not such a pair."""
+        if not isinstance(other, GateEdit) or not (self.plain and other.plain) or other.macro != self.macro:
+            return None
+        first, second = (self, other) if self.core.start < other.core.start else (other, self)
+        if first.core.end != second.core.start:
+            return None
+        amd, original = first.amd + second.amd, first.original + second.original
+        block = f"#if defined({first.macro})\n{amd}#else\n{original}#endif\n"
+        return GateEdit(Span(first.span.start, second.span.end), first.before + block + second.after,
+                        macro=first.macro, amd=amd, original=original, before=first.before, after=second.after,
+                        core=Span(first.core.start, second.core.end), plain=True)
 
 
 def _checked(ctx, fix_edits, title, applicability) -> Fix | None:

@@ -181,3 +181,33 @@ def test_a_fix_that_breaks_one_build_view_still_counts_as_new_errors():
     gated = copied.replace(b"  U\n", b"#if defined(__HIP_PLATFORM_AMD__)\n  U\n  for (int i = 0; i < 8; ++i) {\n  }\n"
                                      b"#else\n  U\n", 1).replace(b"  }\n}\n", b"  }\n#endif\n}\n")
     assert get_language("cpp").new_syntax_errors(copied, gated, "k.cu", SETTINGS) == 0
+
+
+def test_adjacent_gate_blocks_merge_in_the_round_that_makes_them():
+    """Three hazards on consecutive lines: one block, and one analysis after the fixes
+    (a second round per merge used to re-analyse the whole file)."""
+    from rocmlint.fixers.apply import fix_to_fixpoint
+    from rocmlint.languages import get_language
+
+    code = ("__global__ void k(int* o) {\n"
+            "  int lane = threadIdx.x % 32;\n"
+            "  int warp = threadIdx.x / 32;\n"
+            "  int last = threadIdx.x & 31;\n"
+            "  o[threadIdx.x] = lane + warp + last;\n"
+            "}\n")
+    rules = rules_for(("ROC204",), (), "cpp")
+    calls = []
+
+    def analyse(buffer: bytes):
+        calls.append(buffer)
+        return analyse_buffer("k.cu", buffer, "cpp", SETTINGS, rules)
+
+    lang = get_language("cpp")
+    outcome = fix_to_fixpoint(code.encode(), analyse, unsafe=True, newline="\n",
+                              syntax_errors=lambda b: lang.syntax_errors(b, "k.cu"),
+                              nvidia_view=lambda b: lang.nvidia_view(b, "k.cu", SETTINGS))
+    fixed = outcome.buffer.decode()
+    assert fixed.count("#if defined(__HIP_PLATFORM_AMD__)") == 1
+    assert ("#if defined(__HIP_PLATFORM_AMD__)\n  int lane = threadIdx.x % warpSize;\n"
+            "  int warp = threadIdx.x / warpSize;\n") in fixed
+    assert len(calls) == 2 and outcome.findings == []
