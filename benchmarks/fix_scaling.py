@@ -5,8 +5,8 @@
 Generates a ~1 MB CUDA file of small kernels, each with wave-size hazards (lane
 arithmetic on 32, a 32-bit ballot mask), then times ``analyse_buffer`` (check) against
 ``fix_buffer`` with unsafe fixes (fix) in this process, and prints both and their ratio.
-Shared files get gated fixes: two hazards on adjacent lines merge into one block in a
-second round, so fixing costs three analyses plus the NVIDIA-view proof.
+Shared files get gated fixes: the blocks of hazards on adjacent lines merge in the round
+that makes them, so fixing costs two analyses plus the NVIDIA-view proof.
 """
 from __future__ import annotations
 
