@@ -30,8 +30,9 @@ def engine_finding(code: str, path: str, message: str, span: Span | None = None)
 
 
 def analyse_buffer(display: str, buffer: bytes, language: str, settings: Settings,
-                   rules: tuple[Rule, ...], suppress: bool = True) -> list[Finding]:
-    """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches."""
+                   rules: tuple[Rule, ...], suppress: bool = True, amd_filter: bool = True) -> list[Finding]:
+    """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches.
+    ``amd_filter``: wave-size design choices in code written for AMD are not reported."""
     hits: dict[str, list[Span]] = {}
     candidates = _prefilter(rules)(buffer)
     for rule in rules:
@@ -66,7 +67,8 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         if ctx.nvidia_only(start):
             continue
         rule_cls = type(_rule_by_code(rules, finding.code)) if finding.code not in ENGINE_CODES else None
-        if rule_cls is not None and rule_cls.wave_size_rule and ctx.wave_size_aware(start):
+        if rule_cls is not None and rule_cls.wave_size_rule and (
+                ctx.wave_size_aware(start) or (amd_filter and not rule_cls.definite_on_amd and ctx.written_for_amd(start))):
             continue
         key = (finding.code, finding.span)
         if key in seen:

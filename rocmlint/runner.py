@@ -101,7 +101,9 @@ def fix_buffer(buffer: bytes, newline: str, display: str, language: str, setting
     lang = get_language(language)
     return fix_to_fixpoint(
         buffer,
-        lambda b: analyse_buffer(display, b, language, settings, rules),
+        # Code in AMD-only branches is left alone (engine), except in the blocks rocmlint's
+        # own fixes wrote: later rounds finish those (a gated copy still needing ROC203).
+        lambda b: analyse_buffer(display, b, language, settings, rules, amd_filter=b is buffer),
         unsafe=unsafe, newline=newline,
         syntax_errors=lambda b: lang.syntax_errors(b, display),
         nvidia_view=lambda b: lang.nvidia_view(b, display, settings),
