@@ -167,3 +167,11 @@ def test_project_model_can_mark_a_whole_project_amd_only():
         assert codes(plain, select=("ROC205",)) == []
     finally:
         activate(None)
+
+
+def test_logical_lines_skip_block_comments_and_join_continuations():
+    from rocmlint.cpp.preprocessor import logical_lines
+
+    src = (b"/* license\n#if 0\n*/ int x;  # not a directive\n#if A \\\n  && B  // why\n"
+           b"int y; /* open\n#endif\n*/\n  #  endif\r\n")
+    assert logical_lines(src) == [(3, 4, b"#if A    && B  "), (8, 8, b"  #  endif")]

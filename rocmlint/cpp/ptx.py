@@ -96,9 +96,13 @@ def _literal_text(chunk: bytes) -> str:
     """The contents of the string literals in ``chunk``, concatenated, whitespace collapsed."""
     text = chunk.decode("utf-8", "replace")
     parts = re.findall(r'"((?:[^"\\]|\\.)*)"', text, re.DOTALL)
-    joined = "".join(re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), p, flags=re.DOTALL)
-                     for p in parts)
+    joined = "".join(parts)  # a literal never ends inside an escape: unescape once
+    if "\\" in joined:
+        joined = _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), joined)
     return " ".join(joined.split())
+
+
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
 def _operand_expression(piece: bytes) -> str | None:
