@@ -101,7 +101,7 @@ class ShuffleReductionFixedWidth(Rule):
             operands = shuffle_operands(ctx, call) if call is not None else None
             # The call decides: a loop header outside an NVIDIA-only branch may feed only
             # NVIDIA-only shuffles.
-            if operands is None or ctx.nvidia_only(call.start_byte):
+            if call is None or operands is None or ctx.nvidia_only(call.start_byte):
                 continue
             args, value_index = operands
             if len(args) > value_index + 2 and ctx.node_text(args[value_index + 2]) == "32":
