@@ -82,6 +82,8 @@ class CudaOnlyHeader(Rule):
             if not ctx.in_code(hit.start):  # `//#include <mma.h>`
                 continue
             match = _INCLUDE.match(ctx.source[hit.start : hit.end].decode("utf-8", "replace"))
+            if match is None:  # every hit of `pattern` is an include directive
+                continue
             header = match.group(2)
             hip = HIP_HEADERS.get("cub/cub.cuh" if header.startswith("cub/") else header)
             fix = None
