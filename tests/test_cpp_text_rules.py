@@ -175,3 +175,18 @@ def test_logical_lines_skip_block_comments_and_join_continuations():
     src = (b"/* license\n#if 0\n*/ int x;  # not a directive\n#if A \\\n  && B  // why\n"
            b"int y; /* open\n#endif\n*/\n  #  endif\r\n")
     assert logical_lines(src) == [(3, 4, b"#if A    && B  "), (8, 8, b"  #  endif")]
+
+
+def test_template_branches_on_a_rocm_gate_are_written_for_amd():
+    from rocmlint.cpp.templating import amd_only_lines
+
+    src = (b"{%- if is_rocm %}\nA\n{%- else %}\nN\n{%- endif %}\n"       # 0-4
+           b"{% if not is_rocm %}\nN\n{% else %}\nA\n{% endif %}\n"      # 5-9
+           b"{%- if is_rocm and not nobag %}\nA\n{%- elif dense %}\nX\n{%- endif %}\n"  # 10-14
+           b"{% if is_rocm or x %}\nX\n{% endif %}\n")                   # 15-17
+    assert amd_only_lines(src, ["is_rocm"]) == {1, 8, 11}
+    kernel = ("{%- if is_rocm %}\n__device__ float f(float v) {\n  v += __shfl_xor(v, 16, 32);\n  return v;\n}\n"
+              "{%- else %}\n__device__ float f(float v) {\n  v += __shfl_xor_sync(0xffffffffu, v, 16, 32);\n"
+              "  return v;\n}\n{%- endif %}\n")
+    found = codes(kernel, select=("ROC205",))
+    assert found and all(line > 6 for line, _ in found)  # only the non-ROCm branch

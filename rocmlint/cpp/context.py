@@ -134,14 +134,24 @@ class CppContext(FileContext):
 
     def written_for_amd(self, offset: int) -> bool:
         """Code only the AMD build compiles, written by someone who knew the target: a
-        branch the build without ROCm macros never takes, or a file of a project the
+        branch the build without ROCm macros never takes, a template branch on a ROCm gate
+        name (``{% if is_rocm %}``), or a file of a project the
         project model says only the AMD build compiles (the cpp part's ``hip_only(path)``).
         A HIP-only file alone is not enough: hipified ports keep CUDA's wave-size choices."""
         part = self.project.part("cpp") if self.project is not None else None
         if part is not None and callable(getattr(part, "hip_only", None)) and part.hip_only(self.path):
             return True
         line = self.line_of(offset)
+        if line in self._template_amd_lines:
+            return True
         return self._without_rocm.nvidia_only(line) and not self.pp.nvidia_only(line)
+
+    @cached_property
+    def _template_amd_lines(self) -> set[int]:
+        """Lines in a code generator's ``{% if is_rocm %}`` branch."""
+        from .templating import amd_only_lines
+
+        return amd_only_lines(self.source, self.settings.gate_names)
 
     @cached_property
     def gated(self) -> bool:
