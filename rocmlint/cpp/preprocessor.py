@@ -63,15 +63,22 @@ def directive_parts(text: bytes) -> tuple[str, bytes]:
 def logical_lines(data: bytes) -> tuple[tuple[int, int, bytes], ...]:
     """(first line, last line, text joined over backslash continuations) of each directive,
     skipping lines inside block comments. The last buffer's are kept: the #if table and the
-    NVIDIA view of one buffer both read them."""
+    NVIDIA view of one buffer both read them.
+
+    Only lines holding a directive, ``/*`` or ``*/`` can change anything, so only those are
+    looked at (a header of thousands of lines has a few dozen)."""
     raw = data.split(b"\n")
     out = []
     in_comment = False
-    i = 0
-    while i < len(raw):
+    line_no, pos, done = 0, 0, -1
+    for match in _INTERESTING.finditer(data):
+        i = line_no = line_no + data.count(b"\n", pos, match.start())
+        pos = match.start()
+        if i <= done:
+            continue
         line = raw[i]
-        first = i
         if not in_comment and _DIRECTIVE.match(line):
+            first = i
             text = line.rstrip(b"\r")
             while text.endswith(b"\\") and i + 1 < len(raw):
                 i += 1
@@ -80,8 +87,12 @@ def logical_lines(data: bytes) -> tuple[tuple[int, int, bytes], ...]:
             in_comment = _ends_in_comment(text, False)
         else:
             in_comment = _ends_in_comment(line, in_comment)
-        i += 1
+        done = i
     return tuple(out)
+
+
+# A superset of those lines (any '#'); no anchor, so ``re`` scans fast.
+_INTERESTING = re.compile(rb"#|/\*|\*/")
 
 
 def _ends_in_comment(line: bytes, in_comment: bool) -> bool:
@@ -101,6 +112,8 @@ def _ends_in_comment(line: bytes, in_comment: bool) -> bool:
 
 
 def _strip_comments(text: bytes) -> bytes:
+    if b"/" not in text:
+        return text
     text = re.sub(rb"/\*.*?\*/", b" ", text)
     text = re.sub(rb"/\*.*$", b"", text)
     return re.sub(rb"//.*$", b"", text)
