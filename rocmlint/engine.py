@@ -82,14 +82,71 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
 
 
 def lines_not_in(original: bytes, fixed: bytes) -> set[int]:
-    """0-based lines of ``fixed`` that a fix wrote (not matched to a line of ``original``)."""
-    from difflib import SequenceMatcher
+    """0-based lines of ``fixed`` that a fix wrote (not matched to a line of ``original``).
 
+    Patience diff: lines unique to both sides anchor the match (their longest common
+    order), ranges between anchors are matched the same way, and only small anchorless
+    ranges go to difflib. A fixed file repeats its gate lines thousands of times, where
+    difflib alone is cubic."""
     before, after = original.split(b"\n"), fixed.split(b"\n")
     kept: set[int] = set()
-    for block in SequenceMatcher(None, before, after, autojunk=False).get_matching_blocks():
-        kept.update(range(block.b, block.b + block.size))
+    stack = [(0, len(before), 0, len(after))]
+    while stack:
+        alo, ahi, blo, bhi = stack.pop()
+        while alo < ahi and blo < bhi and before[alo] == after[blo]:
+            kept.add(blo)
+            alo, blo = alo + 1, blo + 1
+        while alo < ahi and blo < bhi and before[ahi - 1] == after[bhi - 1]:
+            kept.add(bhi - 1)
+            ahi, bhi = ahi - 1, bhi - 1
+        if alo == ahi or blo == bhi:
+            continue
+        anchors = _unique_anchors(before, alo, ahi, after, blo, bhi)
+        if not anchors:
+            if (ahi - alo) * (bhi - blo) <= 250_000:
+                from difflib import SequenceMatcher
+
+                matcher = SequenceMatcher(None, before[alo:ahi], after[blo:bhi], autojunk=False)
+                for block in matcher.get_matching_blocks():
+                    kept.update(range(blo + block.b, blo + block.b + block.size))
+            continue
+        previous_a, previous_b = alo, blo
+        for i, j in anchors:
+            kept.add(j)
+            stack.append((previous_a, i, previous_b, j))
+            previous_a, previous_b = i + 1, j + 1
+        stack.append((previous_a, ahi, previous_b, bhi))
     return set(range(len(after))) - kept
+
+
+def _unique_anchors(a: list[bytes], alo: int, ahi: int, b: list[bytes], blo: int, bhi: int) -> list[tuple[int, int]]:
+    """Pairs (i, j) of lines occurring once in a[alo:ahi] and once in b[blo:bhi], in their
+    longest common order."""
+    from bisect import bisect_left
+    from collections import Counter
+
+    count_a, count_b = Counter(a[alo:ahi]), Counter(b[blo:bhi])
+    where_a = {line: i for i, line in enumerate(a[alo:ahi], alo) if count_a[line] == 1}
+    pairs = [(where_a[line], j) for j, line in enumerate(b[blo:bhi], blo)
+             if count_b[line] == 1 and line in where_a]
+    # longest increasing subsequence of the a-indices (pairs are in b order)
+    tails: list[int] = []
+    tail_at: list[int] = []
+    back: list[int] = []
+    for index, (i, _j) in enumerate(pairs):
+        at = bisect_left(tails, i)
+        if at == len(tails):
+            tails.append(i)
+            tail_at.append(index)
+        else:
+            tails[at], tail_at[at] = i, index
+        back.append(tail_at[at - 1] if at > 0 else -1)
+    chain = []
+    index = tail_at[-1] if tail_at else -1
+    while index >= 0:
+        chain.append(pairs[index])
+        index = back[index]
+    return chain[::-1]
 
 
 @lru_cache(maxsize=64)
