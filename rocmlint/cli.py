@@ -155,7 +155,7 @@ def _cmd_check(args) -> int:
             raise UsageError(f"no such file or folder: {raw}")
     targets = discover(args.paths, resolver, force_exclude=args.force_exclude)
     mode = "diff" if args.diff else ("fix" if args.fix else "check")
-    project = _project(args.paths, resolver)
+    project = _project(args.paths, resolver, None if args.no_cache else Path.cwd() / ".rocmlint_cache")
     results = run(targets, mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache, jobs=args.jobs,
                   project=project)
     findings = [f for r in results for f in r.findings]
@@ -197,14 +197,14 @@ def _cmd_check(args) -> int:
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
-def _project(paths: list[str], resolver):
+def _project(paths: list[str], resolver, cache_dir: Path | None = None):
     """The project model for the languages the selected rules need."""
     from .project import Project, find_root
     from .registry import select_rules
 
     root = find_root(paths)
     settings = resolver.for_path(root)
-    project = Project(root, settings)
+    project = Project(root, settings, cache_dir=cache_dir)
     project.prepare(sorted({rule.language for rule in select_rules(list(settings.select), list(settings.ignore))}))
     return project
 

@@ -1,24 +1,37 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from rocmlint.fixers.python_gate import gated_fix, gated_value_edit
 from rocmlint.model import Applicability
+from rocmlint.python.flow import climb
 from rocmlint.rule import Example, Rule
 
 OCP_E4M3 = "torch.float8_e4m3fn"
-FNUZ = "e4m3fnuz"
+FNUZ = b"e4m3fnuz"
+# Code about a format that mandates OCP E4M3 whatever the GPU (MX block formats, NVFP4's
+# E4M3 block scales, E8M0/E2M1 companions): the dtype is the format's, not the GPU's.
+FORMAT_WORDS = re.compile(r"mx(?:fp|_|\b)|MX[A-Z_]|nvfp4|fp4|e8m0|e2m1|float4|microscal", re.IGNORECASE)
+# Code that never runs on a GPU or only emulates a format numerically.
+CPU_WORDS = re.compile(r"x86|onednn|mkldnn|\bdnnl|_cpu\b|\bcpu_", re.IGNORECASE)
+EMULATION_WORDS = re.compile(r"fake_?quant|emulat|\bqat\b|_qat\b|\bqat_|simulat", re.IGNORECASE)
+_DEVICE_CPU = re.compile(r"""["']cpu["']""")
+_GPU_WORDS = re.compile(r"cuda|gpu|triton|device", re.IGNORECASE)
 
 
 class Fp8E4m3fnHardcoded(Rule):
     """`torch.float8_e4m3fn` hard-coded with no choice for AMD's FNUZ format.
 
     ## What it does
-    Finds `torch.float8_e4m3fn` (also `torch.finfo(torch.float8_e4m3fn)`) chosen as the
-    dtype where the ROCm build runs it and nothing around it picks
-    `torch.float8_e4m3fnuz` (a conditional expression or an `if` that mentions the FNUZ
-    variant). Comparisons (`x.dtype == torch.float8_e4m3fn`), dtype tables and lists of
-    dtypes only inspect the dtype and are not reported.
+    Finds where `torch.float8_e4m3fn` is *chosen* as the dtype, where the ROCm build runs
+    it: a constant or variable (`FP8 = torch.float8_e4m3fn`), a default argument, a config
+    value; other uses (`dtype=` at creation, `.to(...)`, `finfo(...)`, arguments) are
+    reported once per file, and only when the file names no choice. Not reported:
+    comparisons, dtype tables and lists (they inspect the dtype); files that already choose
+    `float8_e4m3fnuz` somewhere (the author handles ROCm); MX / NVFP4 / FP4 code, where the
+    format mandates OCP E4M3 on every GPU; CPU-only (x86, oneDNN) and fake-quant or
+    emulation code, which never hands the dtype to a GPU.
 
     ## Why is this bad?
     MI300 (gfx942) implements the FNUZ FP8 formats: `float8_e4m3fnuz` with a maximum of
@@ -39,7 +52,8 @@ class Fp8E4m3fnHardcoded(Rule):
     ## Fix safety
     Unsafe: the fix picks `float8_e4m3fnuz` on every ROCm GPU, which is right for
     gfx942 (MI300) but not for gfx950 (MI350, OCP FP8); checkpoints and scales stored
-    in one format need conversion. NVIDIA keeps `float8_e4m3fn`.
+    in one format need conversion. NVIDIA keeps `float8_e4m3fn`. A format-mandated
+    dtype (MX, NVFP4) is never reported, so never rewritten.
 
     ## References
     - https://github.com/uccl-project/uccl/pull/804
@@ -58,6 +72,8 @@ class Fp8E4m3fnHardcoded(Rule):
         "import torch\nDTYPE_NAME = 'float8_e4m3fn'\n",
         "import torch\nis_fp8 = x.dtype == torch.float8_e4m3fn\nFP8_TYPES = [torch.float8_e4m3fn, torch.float8_e5m2]\n",
         "import torch\nif use_fnuz:\n    dt = torch.float8_e4m3fnuz\nelse:\n    dt = torch.float8_e4m3fn\n",
+        "import torch\n\n\ndef to_mxfp8(x, elem_dtype=torch.float8_e4m3fn, block_size=32):\n    return x\n",
+        "import torch\ndt = torch.float8_e4m3fn\nif torch.version.hip:\n    dt = torch.float8_e4m3fnuz\n",
     )
     invalid = (
         Example(
@@ -71,20 +87,71 @@ class Fp8E4m3fnHardcoded(Rule):
     )
 
     def check(self, ctx) -> None:
+        if FNUZ in ctx.source:
+            return  # the file already chooses the FNUZ variant somewhere: ROCm is handled
+        if self._path_context(ctx.path):
+            return
+        inline = []
+        named = 0
         for hit in ctx.hits():
             path = ctx.node_path(hit.start)
             node = path[-1]
             if not isinstance(node, (ast.Attribute, ast.Name)) or ctx.qualname(node) != OCP_E4M3:
                 continue
-            if not isinstance(node.ctx, ast.Load) or ctx.gated(hit.start) or self._arch_choice_nearby(ctx, path):
+            if not isinstance(node.ctx, ast.Load) or ctx.gated(hit.start) or self._only_inspected(path):
                 continue
-            if self._only_inspected(path):
+            if self._not_gpu_dtype(ctx, path):
                 continue
-            fix = None
-            if isinstance(node, ast.Attribute):
-                edit = gated_value_edit(ctx, node, path[-2], ctx.source_of(node) + "uz")
-                fix = gated_fix(ctx, "Use float8_e4m3fnuz on ROCm", [edit], Applicability.UNSAFE)
-            ctx.report(ctx.span_of(node), None, fix)
+            if self._named_choice(path):
+                named += 1
+                self._report(ctx, path)
+            else:
+                inline.append(path)
+        if inline and not named:
+            self._report(ctx, inline[0])  # one use stands for the file's repeats
+
+    @staticmethod
+    def _report(ctx, path) -> None:
+        node = path[-1]
+        fix = None
+        if isinstance(node, ast.Attribute):
+            edit = gated_value_edit(ctx, node, path[-2], ctx.source_of(node) + "uz")
+            fix = gated_fix(ctx, "Use float8_e4m3fnuz on ROCm", [edit], Applicability.UNSAFE)
+        ctx.report(ctx.span_of(node), None, fix)
+
+    @staticmethod
+    def _named_choice(path) -> bool:
+        """The dtype is chosen here once for later uses: the value of a name, attribute or
+        config entry (`FP8 = ...`, `self.dtype = ...`, `{"dtype": ...}`), or a default."""
+        site = climb(path)
+        parent = site[-2]
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is site[-1]:
+            return True
+        if isinstance(parent, ast.arguments):
+            return True  # a default argument
+        return isinstance(parent, ast.Dict) and any(v is site[-1] for v in parent.values)
+
+    @staticmethod
+    def _path_context(path: str) -> bool:
+        """The module's own path says format, CPU-only or emulation code (`mx_formats/`, `x86.py`)."""
+        name = path.replace("\\", "/")
+        return bool(FORMAT_WORDS.search(name) or CPU_WORDS.search(name) or EMULATION_WORDS.search(name))
+
+    @staticmethod
+    def _not_gpu_dtype(ctx, path) -> bool:
+        """The dtype is mandated by a format, or the code around it runs on the CPU or only
+        emulates the format: the statement and the enclosing function say so."""
+        stmt = ctx.statement_of(path)
+        function = ctx.enclosing(path, (ast.FunctionDef, ast.AsyncFunctionDef))
+        texts = [ctx.source_of(stmt)] if stmt is not None else []
+        if function is not None:
+            texts.append(ctx.text(ctx.span_of(function)))
+        for text in texts:
+            if FORMAT_WORDS.search(text) or EMULATION_WORDS.search(text) or CPU_WORDS.search(text):
+                return True
+        # A function that puts its tensors on the CPU and never mentions a GPU.
+        return function is not None and bool(_DEVICE_CPU.search(texts[-1])) and not _GPU_WORDS.search(
+            texts[-1].replace('"cpu"', "").replace("'cpu'", ""))
 
     @staticmethod
     def _only_inspected(path) -> bool:
@@ -96,19 +163,3 @@ class Fp8E4m3fnHardcoded(Rule):
         if isinstance(parent, ast.Dict):
             return any(key is node for key in parent.keys)
         return isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and len(parent.elts) > 1
-
-    @staticmethod
-    def _arch_choice_nearby(ctx, path) -> bool:
-        """The expression, or the nearest `if` around it, already mentions the FNUZ dtype."""
-        for ancestor in reversed(path[:-1]):
-            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
-                return False
-            if isinstance(ancestor, ast.stmt) and not isinstance(ancestor, ast.If):
-                if FNUZ in ctx.source_of(ancestor):
-                    return True
-                continue
-            if FNUZ in ctx.source_of(ancestor):
-                return True
-            if isinstance(ancestor, ast.If):
-                return False
-        return False

@@ -47,6 +47,8 @@ class Project:
     settings: "Settings | None" = None
     # Language parts, set by ``prepare``; a part is None when no selected rule needs it.
     parts: dict[str, Any] = field(default_factory=dict)
+    # Where parts may keep per-file summaries between runs (None: --no-cache).
+    cache_dir: Path | None = None
 
     def prepare(self, languages: Iterable[str]) -> None:
         """Build the parts the selected rules need (once, in the parent process)."""

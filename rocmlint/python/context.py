@@ -14,12 +14,18 @@ from functools import cached_property
 
 from ..model import Span
 from ..rule import FileContext
-from .gates import GateEvaluator, conditions_on_path
+from ..project import Evidence
+from .gates import ROCM_MARK, GateEvaluator, conditions_on_path
 
 _IMPORT_WORD = re.compile(rb"import\b")  # a literal first: fast
 _NO_POSITION = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def has_position(node: ast.AST) -> bool:
+    """The node carries its own source position (expressions, statements, ``arg``, ...)."""
+    return getattr(node, "end_lineno", None) is not None and getattr(node, "lineno", None) is not None
 
 
 class PythonContext(FileContext):
@@ -43,9 +49,15 @@ class PythonContext(FileContext):
         return Span(start, end)
 
     def node_span(self, node: ast.AST) -> Span:
-        """The node's own span (for definitions: from ``def``/``class``, not the decorators)."""
-        return Span(self.offset_of(node.lineno, node.col_offset),
-                    self.offset_of(node.end_lineno, node.end_col_offset))
+        """The node's own span (for definitions: from ``def``/``class``, not the decorators).
+
+        Nodes that carry no position (``arguments``, ``comprehension``, ``withitem``,
+        ``match_case``, operators) get the extent of what they contain (empty when they
+        contain nothing positioned): this never fails, whatever node a rule asks about."""
+        if has_position(node):
+            return Span(self.offset_of(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+                        self.offset_of(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
+        return self.span_of(node)
 
     def source_of(self, node: ast.AST) -> str:
         return self.text(self.node_span(node))
@@ -54,9 +66,9 @@ class PythonContext(FileContext):
         key = id(node)
         if key in self._ranges:
             return self._ranges[key]
-        if getattr(node, "end_lineno", None) is not None:
-            start = self.offset_of(node.lineno, node.col_offset)
-            end = self.offset_of(node.end_lineno, node.end_col_offset)
+        if has_position(node):
+            start = self.offset_of(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+            end = self.offset_of(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
             for decorator in getattr(node, "decorator_list", ()):
                 start = min(start, self.offset_of(decorator.lineno, decorator.col_offset) - 1)
             result = (start, end)
@@ -196,8 +208,94 @@ class PythonContext(FileContext):
 
     # Gates ------------------------------------------------------------------------------
     @cached_property
+    def python_model(self):
+        """The project's Python part (gate helpers, NVIDIA-only modules), or None."""
+        return self.project.part("python") if self.project is not None else None
+
+    def _helper_kind(self, name: str) -> str | None:
+        model = self.python_model
+        helper = model.helper(name) if model is not None else None
+        if helper is not None and helper.kind in ("rocm", "nvidia"):
+            return helper.kind
+        return self._local_helpers.get(name)
+
+    @cached_property
+    def _local_helpers(self) -> dict[str, str]:
+        """This file's own gate helpers (also when no project model is built)."""
+        from ..project.python import SKIP_NAME
+        from .gates import helper_kind
+
+        found: dict[str, str] = {}
+        if not (b"hip" in self.source or b"rocm" in self.source.lower() or b"capability" in self.source
+                or b"version.cuda" in self.source or b"skip" in self.source):
+            return found
+        plain = GateEvaluator(self.settings.gate_names, self.qualname)
+        for stmt in self.tree.body:
+            name = stmt.name if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            if name is None:
+                continue
+            kind = helper_kind(stmt, plain, SKIP_NAME.search(name) is not None)
+            if kind is not None and kind[0] != "call":
+                found[name] = kind[0]
+        return found
+
+    def is_skip_helper(self, name: str) -> bool:
+        """A decorator that skips tests on ROCm, by its name or by its definition."""
+        from ..project.python import SKIP_NAME
+
+        if SKIP_NAME.search(name):
+            return True
+        model = self.python_model
+        helper = model.helper(name) if model is not None else None
+        return (helper is not None and helper.kind == "skip") or self._local_helpers.get(name) == "skip"
+
+    @cached_property
+    def _bindings(self) -> dict[str, list[ast.expr]]:
+        """name -> every value bound to it by a simple assignment in the file."""
+        return self.bindings_in(self.tree)
+
+    def bindings_in(self, scope: ast.AST) -> dict[str, list[ast.expr]]:
+        """name -> every value bound to it in ``scope`` (None for values not known)."""
+        key = ("bindings", id(scope))
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached
+        found: dict[str, list[ast.expr]] = {}
+        self.cache[key] = found
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        found.setdefault(target.id, []).append(node.value)
+                    elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) \
+                            and len(target.elts) == len(node.value.elts):
+                        for element, value in zip(target.elts, node.value.elts):
+                            if isinstance(element, ast.Name):
+                                found.setdefault(element.id, []).append(value)
+                    elif isinstance(target, ast.Tuple):
+                        for index, element in enumerate(target.elts):
+                            if isinstance(element, ast.Name):
+                                item = ast.Subscript(value=node.value, slice=ast.Constant(index), ctx=ast.Load())
+                                found.setdefault(element.id, []).append(item)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
+                value = node.value if not isinstance(node, ast.AugAssign) else None
+                found.setdefault(node.target.id, []).append(value)  # type: ignore[arg-type]
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith, ast.arg)):
+                for name in _bound_names(node):
+                    found.setdefault(name, []).append(None)  # type: ignore[arg-type]
+        return found
+
+    def resolve_name(self, node: ast.Name, scope: ast.AST | None = None) -> ast.expr | None:
+        """The value a name is bound to, when ``scope`` (else the file) binds it exactly once
+        (a local gate variable such as ``use_cuda = torch.version.cuda is not None and ...``)."""
+        values = (self.bindings_in(scope) if scope is not None else self._bindings).get(node.id)
+        if values is None and scope is not None:
+            values = self._bindings.get(node.id)
+        return values[0] if values is not None and len(values) == 1 else None
+
+    @cached_property
     def gates(self) -> GateEvaluator:
-        evaluator = GateEvaluator(self.settings.gate_names, self.qualname)
+        evaluator = GateEvaluator(self.settings.gate_names, self.qualname, self._helper_kind, self.resolve_name)
         # Module-level names bound to a gate expression are gates too (`_ON_AMD = torch.version.hip is not None`).
         if b"hip" in self.source or b"rocm" in self.source.lower():
             for stmt in self.tree.body:
@@ -207,12 +305,16 @@ class PythonContext(FileContext):
                     evaluator.gate_names.add(stmt.targets[0].id)
         return evaluator
 
+    def _conditions(self, offset: int) -> list[tuple[ast.expr, bool]]:
+        return conditions_on_path(self.node_path(offset), self.is_skip_helper)
+
     def _reachability(self, offset: int) -> tuple[bool, bool]:
         """(ROCm can reach, NVIDIA can reach) as far as the gates tell."""
         cached = self._reach.get(offset)
         if cached is None:
-            rocm = nvidia = True
-            for condition, wanted in conditions_on_path(self.node_path(offset)):
+            rocm = self.module_verdict is None
+            nvidia = True
+            for condition, wanted in self._conditions(offset):
                 on_rocm = self.gates.value(condition, True)
                 if on_rocm is not None and on_rocm != wanted:
                     rocm = False
@@ -221,6 +323,29 @@ class PythonContext(FileContext):
                     nvidia = False
             cached = self._reach[offset] = (rocm, nvidia)
         return cached
+
+    @cached_property
+    def module_verdict(self):
+        """The project's verdict on the whole file (an NVIDIA-only module), or None."""
+        model = self.python_model
+        return model.module_verdict(self.path) if model is not None else None
+
+    def rocm_blockers(self, offset: int) -> list[Evidence]:
+        """Why the ROCm build never runs the code at ``offset`` (empty when it may)."""
+        if self.module_verdict is not None:
+            return list(self.module_verdict.evidence)
+        found = []
+        for condition, wanted in self._conditions(offset):
+            on_rocm = self.gates.value(condition, True)
+            if on_rocm is None or on_rocm == wanted:
+                continue
+            line = self.lines.position(self.span_of(condition).start)[0]
+            if isinstance(condition, ast.Name) and condition.id == ROCM_MARK:
+                what = "a test decorator that skips on ROCm"
+            else:
+                what = f"`{self.source_of(condition)}` is {on_rocm} on ROCm, the code needs {wanted}"
+            found.append(Evidence(what, f"{self.path}:{line}"))
+        return found
 
     def nvidia_only(self, offset: int) -> bool:
         """The ROCm build never runs the code here (NVIDIA-only branch or dead code)."""
@@ -235,3 +360,12 @@ class PythonContext(FileContext):
         """Some gate already decides who runs this code."""
         rocm, nvidia = self._reachability(offset)
         return not (rocm and nvidia)
+
+
+def _bound_names(node: ast.AST) -> list[str]:
+    """Names a loop, comprehension, `with` or parameter binds (their values are not known)."""
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) else [
+        item.optional_vars for item in getattr(node, "items", ()) if item.optional_vars is not None]
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]

@@ -1,0 +1,332 @@
+"""The Python part of the project model: gate helpers and NVIDIA-only modules.
+
+Per-file summaries (cached by content) are read with regexes first and ``ast`` only on the
+few module-level blocks that can matter, so building the model over thousands of files
+costs a fraction of the lint itself. What it knows:
+
+- **gate helpers**, found by what they return, not by name: a module-level function whose
+  result is a ROCm test (``return torch.version.hip is not None``) is a ROCm gate; one whose
+  result is False on every AMD GPU by intent (``get_device_capability() >= (10, 0)``,
+  ``torch.version.cuda is not None and ...``) is an NVIDIA-only predicate; a function that
+  returns another helper's result is followed one level. Module-level names bound to a gate
+  expression (``IS_ROCM = torch.version.hip is not None``) count too.
+- **skip decorators**: a decorator factory whose body skips under a ROCm gate
+  (``if is_rocm(): pytest.skip(...)``, ``return unittest.skipIf(IS_ROCM, ...)``).
+- **NVIDIA-only modules**: a module that imports, unconditionally at module level, a package
+  that exists only for NVIDIA GPUs (CUTLASS's Python DSL, FA3, DeepGEMM, ...) or a project
+  module that is NVIDIA-only. Nothing in it runs on ROCm; its import is the one fact to show.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import Evidence, Verdict, digest
+
+if TYPE_CHECKING:
+    from . import Project
+
+# Import roots that exist only for NVIDIA GPUs (a dotted prefix matches it and its submodules).
+NVIDIA_ONLY_IMPORTS = (
+    "cutlass", "cutlass_library", "flash_attn.cute", "flash_attn_interface", "deep_gemm", "deep_ep",
+    "cuda.bindings", "cuda.core", "cuda.tile", "nvmath", "tensorrt", "tensorrt_llm", "cudnn", "nvshmem",
+    "pycuda",
+)
+SKIP_NAME = re.compile(r"skip\w*(rocm|hip|amd)|(rocm|hip|amd)\w*skip", re.IGNORECASE)
+
+_SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"}
+_IMPORT_LINE = re.compile(rb"^(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w.]+))",
+                          re.MULTILINE)
+_DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+_ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
+_TOP_CODE = re.compile(rb"^(?=[^ \t\r\n#)\]}])", re.MULTILINE)
+_GATE_WORDS = re.compile(rb"hip|rocm|ROCM|get_device_capability|version\.cuda|skip")
+SUMMARY_VERSION = "1"
+
+
+@dataclass
+class Helper:
+    """A module-level function or name whose value decides who runs code."""
+
+    name: str
+    kind: str  # "rocm" (a ROCm test), "nvidia" (False on every AMD GPU), "skip" (skips on ROCm)
+    path: str
+    line: int
+    calls: str = ""  # for kind "call": the helper whose result it returns
+
+    def evidence(self) -> Evidence:
+        what = {"rocm": f"`{self.name}` is a ROCm gate", "nvidia": f"`{self.name}` is an NVIDIA-only predicate",
+                "skip": f"`{self.name}` skips on ROCm"}.get(self.kind, self.name)
+        return Evidence(what, f"{self.path}:{self.line}")
+
+
+@dataclass
+class Summary:
+    module: str
+    imports: list[tuple[str, int]]  # (absolute module, line) imported unconditionally at module level
+    helpers: list[Helper] = field(default_factory=list)
+
+
+def _module_name(rel: str) -> str:
+    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _absolute(module: str, relative: str, is_package: bool) -> str:
+    dots = len(relative) - len(relative.lstrip("."))
+    if not dots:
+        return relative
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if dots > 1:
+        base = base[: len(base) - (dots - 1)]
+    rest = relative[dots:]
+    return ".".join(base + ([rest] if rest else []))
+
+
+def _line_of(source: bytes, offset: int) -> int:
+    return source.count(b"\n", 0, offset) + 1
+
+
+def _top_block(source: bytes, start: int) -> bytes:
+    """The module-level statement starting at ``start`` (up to the next column-0 code line)."""
+    nxt = _TOP_CODE.search(source, source.find(b"\n", start) + 1 if b"\n" in source[start:] else len(source))
+    end = nxt.start() if nxt else len(source)
+    return source[start:end]
+
+
+def summarize(rel: str, source: bytes) -> Summary:
+    """What one file tells the model (pure function of its path and content)."""
+    module = _module_name(rel)
+    is_package = rel.endswith("__init__.py")
+    imports: list[tuple[str, int]] = []
+    for m in _IMPORT_LINE.finditer(source):
+        line = _line_of(source, m.start())
+        if m.group(3):
+            imports.append((m.group(3).decode(), line))
+            continue
+        base = _absolute(module, m.group(1).decode(), is_package)
+        imports.append((base, line))
+        for name in re.findall(rb"\w+", m.group(2) or b""):  # `from pkg import submodule`
+            if name != b"as":
+                imports.append((f"{base}.{name.decode()}" if base else name.decode(), line))
+    summary = Summary(module, imports)
+    if not _GATE_WORDS.search(source):
+        return summary
+    from ..python.gates import GateEvaluator, helper_kind
+
+    evaluator = GateEvaluator((), lambda node: _dotted(node))
+    for pattern in (_DEF_LINE, _ASSIGN_LINE):
+        for m in pattern.finditer(source):
+            block = _top_block(source, m.start())
+            if not _GATE_WORDS.search(block):
+                continue
+            try:
+                tree = ast.parse(block.decode("utf-8", "replace"))
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            if not tree.body:
+                continue
+            stmt = tree.body[0]
+            name = m.group(1).decode()
+            kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
+            if kind:
+                kind_name, calls = kind
+                summary.helpers.append(Helper(name, kind_name, rel, _line_of(source, m.start()), calls))
+    return summary
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _nvidia_root(module: str) -> str | None:
+    for root in NVIDIA_ONLY_IMPORTS:
+        if module == root or module.startswith(root + "."):
+            return root
+    return None
+
+
+class PythonModel:
+    """What the project tells about Python files (see the module docstring)."""
+
+    def __init__(self, root: Path, summaries: dict[str, Summary]) -> None:
+        self.root = root
+        self.summaries = summaries
+        self.helpers: dict[str, Helper] = {}
+        self.nvidia_only: dict[str, Evidence] = {}  # rel path -> the import that makes it NVIDIA-only
+        self._resolve_helpers()
+        self._resolve_modules()
+        self._fingerprint = digest(*sorted(f"{h.name}:{h.kind}" for h in self.helpers.values()),
+                                   *sorted(self.nvidia_only))
+
+    def _resolve_helpers(self) -> None:
+        found: dict[str, list[Helper]] = {}
+        for summary in self.summaries.values():
+            for helper in summary.helpers:
+                found.setdefault(helper.name, []).append(helper)
+        direct = {}
+        for name, defs in found.items():
+            kinds = {h.kind for h in defs if h.kind != "call"}
+            if len(kinds) == 1 and all(h.kind != "call" for h in defs):
+                direct[name] = defs[0]
+        # One level of helper calls: `def is_hip(): return _is_rocm()`.
+        for name, defs in found.items():
+            if name in direct:
+                continue
+            targets = {direct[h.calls].kind for h in defs if h.kind == "call" and h.calls in direct}
+            if len(targets) == 1 and all(h.kind == "call" and h.calls in direct for h in defs):
+                helper = defs[0]
+                direct[name] = Helper(name, targets.pop(), helper.path, helper.line, helper.calls)
+        self.helpers = direct
+
+    def _resolve_modules(self) -> None:
+        by_module: dict[str, str] = {}
+        for rel, summary in self.summaries.items():
+            parts = summary.module.split(".")
+            for i in range(len(parts)):  # packages may sit under src/ or a project folder
+                by_module.setdefault(".".join(parts[i:]), rel)
+        changed = True
+        while changed:  # a module importing an NVIDIA-only project module is NVIDIA-only too
+            changed = False
+            for rel, summary in self.summaries.items():
+                if rel in self.nvidia_only:
+                    continue
+                for module, line in summary.imports:
+                    root = _nvidia_root(module)
+                    target = by_module.get(module)
+                    if root is not None:
+                        self.nvidia_only[rel] = Evidence(f"imports `{module}`, which exists only for NVIDIA GPUs",
+                                                         f"{rel}:{line}")
+                    elif target is not None and target != rel and target in self.nvidia_only:
+                        self.nvidia_only[rel] = Evidence(
+                            f"imports `{module}`, an NVIDIA-only module ({self.nvidia_only[target]})",
+                            f"{rel}:{line}")
+                    else:
+                        continue
+                    changed = True
+                    break
+
+    # Queries ----------------------------------------------------------------------------
+    def relative(self, path: str | Path) -> str | None:
+        try:
+            rel = os.path.relpath(os.path.abspath(path), self.root)
+        except ValueError:
+            return None
+        return None if rel.startswith("..") else rel.replace(os.sep, "/")
+
+    def module_verdict(self, path: str | Path) -> Verdict | None:
+        """Verdict(False, ...) when the whole file is NVIDIA-only, else None."""
+        rel = self.relative(path)
+        evidence = self.nvidia_only.get(rel) if rel else None
+        return Verdict(False, (evidence,)) if evidence else None
+
+    def helper(self, name: str) -> Helper | None:
+        return self.helpers.get(name)
+
+    def fingerprint_for(self, path: Path) -> str:
+        return self._fingerprint
+
+    def explain(self, path: str | Path, line: int) -> Verdict:
+        """Does the ROCm build run ``line`` of ``path``, and why (evidence with file:line)?"""
+        verdict = self.module_verdict(path)
+        if verdict is not None:
+            return verdict
+        from ..config import Settings
+        from ..languages import ParseFailure
+        from ..python import LANGUAGE
+
+        try:
+            source = Path(path).read_bytes()
+            ctx = LANGUAGE.make_context(str(path), source, Settings())
+        except (OSError, ParseFailure) as exc:
+            return Verdict(None, (Evidence(f"cannot read: {exc}"),))
+        if not 1 <= line <= ctx.lines.line_count:
+            return Verdict(None, (Evidence(f"line {line} is outside the file"),))
+        offset = _first_code(ctx, line)
+        reasons = ctx.rocm_blockers(offset)
+        if reasons:
+            return Verdict(False, tuple(reasons))
+        return Verdict(True, (Evidence("no gate, skip or NVIDIA-only import keeps the ROCm build from this line"),))
+
+
+def _first_code(ctx, line: int) -> int:
+    start = ctx.lines.line_start(line - 1)
+    text = ctx.lines.line_text(line - 1)
+    return start + (len(text.encode()) - len(text.lstrip().encode()))
+
+
+def _walk(root: Path):
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        for name in names:
+            if name.endswith(".py"):
+                yield os.path.join(folder, name)
+
+
+def build(project: "Project") -> PythonModel:
+    """Summarise every Python file under the project root (cached by content)."""
+    import hashlib
+
+    root = Path(project.root)
+    cache_file = _cache_file(project)
+    cached: dict[str, Any] = {}
+    if cache_file is not None:
+        try:
+            cached = json.loads(cache_file.read_text())
+        except (OSError, ValueError):
+            cached = {}
+    fresh: dict[str, Any] = {}
+    summaries: dict[str, Summary] = {}
+    for full in _walk(root):
+        rel = os.path.relpath(full, root).replace(os.sep, "/")
+        try:
+            source = Path(full).read_bytes()
+        except OSError:
+            continue
+        key = hashlib.blake2b(source, digest_size=12).hexdigest() if cache_file is not None else ""
+        entry = cached.get(rel)
+        if entry is not None and entry[0] == key:
+            summary = _from_json(entry[1])
+        else:
+            summary = summarize(rel, source)
+        summaries[rel] = summary
+        if cache_file is not None:
+            fresh[rel] = [key, _to_json(summary)]
+    if cache_file is not None and fresh != cached:
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            cache_file.write_text(json.dumps(fresh))
+        except OSError:
+            pass
+    return PythonModel(root, summaries)
+
+
+def _cache_file(project: "Project") -> Path | None:
+    """Where summaries persist: beside the result cache, when one is in use."""
+    directory = getattr(project, "cache_dir", None)
+    if directory is None:
+        return None
+    return Path(directory) / f"python-model-{SUMMARY_VERSION}-{digest(str(project.root))}.json"
+
+
+def _to_json(summary: Summary) -> list:
+    return [summary.module, summary.imports, [[h.name, h.kind, h.path, h.line, h.calls] for h in summary.helpers]]
+
+
+def _from_json(data: list) -> Summary:
+    module, imports, helpers = data
+    return Summary(module, [(m, line) for m, line in imports], [Helper(*h) for h in helpers])
