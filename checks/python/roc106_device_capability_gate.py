@@ -68,6 +68,10 @@ class DeviceCapabilityGate(Rule):
     )
 
     def check(self, ctx) -> None:
+        from rocmlint.project.python import nvidia_backend_import
+
+        if nvidia_backend_import(ctx.source):
+            return  # the checks pick an NVIDIA-only backend (CUTLASS DSL, FA3, ...), which never loads on ROCm
         for hit in ctx.hits():
             path = ctx.node_path(hit.start)
             if len(path) < 2 or not isinstance(path[-2], ast.Call) or path[-2].func is not path[-1]:

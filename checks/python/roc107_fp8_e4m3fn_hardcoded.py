@@ -15,7 +15,7 @@ FNUZ = b"e4m3fnuz"
 FORMAT_WORDS = re.compile(r"mx(?:fp|_|\b)|MX[A-Z_]|nvfp4|fp4|e8m0|e2m1|float4|microscal", re.IGNORECASE)
 # Code that never runs on a GPU or only emulates a format numerically.
 CPU_WORDS = re.compile(r"x86|onednn|mkldnn|\bdnnl|_cpu\b|\bcpu_", re.IGNORECASE)
-EMULATION_WORDS = re.compile(r"fake_?quant|emulat|\bqat\b|_qat\b|\bqat_|simulat", re.IGNORECASE)
+EMULATION_WORDS = re.compile(r"fake[ _-]?quant|emulat|\bqat\b|_qat\b|\bqat_|simulat|\bqdq|qdq\b", re.IGNORECASE)
 _DEVICE_CPU = re.compile(r"""["']cpu["']""")
 _GPU_WORDS = re.compile(r"cuda|gpu|triton|device", re.IGNORECASE)
 
@@ -105,7 +105,7 @@ class Fp8E4m3fnHardcoded(Rule):
             if self._named_choice(path):
                 named += 1
                 self._report(ctx, path)
-            else:
+            elif not self._round_trip(path) and self._on_gpu(ctx, path):
                 inline.append(path)
         if inline and not named:
             self._report(ctx, inline[0])  # one use stands for the file's repeats
@@ -132,6 +132,25 @@ class Fp8E4m3fnHardcoded(Rule):
         return isinstance(parent, ast.Dict) and any(v is site[-1] for v in parent.values)
 
     @staticmethod
+    def _round_trip(path) -> bool:
+        """`x.to(torch.float8_e4m3fn).to(torch.float)`: rounding emulated, no FP8 tensor kept."""
+        if len(path) < 5:
+            return False
+        call, attribute, outer = path[-2], path[-3], path[-4]
+        return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "to"
+                and isinstance(attribute, ast.Attribute) and attribute.value is call
+                and attribute.attr in ("to", "float", "half", "bfloat16", "double") and isinstance(outer, ast.Call))
+
+    @staticmethod
+    def _on_gpu(ctx, path) -> bool:
+        """A use inside a function only matters when the function (or its class) touches a GPU;
+        code that names no device runs on the CPU."""
+        outermost = path[1] if len(path) > 2 else None  # the module-level def or class
+        if not isinstance(outermost, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return True
+        return bool(_GPU_WORDS.search(ctx.text(ctx.span_of(outermost))))
+
+    @staticmethod
     def _path_context(path: str) -> bool:
         """The module's own path says format, CPU-only or emulation code (`mx_formats/`, `x86.py`)."""
         name = path.replace("\\", "/")
@@ -143,7 +162,10 @@ class Fp8E4m3fnHardcoded(Rule):
         emulates the format: the statement and the enclosing function say so."""
         stmt = ctx.statement_of(path)
         function = ctx.enclosing(path, (ast.FunctionDef, ast.AsyncFunctionDef))
+        owner = ctx.enclosing(path, ast.ClassDef)
         texts = [ctx.source_of(stmt)] if stmt is not None else []
+        if owner is not None:
+            texts.append(ctx.text(ctx.span_of(owner)))
         if function is not None:
             texts.append(ctx.text(ctx.span_of(function)))
         for text in texts:
@@ -160,6 +182,10 @@ class Fp8E4m3fnHardcoded(Rule):
         node, parent = path[-1], path[-2]
         if isinstance(parent, ast.Compare):
             return True
+        if isinstance(parent, ast.Subscript) and parent.slice is node:
+            return True  # a lookup: `PEAK_TOPS[torch.float8_e4m3fn]`
         if isinstance(parent, ast.Dict):
-            return any(key is node for key in parent.keys)
+            # a key, or a value of a table keyed by something else than option names
+            return any(key is node for key in parent.keys) or not all(
+                isinstance(key, ast.Constant) and isinstance(key.value, str) for key in parent.keys)
         return isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and len(parent.elts) > 1

@@ -46,6 +46,8 @@ _DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
 _TOP_CODE = re.compile(rb"^(?=[^ \t\r\n#)\]}])", re.MULTILINE)
 _GATE_WORDS = re.compile(rb"hip|rocm|ROCM|get_device_capability|version\.cuda|skip")
+_ROCM_BUILD = re.compile(rb"hip|rocm", re.IGNORECASE)
+_NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
 SUMMARY_VERSION = "1"
 
 
@@ -70,6 +72,9 @@ class Summary:
     module: str
     imports: list[tuple[str, int]]  # (absolute module, line) imported unconditionally at module level
     helpers: list[Helper] = field(default_factory=list)
+    # Definitions that call other functions: judged again once the project's helpers are known.
+    candidates: list[tuple[str, int, str]] = field(default_factory=list)  # (name, line, source)
+    cuda_build: int = 0  # a setup.py building CUDA-only extensions: the line that shows it
 
 
 def _module_name(rel: str) -> str:
@@ -117,6 +122,8 @@ def summarize(rel: str, source: bytes) -> Summary:
             if name != b"as":
                 imports.append((f"{base}.{name.decode()}" if base else name.decode(), line))
     summary = Summary(module, imports)
+    if rel == "setup.py" or rel.endswith("/setup.py"):
+        summary.cuda_build = _cuda_only_build(source)
     if not _GATE_WORDS.search(source):
         return summary
     from ..python.gates import GateEvaluator, helper_kind
@@ -136,10 +143,20 @@ def summarize(rel: str, source: bytes) -> Summary:
             stmt = tree.body[0]
             name = m.group(1).decode()
             kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
-            if kind:
-                kind_name, calls = kind
-                summary.helpers.append(Helper(name, kind_name, rel, _line_of(source, m.start()), calls))
+            line = _line_of(source, m.start())
+            if kind and kind[0] != "call":
+                summary.helpers.append(Helper(name, kind[0], rel, line))
+            elif any(isinstance(n, ast.Call) for n in ast.walk(stmt)):
+                summary.candidates.append((name, line, block.decode("utf-8", "replace")))
     return summary
+
+
+def _cuda_only_build(source: bytes) -> int:
+    """Line of the first NVIDIA-only build flag in a setup.py that never mentions HIP/ROCm."""
+    if _ROCM_BUILD.search(source):
+        return 0
+    m = _NVCC_FLAG.search(source)
+    return _line_of(source, m.start()) if m else 0
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -151,6 +168,21 @@ def _dotted(node: ast.AST) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+_ANY_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))"
+                         rb"|(?:import_module|find_spec)\([ \t]*[\"']([\w.]+)[\"']", re.MULTILINE)
+
+
+def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
+    """The first place a file loads a package that exists only for NVIDIA GPUs, at any depth
+    (a lazy `import cutlass` in a function, `importlib.import_module("flash_attn_interface")`):
+    the file is (part of) that NVIDIA backend's glue."""
+    for m in _ANY_IMPORT.finditer(source):
+        module = (m.group(1) or m.group(2) or m.group(3)).decode()
+        if _nvidia_root(module):
+            return module, _line_of(source, m.start())
+    return None
 
 
 def _nvidia_root(module: str) -> str | None:
@@ -168,30 +200,58 @@ class PythonModel:
         self.summaries = summaries
         self.helpers: dict[str, Helper] = {}
         self.nvidia_only: dict[str, Evidence] = {}  # rel path -> the import that makes it NVIDIA-only
+        self.components: dict[str, Evidence] = {}  # folder/ -> why everything under it is NVIDIA-only
         self._resolve_helpers()
+        self._resolve_components()
         self._resolve_modules()
         self._fingerprint = digest(*sorted(f"{h.name}:{h.kind}" for h in self.helpers.values()),
-                                   *sorted(self.nvidia_only))
+                                   *sorted(self.nvidia_only), *sorted(self.components))
 
     def _resolve_helpers(self) -> None:
         found: dict[str, list[Helper]] = {}
         for summary in self.summaries.values():
             for helper in summary.helpers:
                 found.setdefault(helper.name, []).append(helper)
-        direct = {}
-        for name, defs in found.items():
-            kinds = {h.kind for h in defs if h.kind != "call"}
-            if len(kinds) == 1 and all(h.kind != "call" for h in defs):
-                direct[name] = defs[0]
-        # One level of helper calls: `def is_hip(): return _is_rocm()`.
-        for name, defs in found.items():
-            if name in direct:
-                continue
-            targets = {direct[h.calls].kind for h in defs if h.kind == "call" and h.calls in direct}
-            if len(targets) == 1 and all(h.kind == "call" and h.calls in direct for h in defs):
-                helper = defs[0]
-                direct[name] = Helper(name, targets.pop(), helper.path, helper.line, helper.calls)
+        # A name defined with different meanings in different places decides nothing.
+        direct = {name: defs[0] for name, defs in found.items() if len({h.kind for h in defs}) == 1}
+        # One level of helper calls: `def is_hip(): return _is_rocm()`,
+        # `def fp8_ok(): return is_sm_at_least_89() and has_triton()`.
+        from ..python.gates import GateEvaluator, helper_kind
+
+        kinds = {name: h.kind for name, h in direct.items() if h.kind in ("rocm", "nvidia")}
+        evaluator = GateEvaluator((), _dotted, kinds.get)
+        followed: dict[str, Helper] = {}
+        for rel, summary in self.summaries.items():
+            for name, line, block in summary.candidates:
+                if name in found:
+                    continue
+                try:
+                    tree = ast.parse(block)
+                except (SyntaxError, ValueError, RecursionError):
+                    continue
+                if not tree.body:
+                    continue
+                kind = helper_kind(tree.body[0], evaluator, SKIP_NAME.search(name) is not None)
+                if kind is None or kind[0] == "call":
+                    continue
+                previous = followed.get(name)
+                if previous is not None and previous.kind != kind[0]:
+                    followed[name] = Helper(name, "ambiguous", rel, line)
+                elif previous is None:
+                    followed[name] = Helper(name, kind[0], rel, line)
+        direct.update({n: h for n, h in followed.items() if h.kind != "ambiguous"})
         self.helpers = direct
+
+    def _resolve_components(self) -> None:
+        """In a project that supports ROCm somewhere, a sub-package whose own setup.py builds
+        CUDA-only extensions (nvcc flags, no HIP) is an NVIDIA-only component."""
+        if not any(h.kind == "rocm" for h in self.helpers.values()):
+            return
+        for rel, summary in self.summaries.items():
+            folder = rel.rpartition("/")[0]
+            if summary.cuda_build and folder:
+                self.components[folder + "/"] = Evidence(
+                    "the component's own build (setup.py) compiles CUDA-only extensions", f"{rel}:{summary.cuda_build}")
 
     def _resolve_modules(self) -> None:
         by_module: dict[str, str] = {}
@@ -231,7 +291,11 @@ class PythonModel:
     def module_verdict(self, path: str | Path) -> Verdict | None:
         """Verdict(False, ...) when the whole file is NVIDIA-only, else None."""
         rel = self.relative(path)
-        evidence = self.nvidia_only.get(rel) if rel else None
+        if rel is None:
+            return None
+        evidence = self.nvidia_only.get(rel)
+        if evidence is None:
+            evidence = next((e for folder, e in self.components.items() if rel.startswith(folder)), None)
         return Verdict(False, (evidence,)) if evidence else None
 
     def helper(self, name: str) -> Helper | None:
@@ -324,9 +388,11 @@ def _cache_file(project: "Project") -> Path | None:
 
 
 def _to_json(summary: Summary) -> list:
-    return [summary.module, summary.imports, [[h.name, h.kind, h.path, h.line, h.calls] for h in summary.helpers]]
+    return [summary.module, summary.imports, [[h.name, h.kind, h.path, h.line, h.calls] for h in summary.helpers],
+            summary.candidates, summary.cuda_build]
 
 
 def _from_json(data: list) -> Summary:
-    module, imports, helpers = data
-    return Summary(module, [(m, line) for m, line in imports], [Helper(*h) for h in helpers])
+    module, imports, helpers, candidates, cuda_build = data
+    return Summary(module, [(m, line) for m, line in imports], [Helper(*h) for h in helpers],
+                   [(n, line, src) for n, line, src in candidates], cuda_build)

@@ -232,6 +232,8 @@ class PythonContext(FileContext):
         plain = GateEvaluator(self.settings.gate_names, self.qualname)
         for stmt in self.tree.body:
             name = stmt.name if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id  # `skip_rocm = unittest.skipIf(torch.version.hip is not None, ...)`
             if name is None:
                 continue
             kind = helper_kind(stmt, plain, SKIP_NAME.search(name) is not None)
@@ -306,7 +308,7 @@ class PythonContext(FileContext):
         return evaluator
 
     def _conditions(self, offset: int) -> list[tuple[ast.expr, bool]]:
-        return conditions_on_path(self.node_path(offset), self.is_skip_helper)
+        return conditions_on_path(self.node_path(offset), self.is_skip_helper, self.resolve_name)
 
     def _reachability(self, offset: int) -> tuple[bool, bool]:
         """(ROCm can reach, NVIDIA can reach) as far as the gates tell."""

@@ -17,6 +17,7 @@ _SOME = "some"  # a non-None, truthy value (a version string)
 
 HIP_VERSION = "torch.version.hip"
 CUDA_VERSION = "torch.version.cuda"
+GPU_PRESENT = "torch.cuda.is_available"
 # The condition a ROCm skip decorator stands for (`@skip_if_rocm`): "running on ROCm".
 ROCM_MARK = "__rocm__"
 # Calls that leave the block: the test stops, the process ends.
@@ -78,6 +79,8 @@ class GateEvaluator:
             if isinstance(node.value, bool):
                 return node.value
             return None
+        if isinstance(node, ast.Call) and not node.args and self.qualname(node.func) == GPU_PRESENT:
+            return True  # hazards matter where a GPU runs the code: assume one is present
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr"
                 and len(node.args) == 2 and isinstance(node.args[1], ast.Constant)
                 and node.args[1].value in ("hip", "cuda") and self.qualname(node.args[0]) == "torch.version"):
@@ -191,6 +194,9 @@ def skip_conditions(decorator: ast.expr, is_skip_helper: Callable[[str], bool]) 
         return []
     if call is not None and call.args and name in _SKIP_IF:
         return [(call.args[0], False)]
+    if name == "skip" and (call is not None or isinstance(node, ast.Attribute)):
+        # `@unittest.skip("...")` / `@pytest.mark.skip(...)`: the test runs nowhere
+        return [(ast.copy_location(ast.Constant(True), decorator), False)]
     if call is not None and call.args and name in _SKIP_UNLESS:
         return [(call.args[0], True)]
     if is_skip_helper(name):
@@ -198,11 +204,52 @@ def skip_conditions(decorator: ast.expr, is_skip_helper: Callable[[str], bool]) 
     return []
 
 
+def parametrize_skips(decorator: ast.expr, resolve: NameResolver) -> list[tuple[ast.expr, bool]]:
+    """``@pytest.mark.parametrize("k", [pytest.param(..., marks=skipif(c)), ...])``: the test
+    runs only where some parameter set is not skipped; one condition "every set is skipped"
+    that must be false (names of lists and of marks are followed through ``resolve``)."""
+    if not (isinstance(decorator, ast.Call) and _call_name(decorator) == "parametrize" and len(decorator.args) >= 2):
+        return []
+    values = _resolved(decorator.args[1], resolve)
+    if not isinstance(values, (ast.List, ast.Tuple)) or not values.elts:
+        return []
+    every: list[ast.expr] = []
+    for element in values.elts:
+        if not (isinstance(element, ast.Call) and _call_name(element) == "param"):
+            return []  # a plain value: that set always runs
+        marks = next((k.value for k in element.keywords if k.arg == "marks"), None)
+        marks = _resolved(marks, resolve) if marks is not None else None
+        items = marks.elts if isinstance(marks, (ast.List, ast.Tuple)) else [marks] if marks is not None else []
+        conditions = [c for mark in items for c, wanted in skip_conditions(_resolved(mark, resolve), lambda n: False)
+                      if not wanted]
+        if not conditions:
+            return []
+        every.append(ast.BoolOp(op=ast.Or(), values=conditions))
+    return [(ast.copy_location(ast.BoolOp(op=ast.And(), values=every), decorator), False)]
+
+
+def _resolved(node: ast.expr, resolve: NameResolver | None) -> ast.expr:
+    for _ in range(4):
+        if not (isinstance(node, ast.Name) and resolve is not None):
+            break
+        bound = resolve(node)
+        if bound is None:
+            break
+        node = bound
+    return node
+
+
 def module_skips(module: ast.Module) -> list[tuple[ast.expr, bool]]:
-    """``pytestmark = pytest.mark.skipif(c, ...)`` (or a list of marks): the whole module runs
-    only where every ``c`` is false."""
+    """``pytestmark = pytest.mark.skipif(c, ...)`` (or a list of marks), or a module-level
+    ``if c: pytest.skip(..., allow_module_level=True)``: the module's tests run only where
+    every ``c`` is false."""
     found: list[tuple[ast.expr, bool]] = []
     for stmt in module.body:
+        if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body:
+            last = stmt.body[-1]
+            if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _call_name(last.value) == "skip" \
+                    and any(k.arg == "allow_module_level" for k in last.value.keywords):
+                found.append((stmt.test, False))
         if (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets)):
             marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
             for mark in marks:
@@ -293,8 +340,8 @@ def containing_list(parent: ast.AST, child: ast.AST) -> list | None:
     return None
 
 
-def conditions_on_path(path: list[ast.AST], is_skip_helper: Callable[[str], bool] = lambda name: False
-                       ) -> list[tuple[ast.expr, bool]]:
+def conditions_on_path(path: list[ast.AST], is_skip_helper: Callable[[str], bool] = lambda name: False,
+                       resolve: NameResolver | None = None) -> list[tuple[ast.expr, bool]]:
     """(condition, required truth value) pairs that hold wherever the last node of ``path`` runs."""
     found: list[tuple[ast.expr, bool]] = []
     if path and isinstance(path[0], ast.Module):
@@ -316,6 +363,8 @@ def conditions_on_path(path: list[ast.AST], is_skip_helper: Callable[[str], bool
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in child.decorator_list:
                 found.extend(skip_conditions(decorator, is_skip_helper))
+                if resolve is not None:
+                    found.extend(parametrize_skips(decorator, resolve))
         if isinstance(child, ast.stmt):
             block = containing_list(parent, child)
             if block is None:
