@@ -15,7 +15,9 @@ FNUZ = b"e4m3fnuz"
 FORMAT_WORDS = re.compile(r"mx(?:fp|_|\b)|MX[A-Z_]|nvfp4|fp4|e8m0|e2m1|float4|microscal", re.IGNORECASE)
 # Code that never runs on a GPU or only emulates a format numerically.
 CPU_WORDS = re.compile(r"x86|onednn|mkldnn|\bdnnl|_cpu\b|\bcpu_", re.IGNORECASE)
-EMULATION_WORDS = re.compile(r"fake[ _-]?quant|emulat|\bqat\b|_qat\b|\bqat_|simulat|\bqdq|qdq\b", re.IGNORECASE)
+EMULATION_WORDS = re.compile(r"fake[ _-]?quant|emulat|\bqat\b|_qat\b|\bqat_|simulat|qdq", re.IGNORECASE)
+# `x.to(torch.float8_e4m3fn).to(torch.float)`: a reference that only emulates FP8 rounding.
+ROUND_TRIP = re.compile(r"\.to\(\s*torch\.float8_e4m3fn\s*\)\s*\.(?:to|float|half|bfloat16|double)\(")
 _DEVICE_CPU = re.compile(r"""["']cpu["']""")
 _GPU_WORDS = re.compile(r"cuda|gpu|triton|device", re.IGNORECASE)
 
@@ -93,6 +95,7 @@ class Fp8E4m3fnHardcoded(Rule):
             return
         inline = []
         named = 0
+        defaults: set[str] = set()
         for hit in ctx.hits():
             path = ctx.node_path(hit.start)
             node = path[-1]
@@ -100,10 +103,17 @@ class Fp8E4m3fnHardcoded(Rule):
                 continue
             if not isinstance(node.ctx, ast.Load) or ctx.gated(hit.start) or self._only_inspected(path):
                 continue
+            if self._dtype_already_tested(ctx, path):
+                continue
             if self._not_gpu_dtype(ctx, path):
                 continue
             if self._named_choice(path):
                 named += 1
+                parameter = self._parameter(path)
+                if parameter is not None:
+                    if parameter in defaults:
+                        continue  # the file's convention for this parameter is reported once
+                    defaults.add(parameter)
                 self._report(ctx, path)
             elif not self._round_trip(path) and self._on_gpu(ctx, path):
                 inline.append(path)
@@ -130,6 +140,38 @@ class Fp8E4m3fnHardcoded(Rule):
         if isinstance(parent, ast.arguments):
             return True  # a default argument
         return isinstance(parent, ast.Dict) and any(v is site[-1] for v in parent.values)
+
+    @staticmethod
+    def _parameter(path) -> str | None:
+        """The parameter name when the dtype is its default value."""
+        site = climb(path)
+        arguments = site[-2]
+        if not isinstance(arguments, ast.arguments):
+            return None
+        positional = arguments.posonlyargs + arguments.args
+        for arg, default in zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults):
+            if default is site[-1]:
+                return arg.arg
+        for arg, kw_default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+            if kw_default is site[-1]:
+                return arg.arg
+        return None
+
+    @staticmethod
+    def _dtype_already_tested(ctx, path) -> bool:
+        """Inside `if dtype == torch.float8_e4m3fn:` (or the matching side of a conditional
+        expression): the dtype was chosen by whoever set the tested value; this only follows it."""
+        for parent, child in zip(path, path[1:]):
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+                in_body = any(item is child for item in parent.body) if isinstance(parent, ast.If) else (
+                    child is parent.body)
+                for compare in ast.walk(parent.test):
+                    if isinstance(compare, ast.Compare) and len(compare.ops) == 1 and any(
+                            ctx.qualname(side) == OCP_E4M3 for side in (compare.left, *compare.comparators)):
+                        positive = isinstance(compare.ops[0], (ast.Eq, ast.Is, ast.In))
+                        if positive == in_body:
+                            return True
+        return False
 
     @staticmethod
     def _round_trip(path) -> bool:
@@ -171,6 +213,8 @@ class Fp8E4m3fnHardcoded(Rule):
         for text in texts:
             if FORMAT_WORDS.search(text) or EMULATION_WORDS.search(text) or CPU_WORDS.search(text):
                 return True
+        if function is not None and ROUND_TRIP.search(texts[-1]):
+            return True  # an emulating reference: its other FP8 uses emulate too
         # A function that puts its tensors on the CPU and never mentions a GPU.
         return function is not None and bool(_DEVICE_CPU.search(texts[-1])) and not _GPU_WORDS.search(
             texts[-1].replace('"cpu"', "").replace("'cpu'", ""))

@@ -201,6 +201,7 @@ class PythonModel:
         self.helpers: dict[str, Helper] = {}
         self.nvidia_only: dict[str, Evidence] = {}  # rel path -> the import that makes it NVIDIA-only
         self.components: dict[str, Evidence] = {}  # folder/ -> why everything under it is NVIDIA-only
+        self._imported_names: set[str] | None = None
         self._resolve_helpers()
         self._resolve_components()
         self._resolve_modules()
@@ -297,6 +298,12 @@ class PythonModel:
         if evidence is None:
             evidence = next((e for folder, e in self.components.items() if rel.startswith(folder)), None)
         return Verdict(False, (evidence,)) if evidence else None
+
+    def imported_by_name(self, name: str) -> bool:
+        """Some project module imports ``name`` from another module (``from m import name``)."""
+        if self._imported_names is None:
+            self._imported_names = {module.rpartition(".")[2] for s in self.summaries.values() for module, _ in s.imports}
+        return name in self._imported_names
 
     def helper(self, name: str) -> Helper | None:
         return self.helpers.get(name)

@@ -57,6 +57,7 @@ class Judgement:
     feature: str  # what it tests on NVIDIA ("bf16", "an NVIDIA architecture (SM 9.0)", ...)
     wrong: tuple[Gpu, ...]  # AMD GPUs that get the wrong answer
     nvidia_only: bool  # True on no AMD GPU by intent: the guarded code is NVIDIA-only
+    amd_intent: bool | None = None  # its intended value on every AMD GPU (an NVIDIA architecture test)
 
     def describe(self) -> str:
         names = ", ".join(g.name for g in self.wrong)
@@ -140,4 +141,4 @@ def judge(compare: ast.AST, resolve: Resolver) -> Judgement | None:
             return Judgement(name, wrong, nvidia_only=False)
     versions = ", ".join(f"{c[0]}.{c[1]}" for c in sorted(selected))
     wrong = tuple(g for g in AMD_GPUS if on_amd[g] == positive)  # no AMD GPU has an SM feature
-    return Judgement(f"an NVIDIA architecture (SM {versions})", wrong, nvidia_only=positive)
+    return Judgement(f"an NVIDIA architecture (SM {versions})", wrong, nvidia_only=positive, amd_intent=not positive)

@@ -323,8 +323,35 @@ class PythonContext(FileContext):
                 on_nvidia = self.gates.value(condition, False)
                 if on_nvidia is not None and on_nvidia != wanted:
                     nvidia = False
+            path = self.node_path(offset)
+            if rocm and len(path) > 2 and self._only_called_on_nvidia(path[1]):
+                rocm = False
             cached = self._reach[offset] = (rocm, nvidia)
         return cached
+
+    def _only_called_on_nvidia(self, function: ast.AST) -> bool:
+        """A module-level function of this file that nothing outside it can reach (private, or
+        never imported by name in the project) and whose every use here is a call that only
+        the NVIDIA build makes: its body is NVIDIA-only (the call chain decides)."""
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+            return False
+        key = ("nvidia-callers", id(function))
+        if key in self.cache:
+            return bool(self.cache[key])  # None while being computed (recursion): reachable
+        self.cache[key] = None
+        result = False
+        if function.name.startswith("_") or (self.python_model is not None
+                                             and not self.python_model.imported_by_name(function.name)):
+            uses = self.loads_of(function.name, self.tree)
+            result = bool(uses)
+            for use in uses:
+                use_path = self.path_to(use)
+                call = use_path[-2] if len(use_path) > 1 else None
+                if not (isinstance(call, ast.Call) and call.func is use) or not self.nvidia_only(self.span_of(use).start):
+                    result = False
+                    break
+        self.cache[key] = result
+        return result
 
     @cached_property
     def module_verdict(self):
@@ -337,6 +364,11 @@ class PythonContext(FileContext):
         if self.module_verdict is not None:
             return list(self.module_verdict.evidence)
         found = []
+        path = self.node_path(offset)
+        if len(path) > 2 and self._only_called_on_nvidia(path[1]):
+            name = getattr(path[1], "name", "")
+            found.append(Evidence(f"`{name}` is only called where the ROCm build never goes",
+                                  f"{self.path}:{getattr(path[1], 'lineno', 0)}"))
         for condition, wanted in self._conditions(offset):
             on_rocm = self.gates.value(condition, True)
             if on_rocm is None or on_rocm == wanted:

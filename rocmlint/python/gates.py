@@ -127,7 +127,7 @@ class GateEvaluator:
             # A comparison meant to select an NVIDIA architecture is false on ROCm by intent
             # (ROC106 reports where the number itself misleads).
             verdict = judge(node, self.resolve or (lambda name: None))
-            return False if rocm and verdict is not None and verdict.nvidia_only else None
+            return verdict.amd_intent if rocm and verdict is not None else None
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             op = node.ops[0]
             if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
