@@ -18,6 +18,7 @@ CPU_WORDS = re.compile(r"x86|onednn|mkldnn|\bdnnl|_cpu\b|\bcpu_", re.IGNORECASE)
 EMULATION_WORDS = re.compile(r"fake[ _-]?quant|emulat|\bqat\b|_qat\b|\bqat_|simulat|qdq", re.IGNORECASE)
 # `x.to(torch.float8_e4m3fn).to(torch.float)`: a reference that only emulates FP8 rounding.
 ROUND_TRIP = re.compile(r"\.to\(\s*torch\.float8_e4m3fn\s*\)\s*\.(?:to|float|half|bfloat16|double)\(")
+TEST_FILE = re.compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test)\.py$")
 _DEVICE_CPU = re.compile(r"""["']cpu["']""")
 _GPU_WORDS = re.compile(r"cuda|gpu|triton|device", re.IGNORECASE)
 
@@ -89,13 +90,14 @@ class Fp8E4m3fnHardcoded(Rule):
     )
 
     def check(self, ctx) -> None:
-        if FNUZ in ctx.source:
+        if FNUZ in ctx.source and self._chooses_fnuz(ctx):
             return  # the file already chooses the FNUZ variant somewhere: ROCm is handled
         if self._path_context(ctx.path):
             return
         inline = []
         named = 0
-        defaults: set[str] = set()
+        declared: set[str] = set()
+        test_module = bool(TEST_FILE.search(ctx.path))
         for hit in ctx.hits():
             path = ctx.node_path(hit.start)
             node = path[-1]
@@ -105,20 +107,31 @@ class Fp8E4m3fnHardcoded(Rule):
                 continue
             if self._dtype_already_tested(ctx, path):
                 continue
-            if self._not_gpu_dtype(ctx, path):
+            if self._not_gpu_dtype(ctx, path) or (test_module and not self._on_gpu(ctx, path)):
                 continue
             if self._named_choice(path):
                 named += 1
-                parameter = self._parameter(path)
-                if parameter is not None:
-                    if parameter in defaults:
-                        continue  # the file's convention for this parameter is reported once
-                    defaults.add(parameter)
+                declaration = self._declaration(path)
+                if declaration is not None:
+                    if declaration in declared:
+                        continue  # the file's convention for this parameter or field is reported once
+                    declared.add(declaration)
                 self._report(ctx, path)
-            elif not self._round_trip(path) and self._on_gpu(ctx, path):
+            elif not self._round_trip(path):
                 inline.append(path)
         if inline and not named:
             self._report(ctx, inline[0])  # one use stands for the file's repeats
+
+    @classmethod
+    def _chooses_fnuz(cls, ctx) -> bool:
+        """Somewhere the file uses `float8_e4m3fnuz` as a value, not only in a list of dtypes
+        or a comparison (`SUPPORTED = (e4m3fn, e4m3fnuz)` chooses nothing)."""
+        for m in re.finditer(rb"float8_e4m3fnuz\b", ctx.source):
+            path = ctx.node_path(m.start())
+            node = path[-1]
+            if isinstance(node, (ast.Attribute, ast.Name)) and len(path) > 1 and not cls._only_inspected(path):
+                return True
+        return False
 
     @staticmethod
     def _report(ctx, path) -> None:
@@ -142,10 +155,13 @@ class Fp8E4m3fnHardcoded(Rule):
         return isinstance(parent, ast.Dict) and any(v is site[-1] for v in parent.values)
 
     @staticmethod
-    def _parameter(path) -> str | None:
-        """The parameter name when the dtype is its default value."""
+    def _declaration(path) -> str | None:
+        """The parameter or class field whose default the dtype is (an API's convention)."""
         site = climb(path)
         arguments = site[-2]
+        if isinstance(arguments, ast.AnnAssign) and isinstance(arguments.target, ast.Name) and len(site) > 2 \
+                and isinstance(site[-3], ast.ClassDef):
+            return arguments.target.id
         if not isinstance(arguments, ast.arguments):
             return None
         positional = arguments.posonlyargs + arguments.args
@@ -185,12 +201,20 @@ class Fp8E4m3fnHardcoded(Rule):
 
     @staticmethod
     def _on_gpu(ctx, path) -> bool:
-        """A use inside a function only matters when the function (or its class) touches a GPU;
-        code that names no device runs on the CPU."""
+        """In a test module, tests create their own tensors: a test (function or class) that
+        never names a GPU or a device runs on the CPU."""
         outermost = path[1] if len(path) > 2 else None  # the module-level def or class
-        if not isinstance(outermost, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(outermost, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return bool(_GPU_WORDS.search(ctx.text(ctx.span_of(outermost))))
+        # Module level (`CONFIGS = [...]`): the tests that read the name decide.
+        if not (isinstance(outermost, ast.Assign) and len(outermost.targets) == 1
+                and isinstance(outermost.targets[0], ast.Name)):
             return True
-        return bool(_GPU_WORDS.search(ctx.text(ctx.span_of(outermost))))
+        users = [ctx.path_to(load) for load in ctx.loads_of(outermost.targets[0].id, ctx.tree)]
+        scopes = [user[1] for user in users if len(user) > 2]
+        if not scopes or len(scopes) < len(users):
+            return True
+        return any(_GPU_WORDS.search(ctx.text(ctx.node_span(scope))) for scope in scopes)
 
     @staticmethod
     def _path_context(path: str) -> bool:

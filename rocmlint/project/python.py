@@ -72,8 +72,6 @@ class Summary:
     module: str
     imports: list[tuple[str, int]]  # (absolute module, line) imported unconditionally at module level
     helpers: list[Helper] = field(default_factory=list)
-    # Definitions that call other functions: judged again once the project's helpers are known.
-    candidates: list[tuple[str, int, str]] = field(default_factory=list)  # (name, line, source)
     cuda_build: int = 0  # a setup.py building CUDA-only extensions: the line that shows it
 
 
@@ -128,7 +126,7 @@ def summarize(rel: str, source: bytes) -> Summary:
         return summary
     from ..python.gates import GateEvaluator, helper_kind
 
-    evaluator = GateEvaluator((), lambda node: _dotted(node))
+    evaluator = GateEvaluator((), _dotted, assume_gpu=True)
     for pattern in (_DEF_LINE, _ASSIGN_LINE):
         for m in pattern.finditer(source):
             block = _top_block(source, m.start())
@@ -143,12 +141,34 @@ def summarize(rel: str, source: bytes) -> Summary:
             stmt = tree.body[0]
             name = m.group(1).decode()
             kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
-            line = _line_of(source, m.start())
             if kind and kind[0] != "call":
-                summary.helpers.append(Helper(name, kind[0], rel, line))
-            elif any(isinstance(n, ast.Call) for n in ast.walk(stmt)):
-                summary.candidates.append((name, line, block.decode("utf-8", "replace")))
+                summary.helpers.append(Helper(name, kind[0], rel, _line_of(source, m.start())))
     return summary
+
+
+def follow_helpers(rel: str, source: bytes, calls: re.Pattern[bytes], kinds: dict[str, str]) -> list[Helper]:
+    """Module-level definitions of one file judged again knowing the project's helpers: one
+    level of helper calls (`def fp8_ok(): return is_sm_at_least_89() and has_triton()`)."""
+    from ..python.gates import GateEvaluator, helper_kind
+
+    evaluator = GateEvaluator((), _dotted, kinds.get, assume_gpu=True)
+    found = []
+    for pattern in (_DEF_LINE, _ASSIGN_LINE):
+        for m in pattern.finditer(source):
+            name = m.group(1).decode()
+            if name in kinds:
+                continue
+            block = _top_block(source, m.start())
+            if not calls.search(block):
+                continue
+            try:
+                tree = ast.parse(block.decode("utf-8", "replace"))
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            kind = helper_kind(tree.body[0], evaluator, SKIP_NAME.search(name) is not None) if tree.body else None
+            if kind is not None and kind[0] != "call":
+                found.append(Helper(name, kind[0], rel, _line_of(source, m.start())))
+    return found
 
 
 def _cuda_only_build(source: bytes) -> int:
@@ -203,6 +223,10 @@ class PythonModel:
         self.components: dict[str, Evidence] = {}  # folder/ -> why everything under it is NVIDIA-only
         self._imported_names: set[str] | None = None
         self._resolve_helpers()
+        self._fingerprint = ""
+
+    def finish(self) -> None:
+        """What depends on the helpers: components of a dual-platform project, NVIDIA-only modules."""
         self._resolve_components()
         self._resolve_modules()
         self._fingerprint = digest(*sorted(f"{h.name}:{h.kind}" for h in self.helpers.values()),
@@ -215,33 +239,25 @@ class PythonModel:
                 found.setdefault(helper.name, []).append(helper)
         # A name defined with different meanings in different places decides nothing.
         direct = {name: defs[0] for name, defs in found.items() if len({h.kind for h in defs}) == 1}
-        # One level of helper calls: `def is_hip(): return _is_rocm()`,
-        # `def fp8_ok(): return is_sm_at_least_89() and has_triton()`.
-        from ..python.gates import GateEvaluator, helper_kind
-
-        kinds = {name: h.kind for name, h in direct.items() if h.kind in ("rocm", "nvidia")}
-        evaluator = GateEvaluator((), _dotted, kinds.get)
-        followed: dict[str, Helper] = {}
-        for rel, summary in self.summaries.items():
-            for name, line, block in summary.candidates:
-                if name in found:
-                    continue
-                try:
-                    tree = ast.parse(block)
-                except (SyntaxError, ValueError, RecursionError):
-                    continue
-                if not tree.body:
-                    continue
-                kind = helper_kind(tree.body[0], evaluator, SKIP_NAME.search(name) is not None)
-                if kind is None or kind[0] == "call":
-                    continue
-                previous = followed.get(name)
-                if previous is not None and previous.kind != kind[0]:
-                    followed[name] = Helper(name, "ambiguous", rel, line)
-                elif previous is None:
-                    followed[name] = Helper(name, kind[0], rel, line)
-        direct.update({n: h for n, h in followed.items() if h.kind != "ambiguous"})
         self.helpers = direct
+
+    def follow(self, sources) -> None:
+        """One level of helper calls, over the files (rel, bytes) that mention a helper."""
+        kinds = {name: h.kind for name, h in self.helpers.items() if h.kind in ("rocm", "nvidia", "skip")}
+        if not kinds:
+            return
+        calls = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(kinds)) + rb")\s*\(")
+        followed: dict[str, Helper] = {}
+        for rel, source in sources:
+            if not calls.search(source):
+                continue
+            for helper in follow_helpers(rel, source, calls, kinds):
+                previous = followed.get(helper.name)
+                if previous is None:
+                    followed[helper.name] = helper
+                elif previous.kind != helper.kind:
+                    followed[helper.name] = Helper(helper.name, "ambiguous", rel, helper.line)
+        self.helpers.update({n: h for n, h in followed.items() if h.kind != "ambiguous"})
 
     def _resolve_components(self) -> None:
         """In a project that supports ROCm somewhere, a sub-package whose own setup.py builds
@@ -383,7 +399,18 @@ def build(project: "Project") -> PythonModel:
             cache_file.write_text(json.dumps(fresh))
         except OSError:
             pass
-    return PythonModel(root, summaries)
+    model = PythonModel(root, summaries)
+    model.follow(_read_all(root, summaries))
+    model.finish()
+    return model
+
+
+def _read_all(root: Path, summaries: dict[str, Summary]):
+    for rel in summaries:
+        try:
+            yield rel, (root / rel).read_bytes()
+        except OSError:
+            continue
 
 
 def _cache_file(project: "Project") -> Path | None:
@@ -396,10 +423,9 @@ def _cache_file(project: "Project") -> Path | None:
 
 def _to_json(summary: Summary) -> list:
     return [summary.module, summary.imports, [[h.name, h.kind, h.path, h.line, h.calls] for h in summary.helpers],
-            summary.candidates, summary.cuda_build]
+            summary.cuda_build]
 
 
 def _from_json(data: list) -> Summary:
-    module, imports, helpers, candidates, cuda_build = data
-    return Summary(module, [(m, line) for m, line in imports], [Helper(*h) for h in helpers],
-                   [(n, line, src) for n, line, src in candidates], cuda_build)
+    module, imports, helpers, cuda_build = data
+    return Summary(module, [(m, line) for m, line in imports], [Helper(*h) for h in helpers], cuda_build)

@@ -229,7 +229,7 @@ class PythonContext(FileContext):
         if not (b"hip" in self.source or b"rocm" in self.source.lower() or b"capability" in self.source
                 or b"version.cuda" in self.source or b"skip" in self.source):
             return found
-        plain = GateEvaluator(self.settings.gate_names, self.qualname)
+        plain = GateEvaluator(self.settings.gate_names, self.qualname, assume_gpu=True)
         for stmt in self.tree.body:
             name = stmt.name if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -297,7 +297,8 @@ class PythonContext(FileContext):
 
     @cached_property
     def gates(self) -> GateEvaluator:
-        evaluator = GateEvaluator(self.settings.gate_names, self.qualname, self._helper_kind, self.resolve_name)
+        evaluator = GateEvaluator(self.settings.gate_names, self.qualname, self._helper_kind, self.resolve_name,
+                                  assume_gpu=True)
         # Module-level names bound to a gate expression are gates too (`_ON_AMD = torch.version.hip is not None`).
         if b"hip" in self.source or b"rocm" in self.source.lower():
             for stmt in self.tree.body:
@@ -330,24 +331,31 @@ class PythonContext(FileContext):
         return cached
 
     def _only_called_on_nvidia(self, function: ast.AST) -> bool:
-        """A module-level function of this file that nothing outside it can reach (private, or
-        never imported by name in the project) and whose every use here is a call that only
-        the NVIDIA build makes: its body is NVIDIA-only (the call chain decides)."""
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+        """A module-level function (or name: `skip_sm100 = unittest.skipIf(...)`) of this file
+        that nothing outside it can reach (private, or never imported by name in the project)
+        and whose every use here is in code only the NVIDIA build runs (for a function: calls):
+        its body or value is NVIDIA-only (the call chain decides)."""
+        if isinstance(function, ast.Assign) and len(function.targets) == 1 and isinstance(function.targets[0], ast.Name):
+            name, calls_only = function.targets[0].id, False
+        elif isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and not function.decorator_list:
+            name, calls_only = function.name, True
+        else:
             return False
         key = ("nvidia-callers", id(function))
         if key in self.cache:
             return bool(self.cache[key])  # None while being computed (recursion): reachable
         self.cache[key] = None
         result = False
-        if function.name.startswith("_") or (self.python_model is not None
-                                             and not self.python_model.imported_by_name(function.name)):
-            uses = self.loads_of(function.name, self.tree)
+        if name.startswith("_") or (self.python_model is not None and not self.python_model.imported_by_name(name)):
+            uses = self.loads_of(name, self.tree)
             result = bool(uses)
             for use in uses:
                 use_path = self.path_to(use)
                 call = use_path[-2] if len(use_path) > 1 else None
-                if not (isinstance(call, ast.Call) and call.func is use) or not self.nvidia_only(self.span_of(use).start):
+                if calls_only and not (isinstance(call, ast.Call) and call.func is use):
+                    result = False
+                    break
+                if not self.nvidia_only(self.span_of(use).start):
                     result = False
                     break
         self.cache[key] = result

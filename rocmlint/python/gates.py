@@ -33,11 +33,14 @@ NameResolver = Callable[[ast.Name], "ast.expr | None"]
 class GateEvaluator:
     """Three-valued truth of conditions per platform. ``helpers`` names the project's gate
     helpers ("rocm" / "nvidia" kinds, from the project model); ``resolve`` gives the value
-    a local name was bound to (``use_cuda = torch.version.cuda and ...``)."""
+    a local name was bound to (``use_cuda = torch.version.cuda and ...``). Reachability
+    assumes a GPU is present (``assume_gpu``); NVIDIA views fold only platform tests."""
 
     def __init__(self, gate_names: Iterable[str], qualname: Callable[[ast.AST], str | None],
-                 helpers: HelperKind | None = None, resolve: NameResolver | None = None) -> None:
+                 helpers: HelperKind | None = None, resolve: NameResolver | None = None,
+                 assume_gpu: bool = False) -> None:
         self.gate_names = set(gate_names) | {ROCM_MARK}
+        self.assume_gpu = assume_gpu  # `torch.cuda.is_available()` is True (reachability, not views)
         self.qualname = qualname
         self.helpers = helpers
         self.resolve = resolve
@@ -79,7 +82,7 @@ class GateEvaluator:
             if isinstance(node.value, bool):
                 return node.value
             return None
-        if isinstance(node, ast.Call) and not node.args and self.qualname(node.func) == GPU_PRESENT:
+        if self.assume_gpu and isinstance(node, ast.Call) and not node.args and self.qualname(node.func) == GPU_PRESENT:
             return True  # hazards matter where a GPU runs the code: assume one is present
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr"
                 and len(node.args) == 2 and isinstance(node.args[1], ast.Constant)
