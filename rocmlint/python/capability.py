@@ -60,7 +60,7 @@ class Judgement:
     amd_intent: bool | None = None  # its intended value on every AMD GPU (an NVIDIA architecture test)
 
     def describe(self) -> str:
-        names = ", ".join(g.name for g in self.wrong)
+        names = "every AMD GPU" if len(self.wrong) == len(AMD_GPUS) else ", ".join(g.name for g in self.wrong)
         return f"tests {self.feature} but is wrong on {names}"
 
 
@@ -139,6 +139,9 @@ def judge(compare: ast.AST, resolve: Resolver) -> Judgement | None:
         if selected == sms:
             wrong = tuple(g for g in AMD_GPUS if on_amd[g] != (has(g) == positive))
             return Judgement(name, wrong, nvidia_only=False)
-    versions = ", ".join(f"{c[0]}.{c[1]}" for c in sorted(selected))
+    ordered = sorted(selected)
+    newer = [c for c in NVIDIA_CAPABILITIES if c >= ordered[0]]
+    versions = (f"{ordered[0][0]}.{ordered[0][1]}+" if ordered == newer and len(ordered) > 1
+                else ", ".join(f"{c[0]}.{c[1]}" for c in ordered))
     wrong = tuple(g for g in AMD_GPUS if on_amd[g] == positive)  # no AMD GPU has an SM feature
     return Judgement(f"an NVIDIA architecture (SM {versions})", wrong, nvidia_only=positive, amd_intent=not positive)

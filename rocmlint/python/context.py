@@ -11,6 +11,7 @@ import ast
 import bisect
 import re
 from functools import cached_property
+from typing import TypeGuard, Union
 
 from ..model import Span
 from ..rule import FileContext
@@ -23,9 +24,13 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def has_position(node: ast.AST) -> bool:
+_POSITIONED = (ast.expr, ast.stmt, ast.arg, ast.keyword, ast.alias, ast.excepthandler, ast.pattern)
+Positioned = Union[ast.expr, ast.stmt, ast.arg, ast.keyword, ast.alias, ast.excepthandler, ast.pattern]
+
+
+def has_position(node: ast.AST) -> TypeGuard[Positioned]:
     """The node carries its own source position (expressions, statements, ``arg``, ...)."""
-    return getattr(node, "end_lineno", None) is not None and getattr(node, "lineno", None) is not None
+    return isinstance(node, _POSITIONED) and getattr(node, "end_lineno", None) is not None
 
 
 class PythonContext(FileContext):
@@ -55,8 +60,8 @@ class PythonContext(FileContext):
         ``match_case``, operators) get the extent of what they contain (empty when they
         contain nothing positioned): this never fails, whatever node a rule asks about."""
         if has_position(node):
-            return Span(self.offset_of(node.lineno, node.col_offset),  # type: ignore[attr-defined]
-                        self.offset_of(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
+            return Span(self.offset_of(node.lineno, node.col_offset),
+                        self.offset_of(node.end_lineno or node.lineno, node.end_col_offset or 0))
         return self.span_of(node)
 
     def source_of(self, node: ast.AST) -> str:
@@ -67,8 +72,8 @@ class PythonContext(FileContext):
         if key in self._ranges:
             return self._ranges[key]
         if has_position(node):
-            start = self.offset_of(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-            end = self.offset_of(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+            start = self.offset_of(node.lineno, node.col_offset)
+            end = self.offset_of(node.end_lineno or node.lineno, node.end_col_offset or 0)
             for decorator in getattr(node, "decorator_list", ()):
                 start = min(start, self.offset_of(decorator.lineno, decorator.col_offset) - 1)
             result = (start, end)
@@ -229,16 +234,20 @@ class PythonContext(FileContext):
         if not (b"hip" in self.source or b"rocm" in self.source.lower() or b"capability" in self.source
                 or b"version.cuda" in self.source or b"skip" in self.source):
             return found
-        plain = GateEvaluator(self.settings.gate_names, self.qualname, assume_gpu=True)
+        candidates = []
         for stmt in self.tree.body:
             name = stmt.name if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id  # `skip_rocm = unittest.skipIf(torch.version.hip is not None, ...)`
-            if name is None:
-                continue
-            kind = helper_kind(stmt, plain, SKIP_NAME.search(name) is not None)
-            if kind is not None and kind[0] != "call":
-                found[name] = kind[0]
+            if name is not None:
+                candidates.append((name, stmt))
+        # Two passes: the second knows the first's helpers (one level of helper calls).
+        for _ in range(2):
+            evaluator = GateEvaluator(self.settings.gate_names, self.qualname, dict(found).get, assume_gpu=True)
+            for name, stmt in candidates:
+                kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
+                if kind is not None and kind[0] != "call":
+                    found[name] = kind[0]
         return found
 
     def is_skip_helper(self, name: str) -> bool:
@@ -252,17 +261,17 @@ class PythonContext(FileContext):
         return (helper is not None and helper.kind == "skip") or self._local_helpers.get(name) == "skip"
 
     @cached_property
-    def _bindings(self) -> dict[str, list[ast.expr]]:
+    def _bindings(self) -> dict[str, list[ast.expr | None]]:
         """name -> every value bound to it by a simple assignment in the file."""
         return self.bindings_in(self.tree)
 
-    def bindings_in(self, scope: ast.AST) -> dict[str, list[ast.expr]]:
+    def bindings_in(self, scope: ast.AST) -> dict[str, list[ast.expr | None]]:
         """name -> every value bound to it in ``scope`` (None for values not known)."""
         key = ("bindings", id(scope))
         cached = self.cache.get(key)
         if cached is not None:
             return cached
-        found: dict[str, list[ast.expr]] = {}
+        found: dict[str, list[ast.expr | None]] = {}
         self.cache[key] = found
         for node in ast.walk(scope):
             if isinstance(node, ast.Assign):
@@ -280,11 +289,11 @@ class PythonContext(FileContext):
                                 item = ast.Subscript(value=node.value, slice=ast.Constant(index), ctx=ast.Load())
                                 found.setdefault(element.id, []).append(item)
             elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
-                value = node.value if not isinstance(node, ast.AugAssign) else None
-                found.setdefault(node.target.id, []).append(value)  # type: ignore[arg-type]
+                bound = node.value if not isinstance(node, ast.AugAssign) else None
+                found.setdefault(node.target.id, []).append(bound)
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith, ast.arg)):
                 for name in _bound_names(node):
-                    found.setdefault(name, []).append(None)  # type: ignore[arg-type]
+                    found.setdefault(name, []).append(None)
         return found
 
     def resolve_name(self, node: ast.Name, scope: ast.AST | None = None) -> ast.expr | None:
