@@ -245,11 +245,11 @@ class Fp8E4m3fnHardcoded(Rule):
 
     @staticmethod
     def _only_inspected(path) -> bool:
-        """Compared against (`x.dtype == ...`), a key of a dtype table, or one of a list of
-        dtypes: the code checks for the dtype rather than choosing it."""
+        """Compared against (`x.dtype == ...`, a `case` pattern), a key of a dtype table, or one
+        of a list of dtypes: the code checks for the dtype rather than choosing it."""
         node, parent = path[-1], path[-2]
-        if isinstance(parent, ast.Compare):
-            return True
+        if isinstance(parent, (ast.Compare, ast.MatchValue)):
+            return True  # `x.dtype == ...`, `case torch.float8_e4m3fn:`
         if isinstance(parent, ast.Subscript) and parent.slice is node:
             return True  # a lookup: `PEAK_TOPS[torch.float8_e4m3fn]`
         if isinstance(parent, ast.Dict):

@@ -341,6 +341,7 @@ class PythonModel:
             ctx = LANGUAGE.make_context(str(path), source, Settings())
         except (OSError, ParseFailure) as exc:
             return Verdict(None, (Evidence(f"cannot read: {exc}"),))
+        ctx.project = _Parts(self)  # the file's gates are resolved through this model
         if not 1 <= line <= ctx.lines.line_count:
             return Verdict(None, (Evidence(f"line {line} is outside the file"),))
         offset = _first_code(ctx, line)
@@ -348,6 +349,16 @@ class PythonModel:
         if reasons:
             return Verdict(False, tuple(reasons))
         return Verdict(True, (Evidence("no gate, skip or NVIDIA-only import keeps the ROCm build from this line"),))
+
+
+class _Parts:
+    """Stands for the project when only its Python part is at hand."""
+
+    def __init__(self, model: PythonModel) -> None:
+        self.model = model
+
+    def part(self, language: str) -> Any:
+        return self.model if language == "python" else None
 
 
 def _first_code(ctx, line: int) -> int:
