@@ -19,6 +19,7 @@ costs a fraction of the lint itself. What it knows:
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import os
 import re
@@ -45,7 +46,9 @@ _IMPORT_LINE = re.compile(rb"^(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n
 _DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
 _TOP_CODE = re.compile(rb"^(?=[^ \t\r\n#)\]}])", re.MULTILINE)
-_GATE_WORDS = re.compile(rb"hip|rocm|ROCM|get_device_capability|version\.cuda|skip")
+_GATE_WORDS = re.compile(rb"hip|rocm|ROCM|get_device_capability|version\.cuda")
+# Gate helpers are short predicates; long test functions are not worth parsing here.
+MAX_HELPER_BYTES = 3000
 _ROCM_BUILD = re.compile(rb"hip|rocm", re.IGNORECASE)
 _NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
 SUMMARY_VERSION = "1"
@@ -109,8 +112,10 @@ def summarize(rel: str, source: bytes) -> Summary:
     module = _module_name(rel)
     is_package = rel.endswith("__init__.py")
     imports: list[tuple[str, int]] = []
+    line, counted = 1, 0
     for m in _IMPORT_LINE.finditer(source):
-        line = _line_of(source, m.start())
+        line += source.count(b"\n", counted, m.start())
+        counted = m.start()
         if m.group(3):
             imports.append((m.group(3).decode(), line))
             continue
@@ -127,23 +132,34 @@ def summarize(rel: str, source: bytes) -> Summary:
     from ..python.gates import GateEvaluator, helper_kind
 
     evaluator = GateEvaluator((), _dotted, assume_gpu=True)
-    for pattern in (_DEF_LINE, _ASSIGN_LINE):
-        for m in pattern.finditer(source):
-            block = _top_block(source, m.start())
-            if not _GATE_WORDS.search(block):
-                continue
-            try:
-                tree = ast.parse(block.decode("utf-8", "replace"))
-            except (SyntaxError, ValueError, RecursionError):
-                continue
-            if not tree.body:
-                continue
-            stmt = tree.body[0]
-            name = m.group(1).decode()
-            kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
-            if kind and kind[0] != "call":
-                summary.helpers.append(Helper(name, kind[0], rel, _line_of(source, m.start())))
+    for name, line, stmt in _blocks_around(source, _GATE_WORDS):
+        kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
+        if kind and kind[0] != "call":
+            summary.helpers.append(Helper(name, kind[0], rel, line, "value" if isinstance(stmt, ast.Assign) else ""))
     return summary
+
+
+def _blocks_around(source: bytes, words: re.Pattern[bytes]):
+    """(name, line, statement) of each short module-level `def` or assignment that contains a
+    match of ``words``: found from the matches, so a file costs a few regex passes."""
+    starts = [m.start() for m in _TOP_CODE.finditer(source)]
+    seen: set[int] = set()
+    for m in words.finditer(source):
+        index = bisect.bisect_right(starts, m.start()) - 1
+        if index < 0 or index in seen:
+            continue
+        seen.add(index)
+        start = starts[index]
+        end = starts[index + 1] if index + 1 < len(starts) else len(source)
+        head = _DEF_LINE.match(source, start) or _ASSIGN_LINE.match(source, start)
+        if head is None or end - start > MAX_HELPER_BYTES:
+            continue
+        try:
+            tree = ast.parse(source[start:end].decode("utf-8", "replace"))
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        if tree.body:
+            yield head.group(1).decode(), _line_of(source, start), tree.body[0]
 
 
 def follow_helpers(rel: str, source: bytes, calls: re.Pattern[bytes], kinds: dict[str, str]) -> list[Helper]:
@@ -153,21 +169,12 @@ def follow_helpers(rel: str, source: bytes, calls: re.Pattern[bytes], kinds: dic
 
     evaluator = GateEvaluator((), _dotted, kinds.get, assume_gpu=True)
     found = []
-    for pattern in (_DEF_LINE, _ASSIGN_LINE):
-        for m in pattern.finditer(source):
-            name = m.group(1).decode()
-            if name in kinds:
-                continue
-            block = _top_block(source, m.start())
-            if not calls.search(block):
-                continue
-            try:
-                tree = ast.parse(block.decode("utf-8", "replace"))
-            except (SyntaxError, ValueError, RecursionError):
-                continue
-            kind = helper_kind(tree.body[0], evaluator, SKIP_NAME.search(name) is not None) if tree.body else None
-            if kind is not None and kind[0] != "call":
-                found.append(Helper(name, kind[0], rel, _line_of(source, m.start())))
+    for name, line, stmt in _blocks_around(source, calls):
+        if name in kinds:
+            continue
+        kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
+        if kind is not None and kind[0] != "call":
+            found.append(Helper(name, kind[0], rel, line, "value" if isinstance(stmt, ast.Assign) else ""))
     return found
 
 
@@ -205,11 +212,12 @@ def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
     return None
 
 
+_NVIDIA_ROOT = re.compile(r"(?:%s)(?:\.|$)" % "|".join(re.escape(r) for r in NVIDIA_ONLY_IMPORTS))
+
+
 def _nvidia_root(module: str) -> str | None:
-    for root in NVIDIA_ONLY_IMPORTS:
-        if module == root or module.startswith(root + "."):
-            return root
-    return None
+    m = _NVIDIA_ROOT.match(module)
+    return m.group(0).rstrip(".") if m else None
 
 
 class PythonModel:
@@ -246,10 +254,12 @@ class PythonModel:
         kinds = {name: h.kind for name, h in self.helpers.items() if h.kind in ("rocm", "nvidia", "skip")}
         if not kinds:
             return
-        calls = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(kinds)) + rb")\s*\(")
+        names = [n.encode() for n in sorted(kinds)]
+        calls = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in names) + rb")\b")
+        mentions = _any_of(names)
         followed: dict[str, Helper] = {}
         for rel, source in sources:
-            if not calls.search(source):
+            if not mentions(source):
                 continue
             for helper in follow_helpers(rel, source, calls, kinds):
                 previous = followed.get(helper.name)
@@ -276,26 +286,27 @@ class PythonModel:
             parts = summary.module.split(".")
             for i in range(len(parts)):  # packages may sit under src/ or a project folder
                 by_module.setdefault(".".join(parts[i:]), rel)
-        changed = True
-        while changed:  # a module importing an NVIDIA-only project module is NVIDIA-only too
-            changed = False
-            for rel, summary in self.summaries.items():
-                if rel in self.nvidia_only:
-                    continue
-                for module, line in summary.imports:
-                    root = _nvidia_root(module)
-                    target = by_module.get(module)
-                    if root is not None:
+        importers: dict[str, list[tuple[str, str, int]]] = {}  # rel -> (importer, module, line)
+        todo: list[str] = []
+        for rel, summary in self.summaries.items():
+            for module, line in summary.imports:
+                if _nvidia_root(module) is not None:
+                    if rel not in self.nvidia_only:
                         self.nvidia_only[rel] = Evidence(f"imports `{module}`, which exists only for NVIDIA GPUs",
                                                          f"{rel}:{line}")
-                    elif target is not None and target != rel and target in self.nvidia_only:
-                        self.nvidia_only[rel] = Evidence(
-                            f"imports `{module}`, an NVIDIA-only module ({self.nvidia_only[target]})",
-                            f"{rel}:{line}")
-                    else:
-                        continue
-                    changed = True
-                    break
+                        todo.append(rel)
+                    continue
+                target = by_module.get(module)
+                if target is not None and target != rel:
+                    importers.setdefault(target, []).append((rel, module, line))
+        # A module importing an NVIDIA-only project module is NVIDIA-only too.
+        while todo:
+            target = todo.pop()
+            for rel, module, line in importers.get(target, ()):
+                if rel not in self.nvidia_only:
+                    self.nvidia_only[rel] = Evidence(
+                        f"imports `{module}`, an NVIDIA-only module ({self.nvidia_only[target]})", f"{rel}:{line}")
+                    todo.append(rel)
 
     # Queries ----------------------------------------------------------------------------
     def relative(self, path: str | Path) -> str | None:
@@ -349,6 +360,16 @@ class PythonModel:
         if reasons:
             return Verdict(False, tuple(reasons))
         return Verdict(True, (Evidence("no gate, skip or NVIDIA-only import keeps the ROCm build from this line"),))
+
+
+def _any_of(words: list[bytes]):
+    """A fast "does the buffer contain one of these words" (one Aho-Corasick pass)."""
+    try:
+        from ahocorasick_rs import BytesAhoCorasick
+    except ImportError:
+        return lambda buffer: any(w in buffer for w in words)
+    automaton = BytesAhoCorasick(words)
+    return lambda buffer: bool(automaton.find_matches_as_indexes(buffer))
 
 
 class _Parts:
