@@ -41,12 +41,13 @@ NVIDIA_ONLY_IMPORTS = (
 SKIP_NAME = re.compile(r"skip\w*(rocm|hip|amd)|(rocm|hip|amd)\w*skip", re.IGNORECASE)
 
 _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"}
-_IMPORT_LINE = re.compile(rb"^(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w.]+))",
-                          re.MULTILINE)
+# Searched in b"\n" + source: a literal first byte keeps the scan at memchr speed (a
+# MULTILINE `^` would be tried at every byte).
+_IMPORT_LINE = re.compile(rb"\n(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w.]+))")
 _DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
-_TOP_CODE = re.compile(rb"^(?=[^ \t\r\n#)\]}])", re.MULTILINE)
-_GATE_WORDS = re.compile(rb"hip|rocm|ROCM|get_device_capability|version\.cuda")
+_TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
+_GATE_WORDS = re.compile(rb"(?<![a-z])hip|rocm|ROCM|get_device_capability|version\.cuda")
 # Gate helpers are short predicates; long test functions are not worth parsing here.
 MAX_HELPER_BYTES = 3000
 _ROCM_BUILD = re.compile(rb"hip|rocm", re.IGNORECASE)
@@ -100,21 +101,15 @@ def _line_of(source: bytes, offset: int) -> int:
     return source.count(b"\n", 0, offset) + 1
 
 
-def _top_block(source: bytes, start: int) -> bytes:
-    """The module-level statement starting at ``start`` (up to the next column-0 code line)."""
-    nxt = _TOP_CODE.search(source, source.find(b"\n", start) + 1 if b"\n" in source[start:] else len(source))
-    end = nxt.start() if nxt else len(source)
-    return source[start:end]
-
-
 def summarize(rel: str, source: bytes) -> Summary:
     """What one file tells the model (pure function of its path and content)."""
     module = _module_name(rel)
     is_package = rel.endswith("__init__.py")
     imports: list[tuple[str, int]] = []
     line, counted = 1, 0
-    for m in _IMPORT_LINE.finditer(source):
-        line += source.count(b"\n", counted, m.start())
+    padded = b"\n" + source
+    for m in _IMPORT_LINE.finditer(padded):
+        line += padded.count(b"\n", counted + 1, m.start() + 1)  # the line of padded[m.start() + 1]
         counted = m.start()
         if m.group(3):
             imports.append((m.group(3).decode(), line))
@@ -127,7 +122,7 @@ def summarize(rel: str, source: bytes) -> Summary:
     summary = Summary(module, imports)
     if rel == "setup.py" or rel.endswith("/setup.py"):
         summary.cuda_build = _cuda_only_build(source)
-    if not _GATE_WORDS.search(source):
+    if not _has_gate_word(source):
         return summary
     from ..python.gates import GateEvaluator, helper_kind
 
@@ -142,7 +137,7 @@ def summarize(rel: str, source: bytes) -> Summary:
 def _blocks_around(source: bytes, words: re.Pattern[bytes]):
     """(name, line, statement) of each short module-level `def` or assignment that contains a
     match of ``words``: found from the matches, so a file costs a few regex passes."""
-    starts = [m.start() for m in _TOP_CODE.finditer(source)]
+    starts = [0] + [m.start() + 1 for m in _TOP_CODE.finditer(source)]
     seen: set[int] = set()
     for m in words.finditer(source):
         index = bisect.bisect_right(starts, m.start()) - 1
@@ -360,6 +355,10 @@ class PythonModel:
         if reasons:
             return Verdict(False, tuple(reasons))
         return Verdict(True, (Evidence("no gate, skip or NVIDIA-only import keeps the ROCm build from this line"),))
+
+
+def _has_gate_word(source: bytes) -> bool:
+    return any(word in source for word in (b"rocm", b"ROCM", b"hip", b"get_device_capability", b"version.cuda"))
 
 
 def _any_of(words: list[bytes]):
