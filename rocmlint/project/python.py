@@ -200,6 +200,8 @@ def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
     """The first place a file loads a package that exists only for NVIDIA GPUs, at any depth
     (a lazy `import cutlass` in a function, `importlib.import_module("flash_attn_interface")`):
     the file is (part of) that NVIDIA backend's glue."""
+    if not any(root.split(".")[0].encode() in source for root in NVIDIA_ONLY_IMPORTS):
+        return None
     for m in _ANY_IMPORT.finditer(source):
         module = (m.group(1) or m.group(2) or m.group(3)).decode()
         if _nvidia_root(module):

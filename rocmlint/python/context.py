@@ -230,16 +230,18 @@ class PythonContext(FileContext):
         from ..project.python import SKIP_NAME
         from .gates import helper_kind
 
+        from ..project.python import MAX_HELPER_BYTES, _has_gate_word
+
         found: dict[str, str] = {}
-        if not (b"hip" in self.source or b"rocm" in self.source.lower() or b"capability" in self.source
-                or b"version.cuda" in self.source or b"skip" in self.source):
-            return found
+        if self.python_model is not None or not _has_gate_word(self.source):
+            return found  # the project model has this file's helpers already
         candidates = []
         for stmt in self.tree.body:
             name = stmt.name if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id  # `skip_rocm = unittest.skipIf(torch.version.hip is not None, ...)`
-            if name is not None:
+            span = self.span_of(stmt)
+            if name is not None and span.end - span.start <= MAX_HELPER_BYTES:
                 candidates.append((name, stmt))
         # Two passes: the second knows the first's helpers (one level of helper calls).
         for _ in range(2):
@@ -260,49 +262,42 @@ class PythonContext(FileContext):
         helper = model.helper(name) if model is not None else None
         return (helper is not None and helper.kind == "skip") or self._local_helpers.get(name) == "skip"
 
-    @cached_property
-    def _bindings(self) -> dict[str, list[ast.expr | None]]:
-        """name -> every value bound to it by a simple assignment in the file."""
-        return self.bindings_in(self.tree)
-
-    def bindings_in(self, scope: ast.AST) -> dict[str, list[ast.expr | None]]:
-        """name -> every value bound to it in ``scope`` (None for values not known)."""
-        key = ("bindings", id(scope))
+    def bindings_of(self, name: str, scope: ast.AST | None) -> list[ast.expr | None]:
+        """The values bound to ``name`` in ``scope`` (a function; None: module level), None for
+        bindings whose value is unknown (parameters, loop targets, ``+=``). Found from the name's
+        occurrences in the scope's text, so no tree is walked."""
+        key = ("bindings", name, id(scope))
         cached = self.cache.get(key)
         if cached is not None:
             return cached
-        found: dict[str, list[ast.expr | None]] = {}
+        span = self.span_of(scope) if scope is not None else Span(0, len(self.source))
+        found: list[ast.expr | None] = []
+        for m in re.compile(rb"\b%s\b" % re.escape(name.encode())).finditer(self.source, span.start, span.end):
+            path = self.node_path(m.start())
+            node = path[-1]
+            owner = self.enclosing(path, FUNCTIONS)
+            if owner is not scope:
+                continue
+            if isinstance(node, ast.arg) and node.arg == name:
+                found.append(None)
+            elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+                found.append(_bound_value(path))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+                found.append(None)
         self.cache[key] = found
-        for node in ast.walk(scope):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        found.setdefault(target.id, []).append(node.value)
-                    elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) \
-                            and len(target.elts) == len(node.value.elts):
-                        for element, value in zip(target.elts, node.value.elts):
-                            if isinstance(element, ast.Name):
-                                found.setdefault(element.id, []).append(value)
-                    elif isinstance(target, ast.Tuple):
-                        for index, element in enumerate(target.elts):
-                            if isinstance(element, ast.Name):
-                                item = ast.Subscript(value=node.value, slice=ast.Constant(index), ctx=ast.Load())
-                                found.setdefault(element.id, []).append(item)
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
-                bound = node.value if not isinstance(node, ast.AugAssign) else None
-                found.setdefault(node.target.id, []).append(bound)
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith, ast.arg)):
-                for name in _bound_names(node):
-                    found.setdefault(name, []).append(None)
         return found
 
     def resolve_name(self, node: ast.Name, scope: ast.AST | None = None) -> ast.expr | None:
-        """The value a name is bound to, when ``scope`` (else the file) binds it exactly once
-        (a local gate variable such as ``use_cuda = torch.version.cuda is not None and ...``)."""
-        values = (self.bindings_in(scope) if scope is not None else self._bindings).get(node.id)
-        if values is None and scope is not None:
-            values = self._bindings.get(node.id)
-        return values[0] if values is not None and len(values) == 1 else None
+        """The value a name is bound to, when its scope (the enclosing function, given or found
+        from the name's position; else the module) binds it exactly once (a local gate variable
+        such as ``use_cuda = torch.version.cuda is not None and ...``)."""
+        if scope is None and has_position(node):
+            path = self.node_path(self.offset_of(node.lineno, node.col_offset))
+            scope = self.enclosing(path + [node], FUNCTIONS) if path and path[-1] is node else None
+        values = self.bindings_of(node.id, scope) if isinstance(scope, FUNCTIONS) else []
+        if not values:
+            values = self.bindings_of(node.id, None)
+        return values[0] if len(values) == 1 else None
 
     @cached_property
     def gates(self) -> GateEvaluator:
@@ -356,7 +351,7 @@ class PythonContext(FileContext):
         self.cache[key] = None
         result = False
         if name.startswith("_") or (self.python_model is not None and not self.python_model.imported_by_name(name)):
-            uses = self.loads_of(name, self.tree)
+            uses = self._reads_of(name)
             result = bool(uses)
             for use in uses:
                 use_path = self.path_to(use)
@@ -375,6 +370,15 @@ class PythonContext(FileContext):
         """The project's verdict on the whole file (an NVIDIA-only module), or None."""
         model = self.python_model
         return model.module_verdict(self.path) if model is not None else None
+
+    def _reads_of(self, name: str) -> list[ast.Name]:
+        """Every read of a module-level name, found from its occurrences in the text (no walk)."""
+        found = []
+        for m in re.finditer(rb"\b%s\b" % re.escape(name.encode()), self.source):
+            node = self.node_at(m.start())
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                found.append(node)
+        return found
 
     def rocm_blockers(self, offset: int) -> list[Evidence]:
         """Why the ROCm build never runs the code at ``offset`` (empty when it may)."""
@@ -413,10 +417,17 @@ class PythonContext(FileContext):
         return not (rocm and nvidia)
 
 
-def _bound_names(node: ast.AST) -> list[str]:
-    """Names a loop, comprehension, `with` or parameter binds (their values are not known)."""
-    if isinstance(node, ast.arg):
-        return [node.arg]
-    targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) else [
-        item.optional_vars for item in getattr(node, "items", ()) if item.optional_vars is not None]
-    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+def _bound_value(path: list[ast.AST]) -> ast.expr | None:
+    """The value a stored name (``path[-1]``) receives, when an assignment gives it plainly:
+    ``x = v``, ``x: T = v``, ``(x := v)``, ``a, b = v`` (``v[i]``); None otherwise."""
+    name, parent = path[-1], path[-2]
+    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is not None \
+            and (name in getattr(parent, "targets", ()) or getattr(parent, "target", None) is name):
+        return parent.value
+    if isinstance(parent, ast.Tuple) and len(path) > 2 and isinstance(path[-3], ast.Assign):
+        index = next(i for i, element in enumerate(parent.elts) if element is name)
+        value = path[-3].value
+        if isinstance(value, ast.Tuple) and len(value.elts) == len(parent.elts):
+            return value.elts[index]
+        return ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load())
+    return None
