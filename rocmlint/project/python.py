@@ -47,7 +47,8 @@ _IMPORT_LINE = re.compile(rb"\n(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\
 _DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
 _TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
-_GATE_WORDS = re.compile(rb"(?<![a-z])hip|rocm|ROCM|get_device_capability|version\.cuda")
+# What a gate helper's definition must contain (`hip` alone would match `ownership`).
+GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability", b"version.cuda")
 # Gate helpers are short predicates; long test functions are not worth parsing here.
 MAX_HELPER_BYTES = 3000
 _ROCM_BUILD = re.compile(rb"hip|rocm", re.IGNORECASE)
@@ -122,25 +123,26 @@ def summarize(rel: str, source: bytes) -> Summary:
     summary = Summary(module, imports)
     if rel == "setup.py" or rel.endswith("/setup.py"):
         summary.cuda_build = _cuda_only_build(source)
-    if not _has_gate_word(source):
+    positions = _gate_words(source)
+    if not positions:
         return summary
     from ..python.gates import GateEvaluator, helper_kind
 
     evaluator = GateEvaluator((), _dotted, assume_gpu=True)
-    for name, line, stmt in _blocks_around(source, _GATE_WORDS):
+    for name, line, stmt in _blocks_around(source, positions):
         kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
         if kind and kind[0] != "call":
             summary.helpers.append(Helper(name, kind[0], rel, line, "value" if isinstance(stmt, ast.Assign) else ""))
     return summary
 
 
-def _blocks_around(source: bytes, words: re.Pattern[bytes]):
-    """(name, line, statement) of each short module-level `def` or assignment that contains a
-    match of ``words``: found from the matches, so a file costs a few regex passes."""
+def _blocks_around(source: bytes, positions: list[int]):
+    """(name, line, statement) of each short module-level `def` or assignment that contains
+    one of ``positions``: found from them, so a file costs a few scans at memchr speed."""
     starts = [0] + [m.start() + 1 for m in _TOP_CODE.finditer(source)]
     seen: set[int] = set()
-    for m in words.finditer(source):
-        index = bisect.bisect_right(starts, m.start()) - 1
+    for position in positions:
+        index = bisect.bisect_right(starts, position) - 1
         if index < 0 or index in seen:
             continue
         seen.add(index)
@@ -157,14 +159,14 @@ def _blocks_around(source: bytes, words: re.Pattern[bytes]):
             yield head.group(1).decode(), _line_of(source, start), tree.body[0]
 
 
-def follow_helpers(rel: str, source: bytes, calls: re.Pattern[bytes], kinds: dict[str, str]) -> list[Helper]:
+def follow_helpers(rel: str, source: bytes, positions: list[int], kinds: dict[str, str]) -> list[Helper]:
     """Module-level definitions of one file judged again knowing the project's helpers: one
     level of helper calls (`def fp8_ok(): return is_sm_at_least_89() and has_triton()`)."""
     from ..python.gates import GateEvaluator, helper_kind
 
     evaluator = GateEvaluator((), _dotted, kinds.get, assume_gpu=True)
     found = []
-    for name, line, stmt in _blocks_around(source, calls):
+    for name, line, stmt in _blocks_around(source, positions):
         if name in kinds:
             continue
         kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
@@ -251,14 +253,13 @@ class PythonModel:
         kinds = {name: h.kind for name, h in self.helpers.items() if h.kind in ("rocm", "nvidia", "skip")}
         if not kinds:
             return
-        names = [n.encode() for n in sorted(kinds)]
-        calls = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in names) + rb")\b")
-        mentions = _any_of(names)
+        mentions = _matcher([n.encode() for n in sorted(kinds)])
         followed: dict[str, Helper] = {}
         for rel, source in sources:
-            if not mentions(source):
+            positions = [start for _index, start in mentions(source)]
+            if not positions:
                 continue
-            for helper in follow_helpers(rel, source, calls, kinds):
+            for helper in follow_helpers(rel, source, positions, kinds):
                 previous = followed.get(helper.name)
                 if previous is None:
                     followed[helper.name] = helper
@@ -359,18 +360,30 @@ class PythonModel:
         return Verdict(True, (Evidence("no gate, skip or NVIDIA-only import keeps the ROCm build from this line"),))
 
 
+def _gate_words(source: bytes) -> list[int]:
+    """Where the words a gate helper needs occur."""
+    global _GATE_SCAN
+    if _GATE_SCAN is None:
+        _GATE_SCAN = _matcher(list(GATE_WORDS))
+    return [start for _index, start in _GATE_SCAN(source)]
+
+
 def _has_gate_word(source: bytes) -> bool:
-    return any(word in source for word in (b"rocm", b"ROCM", b"hip", b"get_device_capability", b"version.cuda"))
+    return bool(_gate_words(source))
 
 
-def _any_of(words: list[bytes]):
-    """A fast "does the buffer contain one of these words" (one Aho-Corasick pass)."""
+_GATE_SCAN = None
+
+
+def _matcher(words: list[bytes]):
+    """buffer -> [(word index, start)] in one Aho-Corasick pass (a regex fallback)."""
     try:
         from ahocorasick_rs import BytesAhoCorasick
     except ImportError:
-        return lambda buffer: any(w in buffer for w in words)
+        pattern = re.compile(b"|".join(re.escape(w) for w in words))
+        return lambda buffer: [(words.index(m.group()), m.start()) for m in pattern.finditer(buffer)]
     automaton = BytesAhoCorasick(words)
-    return lambda buffer: bool(automaton.find_matches_as_indexes(buffer))
+    return lambda buffer: [(index, start) for index, start, _end in automaton.find_matches_as_indexes(buffer)]
 
 
 class _Parts:
