@@ -55,7 +55,7 @@ def _write(root: Path, files: dict[str, str]) -> None:
 
 
 def _model(root: Path, cache_dir: Path | None = None):
-    return model_module.build(Project(root, cache_dir=cache_dir))
+    return model_module.build_now(Project(root, cache_dir=cache_dir))
 
 
 def test_helpers_are_found_by_what_they_return(tmp_path):
@@ -219,3 +219,25 @@ def test_roc106_names_the_amd_gpus_in_its_message(tmp_path):
     findings = _check(tmp_path, "k.py")
     assert [(f["code"], f["line"]) for f in findings] == [("ROC106", 2)]
     assert "MI200 (gfx90a)" in findings[0]["message"] and "SM 9.0" in findings[0]["message"]
+
+
+def test_the_model_is_built_only_when_a_rule_asks(tmp_path):
+    """A run over files without anchors (pre-commit on a clean file) never scans the project."""
+    from rocmlint.config import Settings
+    from rocmlint.engine import lint_file
+    from rocmlint.project import activate
+
+    _write(tmp_path, {"platform.py": HELPERS, "clean.py": "import os\nprint(os.getcwd())\n",
+                      "gated.py": "import torch\nfrom platform import on_amd\nif not on_amd():\n"
+                                  "    v = torch.version.cuda.split('.')\n"})
+    project = Project(tmp_path, Settings(select=("ROC1",)))
+    project.prepare(["python"])
+    lazy = project.part("python")
+    activate(project)
+    try:
+        assert lint_file(tmp_path / "clean.py", "clean.py", project.settings).findings == []
+        assert lazy._model is None
+        assert lint_file(tmp_path / "gated.py", "gated.py", project.settings).findings == []
+        assert lazy._model is not None and lazy.helper("on_amd").kind == "rocm"
+    finally:
+        activate(None)

@@ -202,7 +202,7 @@ def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
     """The first place a file loads a package that exists only for NVIDIA GPUs, at any depth
     (a lazy `import cutlass` in a function, `importlib.import_module("flash_attn_interface")`):
     the file is (part of) that NVIDIA backend's glue."""
-    if not any(root.split(".")[0].encode() in source for root in NVIDIA_ONLY_IMPORTS):
+    if not any(root.encode() in source for root in NVIDIA_ONLY_IMPORTS):
         return None
     for m in _ANY_IMPORT.finditer(source):
         module = (m.group(1) or m.group(2) or m.group(3)).decode()
@@ -410,7 +410,32 @@ def _walk(root: Path):
                 yield os.path.join(folder, name)
 
 
-def build(project: "Project") -> PythonModel:
+class LazyModel:
+    """The model, built the first time a rule asks for it: a run whose files hold no anchor
+    (a pre-commit run on a clean file in a big repository) never scans the project. When the
+    result cache asks for fingerprints, the parent builds it before the pool forks and the
+    workers share it; otherwise each worker builds it on its first need."""
+
+    def __init__(self, project: "Project") -> None:
+        self._project = project
+        self._model: PythonModel | None = None
+
+    @property
+    def model(self) -> PythonModel:
+        if self._model is None:
+            self._model = build_now(self._project)
+        return self._model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+
+def build(project: "Project") -> LazyModel:
+    """The project's Python part (built lazily, see LazyModel)."""
+    return LazyModel(project)
+
+
+def build_now(project: "Project") -> PythonModel:
     """Summarise every Python file under the project root (cached by content)."""
     import hashlib
 
@@ -424,6 +449,7 @@ def build(project: "Project") -> PythonModel:
             cached = {}
     fresh: dict[str, Any] = {}
     summaries: dict[str, Summary] = {}
+    # Workers may build concurrently: write the cache atomically (below).
     for full in _walk(root):
         rel = os.path.relpath(full, root).replace(os.sep, "/")
         try:
@@ -442,7 +468,9 @@ def build(project: "Project") -> PythonModel:
     if cache_file is not None and fresh != cached:
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
-            cache_file.write_text(json.dumps(fresh))
+            temporary = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(fresh))
+            os.replace(temporary, cache_file)
         except OSError:
             pass
     model = PythonModel(root, summaries)
