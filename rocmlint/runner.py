@@ -149,6 +149,8 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
     if jobs > 1 and len(first) == PARALLEL_THRESHOLD:
         from multiprocessing import get_context  # ~10 ms to import: only for big runs
 
+        if project is not None:
+            project.before_fork()  # lazy parts are built once here and shared by the workers
         with get_context("fork").Pool(jobs) as pool:
             # Small chunks: a few huge files must not land on one worker together.
             fresh = list(pool.imap_unordered(run_job, itertools.chain(first, todo), chunksize=32))

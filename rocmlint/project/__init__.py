@@ -64,6 +64,13 @@ class Project:
                 continue
             self.parts[language] = module.build(self)
 
+    def before_fork(self) -> None:
+        """A big run is about to fork its workers: parts built lazily are built now, once, so
+        the workers share them (a part offers ``build_before_fork()``)."""
+        for part in self.parts.values():
+            if hasattr(part, "build_before_fork"):
+                part.build_before_fork()
+
     def part(self, language: str) -> Any:
         return self.parts.get(language)
 

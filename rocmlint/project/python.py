@@ -411,10 +411,10 @@ def _walk(root: Path):
 
 
 class LazyModel:
-    """The model, built the first time a rule asks for it: a run whose files hold no anchor
-    (a pre-commit run on a clean file in a big repository) never scans the project. When the
-    result cache asks for fingerprints, the parent builds it before the pool forks and the
-    workers share it; otherwise each worker builds it on its first need."""
+    """The model, built the first time a rule asks for it: a small run whose files hold no
+    anchor (a pre-commit run on a clean file in a big repository) never scans the project. A
+    big run builds it in the parent before the pool forks (``Project.before_fork``), and the
+    workers share it."""
 
     def __init__(self, project: "Project") -> None:
         self._project = project
@@ -425,6 +425,9 @@ class LazyModel:
         if self._model is None:
             self._model = build_now(self._project)
         return self._model
+
+    def build_before_fork(self) -> None:
+        self.model  # noqa: B018
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.model, name)
