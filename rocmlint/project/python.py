@@ -45,6 +45,8 @@ _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", "build", "
 # MULTILINE `^` would be tried at every byte).
 _IMPORT_LINE = re.compile(rb"\n(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w.]+))")
 _DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+# In b"\n" + source: a module-level function or assigned name.
+_DEF_HEAD = re.compile(rb"\n(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*=[^=])")
 _ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
 _TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
 # What a gate helper's definition must contain (`hip` alone would match `ownership`).
@@ -53,7 +55,7 @@ GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability
 MAX_HELPER_BYTES = 3000
 _ROCM_BUILD = re.compile(rb"hip|rocm", re.IGNORECASE)
 _NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
-SUMMARY_VERSION = "1"
+SUMMARY_VERSION = "3"
 
 
 @dataclass
@@ -78,6 +80,7 @@ class Summary:
     imports: list[tuple[str, int]]  # (absolute module, line) imported unconditionally at module level
     helpers: list[Helper] = field(default_factory=list)
     cuda_build: int = 0  # a setup.py building CUDA-only extensions: the line that shows it
+    defs: list[str] = field(default_factory=list)  # module-level functions (judged lazily, one level)
 
 
 def _module_name(rel: str) -> str:
@@ -120,7 +123,7 @@ def summarize(rel: str, source: bytes) -> Summary:
         for name in re.findall(rb"\w+", m.group(2) or b""):  # `from pkg import submodule`
             if name != b"as":
                 imports.append((f"{base}.{name.decode()}" if base else name.decode(), line))
-    summary = Summary(module, imports)
+    summary = Summary(module, imports, defs=[(m.group(1) or m.group(2)).decode() for m in _DEF_HEAD.finditer(padded)])
     if rel == "setup.py" or rel.endswith("/setup.py"):
         summary.cuda_build = _cuda_only_build(source)
     positions = _gate_words(source)
@@ -159,20 +162,21 @@ def _blocks_around(source: bytes, positions: list[int]):
             yield head.group(1).decode(), _line_of(source, start), tree.body[0]
 
 
-def follow_helpers(rel: str, source: bytes, positions: list[int], kinds: dict[str, str]) -> list[Helper]:
-    """Module-level definitions of one file judged again knowing the project's helpers: one
-    level of helper calls (`def fp8_ok(): return is_sm_at_least_89() and has_triton()`)."""
+def judge_definition(rel: str, source: bytes, name: str, kinds: dict[str, str]) -> Helper | None:
+    """A module-level function judged knowing the project's helpers: one level of helper calls
+    (`def fp8_ok(): return is_sm_at_least_89() and has_triton()`)."""
     from ..python.gates import GateEvaluator, helper_kind
 
+    head = re.search(rb"(?:^|\n)(?:(?:async[ \t]+)?def[ \t]+%s\b|%s[ \t]*=[^=])"
+                     % (re.escape(name.encode()), re.escape(name.encode())), source)
+    if head is None:
+        return None
     evaluator = GateEvaluator((), _dotted, kinds.get, assume_gpu=True)
-    found = []
-    for name, line, stmt in _blocks_around(source, positions):
-        if name in kinds:
-            continue
-        kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
+    for found, line, stmt in _blocks_around(source, [head.end() - 1]):
+        kind = helper_kind(stmt, evaluator, SKIP_NAME.search(found) is not None) if found == name else None
         if kind is not None and kind[0] != "call":
-            found.append(Helper(name, kind[0], rel, line, "value" if isinstance(stmt, ast.Assign) else ""))
-    return found
+            return Helper(name, kind[0], rel, line, "value" if isinstance(stmt, ast.Assign) else "")
+    return None
 
 
 def _cuda_only_build(source: bytes) -> int:
@@ -229,6 +233,11 @@ class PythonModel:
         self.nvidia_only: dict[str, Evidence] = {}  # rel path -> the import that makes it NVIDIA-only
         self.components: dict[str, Evidence] = {}  # folder/ -> why everything under it is NVIDIA-only
         self._imported_names: set[str] | None = None
+        self._followed: dict[str, Helper | None] = {}
+        self.definitions: dict[str, list[str]] = {}  # module-level function name -> files
+        for rel, summary in summaries.items():
+            for name in summary.defs:
+                self.definitions.setdefault(name, []).append(rel)
         self._resolve_helpers()
         self._fingerprint = ""
 
@@ -247,25 +256,6 @@ class PythonModel:
         # A name defined with different meanings in different places decides nothing.
         direct = {name: defs[0] for name, defs in found.items() if len({h.kind for h in defs}) == 1}
         self.helpers = direct
-
-    def follow(self, sources) -> None:
-        """One level of helper calls, over the files (rel, bytes) that mention a helper."""
-        kinds = {name: h.kind for name, h in self.helpers.items() if h.kind in ("rocm", "nvidia", "skip")}
-        if not kinds:
-            return
-        mentions = _matcher([n.encode() for n in sorted(kinds)])
-        followed: dict[str, Helper] = {}
-        for rel, source in sources:
-            positions = [start for _index, start in mentions(source)]
-            if not positions:
-                continue
-            for helper in follow_helpers(rel, source, positions, kinds):
-                previous = followed.get(helper.name)
-                if previous is None:
-                    followed[helper.name] = helper
-                elif previous.kind != helper.kind:
-                    followed[helper.name] = Helper(helper.name, "ambiguous", rel, helper.line)
-        self.helpers.update({n: h for n, h in followed.items() if h.kind != "ambiguous"})
 
     def _resolve_components(self) -> None:
         """In a project that supports ROCm somewhere, a sub-package whose own setup.py builds
@@ -331,7 +321,30 @@ class PythonModel:
         return name in self._imported_names
 
     def helper(self, name: str) -> Helper | None:
-        return self.helpers.get(name)
+        """The gate helper called ``name``: found by what it returns, directly or through one
+        level of helper calls (judged on first use; definitions are indexed by name)."""
+        found = self.helpers.get(name)
+        if found is not None or name not in self.definitions:
+            return found
+        if name not in self._followed:
+            self._followed[name] = self._follow(name)
+        return self._followed[name]
+
+    def _follow(self, name: str) -> Helper | None:
+        kinds = {n: h.kind for n, h in self.helpers.items() if h.kind in ("rocm", "nvidia")}
+        if not kinds:
+            return None
+        judged = []
+        for rel in self.definitions[name][:8]:
+            try:
+                source = (self.root / rel).read_bytes()
+            except OSError:
+                continue
+            if not any(n.encode() in source for n in kinds):
+                return None  # calls no helper: not a gate (and one meaning per name)
+            judged.append(judge_definition(rel, source, name, kinds))
+        meanings = {h.kind if h else None for h in judged}
+        return judged[0] if len(meanings) == 1 else None
 
     def fingerprint_for(self, path: Path) -> str:
         return self._fingerprint
@@ -403,11 +416,14 @@ def _first_code(ctx, line: int) -> int:
 
 
 def _walk(root: Path):
-    for folder, dirs, names in os.walk(root):
+    """(relative path, full path) of every Python file under ``root``."""
+    top = str(root)
+    for folder, dirs, names in os.walk(top):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        prefix = folder[len(top) + 1:].replace(os.sep, "/")
         for name in names:
             if name.endswith(".py"):
-                yield os.path.join(folder, name)
+                yield (f"{prefix}/{name}" if prefix else name), os.path.join(folder, name)
 
 
 class LazyModel:
@@ -453,8 +469,7 @@ def build_now(project: "Project") -> PythonModel:
     fresh: dict[str, Any] = {}
     summaries: dict[str, Summary] = {}
     # Workers may build concurrently: write the cache atomically (below).
-    for full in _walk(root):
-        rel = os.path.relpath(full, root).replace(os.sep, "/")
+    for rel, full in _walk(root):
         try:
             source = Path(full).read_bytes()
         except OSError:
@@ -477,17 +492,8 @@ def build_now(project: "Project") -> PythonModel:
         except OSError:
             pass
     model = PythonModel(root, summaries)
-    model.follow(_read_all(root, summaries))
     model.finish()
     return model
-
-
-def _read_all(root: Path, summaries: dict[str, Summary]):
-    for rel in summaries:
-        try:
-            yield rel, (root / rel).read_bytes()
-        except OSError:
-            continue
 
 
 def _cache_file(project: "Project") -> Path | None:
@@ -500,9 +506,9 @@ def _cache_file(project: "Project") -> Path | None:
 
 def _to_json(summary: Summary) -> list:
     return [summary.module, summary.imports, [[h.name, h.kind, h.path, h.line, h.calls] for h in summary.helpers],
-            summary.cuda_build]
+            summary.cuda_build, summary.defs]
 
 
 def _from_json(data: list) -> Summary:
-    module, imports, helpers, cuda_build = data
-    return Summary(module, [(m, line) for m, line in imports], [Helper(*h) for h in helpers], cuda_build)
+    module, imports, helpers, cuda_build, defs = data
+    return Summary(module, [(m, line) for m, line in imports], [Helper(*h) for h in helpers], cuda_build, defs)

@@ -365,6 +365,9 @@ def conditions_on_path(path: list[ast.AST], is_skip_helper: Callable[[str], bool
                     found.append((value, isinstance(parent.op, ast.And)))
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in child.decorator_list:
+                bound = _resolved(decorator, resolve) if isinstance(decorator, ast.Name) else decorator
+                if bound is not decorator and isinstance(bound, ast.Call):
+                    decorator = bound  # `_skip_no_sm100 = pytest.mark.skipif(...)` then `@_skip_no_sm100`
                 found.extend(skip_conditions(decorator, is_skip_helper))
                 if resolve is not None:
                     found.extend(parametrize_skips(decorator, resolve))
