@@ -45,8 +45,9 @@ _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", "build", "
 # MULTILINE `^` would be tried at every byte).
 _IMPORT_LINE = re.compile(rb"\n(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w.]+))")
 _DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
-# In b"\n" + source: a module-level function or assigned name.
-_DEF_HEAD = re.compile(rb"\n(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*=[^=])")
+# In b"\n" + source: a module-level function, or a name bound to a call that may be a gate
+# (`skip_sm90 = pytest.mark.skipif(...)`, `SM90_OR_LATER = is_sm_at_least_90()`).
+_DEF_HEAD = re.compile(rb"\n(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w*[sS]kip\w*|[A-Z][A-Z0-9_]*)[ \t]*=[ \t]*[\w.]+\()")
 _ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
 _TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
 # What a gate helper's definition must contain (`hip` alone would match `ownership`).

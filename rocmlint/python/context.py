@@ -374,10 +374,13 @@ class PythonContext(FileContext):
     def _reads_of(self, name: str) -> list[ast.Name]:
         """Every read of a module-level name, found from its occurrences in the text (no walk)."""
         found = []
-        for m in re.finditer(rb"\b%s\b" % re.escape(name.encode()), self.source):
-            node = self.node_at(m.start())
+        word = name.encode()
+        at = self.source.find(word)
+        while at != -1:
+            node = self.node_at(at)
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
                 found.append(node)
+            at = self.source.find(word, at + len(word))
         return found
 
     def rocm_blockers(self, offset: int) -> list[Evidence]:
