@@ -189,14 +189,9 @@ def _cuda_only_build(source: bytes) -> int:
 
 
 def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    from ..python.gates import dotted_name
+
+    return dotted_name(node)
 
 
 _ANY_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))"
@@ -315,6 +310,10 @@ class PythonModel:
             evidence = next((e for folder, e in self.components.items() if rel.startswith(folder)), None)
         return Verdict(False, (evidence,)) if evidence else None
 
+    def covers(self, path: str | Path) -> bool:
+        """The model summarised this file (its helpers are in the model)."""
+        return self.relative(path) in self.summaries
+
     def imported_by_name(self, name: str) -> bool:
         """Some project module imports ``name`` from another module (``from m import name``)."""
         if self._imported_names is None:
@@ -364,7 +363,9 @@ class PythonModel:
             ctx = LANGUAGE.make_context(str(path), source, Settings())
         except (OSError, ParseFailure) as exc:
             return Verdict(None, (Evidence(f"cannot read: {exc}"),))
-        ctx.project = _Parts(self)  # the file's gates are resolved through this model
+        from . import Project
+
+        ctx.project = Project(self.root, parts={"python": self})  # gates resolved through this model
         if not 1 <= line <= ctx.lines.line_count:
             return Verdict(None, (Evidence(f"line {line} is outside the file"),))
         offset = _first_code(ctx, line)
@@ -398,16 +399,6 @@ def _matcher(words: list[bytes]):
         return lambda buffer: [(words.index(m.group()), m.start()) for m in pattern.finditer(buffer)]
     automaton = BytesAhoCorasick(words)
     return lambda buffer: [(index, start) for index, start, _end in automaton.find_matches_as_indexes(buffer)]
-
-
-class _Parts:
-    """Stands for the project when only its Python part is at hand."""
-
-    def __init__(self, model: PythonModel) -> None:
-        self.model = model
-
-    def part(self, language: str) -> Any:
-        return self.model if language == "python" else None
 
 
 def _first_code(ctx, line: int) -> int:

@@ -16,7 +16,7 @@ from typing import TypeGuard, Union
 from ..model import Span
 from ..rule import FileContext
 from ..project import Evidence
-from .gates import ROCM_MARK, GateEvaluator, conditions_on_path
+from .gates import ROCM_MARK, GateEvaluator, conditions_on_path, dotted_name
 
 _IMPORT_WORD = re.compile(rb"import\b")  # a literal first: fast
 _NO_POSITION = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
@@ -177,14 +177,8 @@ class PythonContext(FileContext):
     def qualname(self, node: ast.AST) -> str | None:
         """Dotted name of a Name/Attribute chain with imports resolved (``T.compile`` ->
         ``torch.compile``); unresolved names stay as written."""
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        parts.append(self.aliases.get(node.id, node.id))
-        return ".".join(reversed(parts))
+        aliases = self.aliases
+        return dotted_name(node, lambda name: aliases.get(name, name))
 
     def module_assignment(self, name: str) -> ast.expr | None:
         """The value of the last simple top-level ``name = value`` (constant resolution)."""
@@ -233,7 +227,8 @@ class PythonContext(FileContext):
         from ..project.python import MAX_HELPER_BYTES, _has_gate_word
 
         found: dict[str, str] = {}
-        if self.python_model is not None or not _has_gate_word(self.source):
+        model = self.python_model
+        if (model is not None and model.covers(self.path)) or not _has_gate_word(self.source):
             return found  # the project model has this file's helpers already
         candidates = []
         for stmt in self.tree.body:

@@ -27,6 +27,18 @@ _SKIP_IF = frozenset({"skipIf", "skipif", "skipCUDAIf", "skipGPUIf", "skip_if"})
 _SKIP_UNLESS = frozenset({"skipUnless"})
 
 HelperKind = Callable[[str], "str | None"]
+
+
+def dotted_name(node: ast.AST, rename: Callable[[str], str] = lambda name: name) -> str | None:
+    """``a.b.c`` of a Name/Attribute chain (``rename`` maps the first name: import aliases)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(rename(node.id))
+    return ".".join(reversed(parts))
 NameResolver = Callable[[ast.Name], "ast.expr | None"]
 
 
