@@ -241,3 +241,30 @@ def test_the_model_is_built_only_when_a_rule_asks(tmp_path):
         assert lazy._model is not None and lazy.helper("on_amd").kind == "rocm"
     finally:
         activate(None)
+
+
+def test_code_only_the_nvidia_build_calls_is_not_reported(tmp_path, monkeypatch):
+    """The call chain decides: a private helper called only under `if not on_amd():` (or a
+    name used only there) runs only on NVIDIA; one more call from shared code makes it a hazard."""
+    body = '''\
+        import torch
+        from platform import on_amd
+
+
+        def _quantize(x):
+            fp8 = torch.float8_e4m3fn
+            return x.to(fp8)
+
+
+        def run(x):
+            if not on_amd():
+                return _quantize(x)
+            return x
+        '''
+    _write(tmp_path, {"pyproject.toml": "", "platform.py": HELPERS, "q.py": body})
+    assert _check(tmp_path, "q.py") == []
+    monkeypatch.chdir(tmp_path)
+    verdict = _model(tmp_path).explain("q.py", 6)
+    assert verdict.value is False and verdict.evidence[0].where == "q.py:5"
+    (tmp_path / "q.py").write_text(textwrap.dedent(body) + "\n\nSHARED = _quantize(torch.ones(1))\n")
+    assert [f["line"] for f in _check(tmp_path, "q.py")] == [6]

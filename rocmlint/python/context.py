@@ -384,10 +384,13 @@ class PythonContext(FileContext):
             return list(self.module_verdict.evidence)
         found = []
         path = self.node_path(offset)
-        if len(path) > 2 and self._only_called_on_nvidia(path[1]):
-            name = getattr(path[1], "name", "")
-            found.append(Evidence(f"`{name}` is only called where the ROCm build never goes",
-                                  f"{self.path}:{getattr(path[1], 'lineno', 0)}"))
+        top = path[1] if len(path) > 2 else None
+        if top is not None and self._only_called_on_nvidia(top):
+            if isinstance(top, ast.Assign) and isinstance(top.targets[0], ast.Name):
+                what = f"`{top.targets[0].id}` is only used where the ROCm build never goes"
+            else:
+                what = f"`{getattr(top, 'name', '')}` is only called where the ROCm build never goes"
+            found.append(Evidence(what, f"{self.path}:{getattr(top, 'lineno', 0)}"))
         for condition, wanted in self._conditions(offset):
             on_rocm = self.gates.value(condition, True)
             if on_rocm is None or on_rocm == wanted:
