@@ -11,7 +11,7 @@ import ast
 import bisect
 import re
 from functools import cached_property
-from typing import TypeGuard, Union
+from typing import Protocol, TypeGuard
 
 from ..model import Span
 from ..rule import FileContext
@@ -24,13 +24,18 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-_POSITIONED = (ast.expr, ast.stmt, ast.arg, ast.keyword, ast.alias, ast.excepthandler, ast.pattern)
-Positioned = Union[ast.expr, ast.stmt, ast.arg, ast.keyword, ast.alias, ast.excepthandler, ast.pattern]
+class Located(Protocol):
+    """An ast node with its own source position, as ``ast.parse`` fills it in."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int
+    end_col_offset: int
 
 
-def has_position(node: ast.AST) -> TypeGuard[Positioned]:
+def has_position(node: ast.AST) -> TypeGuard[Located]:
     """The node carries its own source position (expressions, statements, ``arg``, ...)."""
-    return isinstance(node, _POSITIONED) and getattr(node, "end_lineno", None) is not None
+    return getattr(node, "end_lineno", None) is not None and getattr(node, "lineno", None) is not None
 
 
 class PythonContext(FileContext):
@@ -61,7 +66,7 @@ class PythonContext(FileContext):
         contain nothing positioned): this never fails, whatever node a rule asks about."""
         if has_position(node):
             return Span(self.offset_of(node.lineno, node.col_offset),
-                        self.offset_of(node.end_lineno or node.lineno, node.end_col_offset or 0))
+                        self.offset_of(node.end_lineno, node.end_col_offset))
         return self.span_of(node)
 
     def source_of(self, node: ast.AST) -> str:
@@ -73,7 +78,7 @@ class PythonContext(FileContext):
             return self._ranges[key]
         if has_position(node):
             start = self.offset_of(node.lineno, node.col_offset)
-            end = self.offset_of(node.end_lineno or node.lineno, node.end_col_offset or 0)
+            end = self.offset_of(node.end_lineno, node.end_col_offset)
             for decorator in getattr(node, "decorator_list", ()):
                 start = min(start, self.offset_of(decorator.lineno, decorator.col_offset) - 1)
             result = (start, end)
@@ -87,7 +92,12 @@ class PythonContext(FileContext):
 
     @cached_property
     def _top_starts(self) -> list[int]:
-        return [self._range(stmt)[0] for stmt in self.tree.body]
+        return [self._statement_range(stmt)[0] for stmt in self.tree.body]
+
+    def _statement_range(self, stmt: ast.stmt) -> tuple[int, int]:
+        bounds = self._range(stmt)
+        assert bounds is not None, "ast.parse gives every statement a position"
+        return bounds
 
     def node_path(self, offset: int) -> list[ast.AST]:
         """Nodes from the Module down to the innermost node containing ``offset``."""
@@ -100,8 +110,8 @@ class PythonContext(FileContext):
         index = bisect.bisect_right(self._top_starts, offset) - 1
         if index >= 0:
             top = self.tree.body[index]
-            bounds = self._range(top)
-            if bounds[0] <= offset < bounds[1]:
+            start, end = self._statement_range(top)
+            if start <= offset < end:
                 path.append(top)
                 node = top
             else:
@@ -203,7 +213,7 @@ class PythonContext(FileContext):
         return index.get(name, [])
 
     def scope_of(self, path: list[ast.AST]) -> ast.AST:
-        return self.enclosing(path + [None], SCOPES) or self.tree
+        return next((node for node in reversed(path) if isinstance(node, SCOPES)), self.tree)
 
     # Gates ------------------------------------------------------------------------------
     @cached_property
