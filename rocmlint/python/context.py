@@ -296,7 +296,7 @@ class PythonContext(FileContext):
         """The value a name is bound to, when its scope (the enclosing function, given or found
         from the name's position; else the module) binds it exactly once (a local gate variable
         such as ``use_cuda = torch.version.cuda is not None and ...``)."""
-        if scope is None and has_position(node):
+        if scope is None and getattr(node, "lineno", None) is not None:  # synthetic names have none
             path = self.node_path(self.offset_of(node.lineno, node.col_offset))
             scope = self.enclosing(path + [node], FUNCTIONS) if path and path[-1] is node else None
         values = self.bindings_of(node.id, scope) if isinstance(scope, FUNCTIONS) else []
