@@ -198,6 +198,7 @@ def test_rules_ask_the_model_for_helpers_defined_in_other_files(tmp_path):
     ("cap() >= (10, 0)", "RDNA2 (gfx1030), RDNA3 (gfx1100), RDNA4 (gfx1200)"),
     ("cap()[0] == 12", "RDNA4 (gfx1200)"),
     ("cap()[0] * 10 + cap()[1] >= 90", "every AMD GPU"),
+    ("cap()[0] > 8 or (cap()[0] == 8 and cap()[1] >= 9)", "MI200 (gfx90a), RDNA2 (gfx1030), RDNA3 (gfx1100)"),
     ("cap() >= (8, 0)", None),  # bf16: right on every AMD GPU
     ("cap() >= (7, 0)", None),  # fp16
     ("cap()[0] < 8", None),
@@ -215,10 +216,13 @@ def test_capability_comparisons_judged_on_the_amd_table(comparison, wrong):
 
 def test_roc106_names_the_amd_gpus_in_its_message(tmp_path):
     _write(tmp_path, {"k.py": "import torch\nif torch.cuda.get_device_capability() == (9, 0):\n    hopper()\n"
-                               "if torch.cuda.get_device_capability() >= (8, 0):\n    bf16()\n"})
+                               "if torch.cuda.get_device_capability() >= (8, 0):\n    bf16()\n"
+                               "major, minor = torch.cuda.get_device_capability()\n"
+                               "FP8 = major > 8 or (major == 8 and minor >= 9)\n"})
     findings = _check(tmp_path, "k.py")
-    assert [(f["code"], f["line"]) for f in findings] == [("ROC106", 2)]
+    assert [(f["code"], f["line"]) for f in findings] == [("ROC106", 2), ("ROC106", 6)]
     assert "MI200 (gfx90a)" in findings[0]["message"] and "SM 9.0" in findings[0]["message"]
+    assert "tests FP8 but is wrong on MI200 (gfx90a), RDNA2 (gfx1030), RDNA3 (gfx1100):" in findings[1]["message"]
 
 
 def test_the_model_is_built_only_when_a_rule_asks(tmp_path):

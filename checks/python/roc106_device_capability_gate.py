@@ -120,4 +120,17 @@ class DeviceCapabilityGate(Rule):
         if ctx.gated(ctx.span_of(compare).start):
             return None
         scope = ctx.scope_of(site)
-        return judge(compare, lambda name: ctx.resolve_name(name, scope)) or True
+
+        def resolve(name):
+            return ctx.resolve_name(name, scope)
+
+        verdict = judge(compare, resolve)
+        # The whole test the comparison is part of, while it depends on the capability alone
+        # (`major > 8 or (major == 8 and minor >= 9)` tests FP8, not SM 9.0).
+        i = len(site) - 3
+        while verdict is not None and i >= 0 and isinstance(site[i], (ast.BoolOp, ast.UnaryOp)):
+            wider = judge(site[i], resolve)
+            if wider is None:
+                break
+            verdict, i = wider, i - 1
+        return verdict or True

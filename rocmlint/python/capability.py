@@ -115,6 +115,9 @@ def evaluate(node: ast.AST, capability: tuple[int, int], resolve: Resolver, dept
         return True
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return not evaluate(node.operand, capability, resolve, depth + 1)
+    if isinstance(node, ast.BoolOp):  # `major > 8 or (major == 8 and minor >= 9)`
+        values = [bool(evaluate(v, capability, resolve, depth + 1)) for v in node.values]
+        return all(values) if isinstance(node.op, ast.And) else any(values)
     if isinstance(node, ast.Name):
         bound = resolve(node)
         if bound is not None:
