@@ -116,6 +116,13 @@ def unified_diff(display: str, before: bytes, after: bytes) -> str:
     return "".join(difflib.unified_diff(a, b, fromfile=f"a/{display}", tofile=f"b/{display}"))
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (a container's or taskset's limit, not the host's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False, use_cache: bool = True,
         jobs: int | None = None, cache_dir: Path | None = None, project: Project | None = None) -> list[FileResult]:
     """Results for every target, sorted by path. ``targets`` may be a generator: discovery
@@ -145,15 +152,16 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
 
     todo = pending()
     first = list(itertools.islice(todo, PARALLEL_THRESHOLD))
-    jobs = jobs or os.cpu_count() or 1
+    every_job = itertools.chain(first, todo)  # the whole queue, whichever path runs it
+    jobs = jobs or usable_cpus()
     if jobs > 1 and len(first) == PARALLEL_THRESHOLD:
         from multiprocessing import get_context  # ~10 ms to import: only for big runs
 
         with get_context("fork").Pool(jobs) as pool:
             # Small chunks: a few huge files must not land on one worker together.
-            fresh = list(pool.imap_unordered(run_job, itertools.chain(first, todo), chunksize=32))
+            fresh = list(pool.imap_unordered(run_job, every_job, chunksize=32))
     else:
-        fresh = [run_job(job) for job in first]
+        fresh = [run_job(job) for job in every_job]
     if cache is not None:
         for result in fresh:
             if result.content_hash is not None:

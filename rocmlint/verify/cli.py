@@ -16,7 +16,8 @@ from ..config import ConfigError, ConfigResolver
 from ..reference import list_kernels
 from .compile_flags import (CompileCommandsError, amd_view_flags, cli_flags, flags_for,
                             load_database)
-from .core import default_jobs, verify_cuda, verify_files, verify_reference
+from ..runner import usable_cpus
+from .core import verify_cuda, verify_files, verify_reference
 from .cuda import cuda_setup
 from .report import EXIT_NO_TOOLCHAIN, exit_code, render_json, render_text
 from .targets import invalid_targets, probe_gpus, resolve_targets
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     bad = invalid_targets(targets)
     if bad or not targets:
         return _fail(f"not a gfx target: {', '.join(bad) or '(empty list)'}")
-    jobs = args.jobs or default_jobs()
+    jobs = args.jobs or usable_cpus()
     header = [f"toolchain: {toolchain.describe()}",
               f"targets: {', '.join(targets)} (from {targets_from})"]
 

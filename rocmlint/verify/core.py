@@ -1,7 +1,6 @@
 """Build (and where a GPU exists, run) sources for every target, in parallel."""
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -59,10 +58,6 @@ def parallel_map(task: Callable[[Item], Row], items: Iterable[Item], jobs: int, 
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return list(pool.map(tracked, items))
-
-
-def default_jobs() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _row_from_build(target: str, arch: str, build: BuildResult) -> Row:
