@@ -12,6 +12,7 @@ from .discovery import Target
 from .engine import FileResult, active_rules, analyse_buffer, engine_finding
 from .languages import get_language, language_for
 from .project import Project, activate
+from .registry import INTERNAL_ERROR
 from .source import SourceError, atomic_write, read_source
 
 # Below this many files a pool costs more than it saves (pre-commit runs on a few).
@@ -36,7 +37,11 @@ def run_job(job: Job) -> FileResult:
         import traceback
 
         result = FileResult(path=job.target.path, display=job.target.display)
-        result.internal_error = f"{type(exc).__name__}: {exc}"
+        summary = f"{type(exc).__name__}: {exc}"
+        # The file is reported as not checked in every output format, never as clean.
+        result.findings = [engine_finding(INTERNAL_ERROR, job.target.display,
+                                          f"internal error, file not checked ({summary}); please report it")]
+        result.internal_error = summary
         if os.environ.get("ROCMLINT_DEBUG"):
             result.internal_error += "\n" + traceback.format_exc()
         return result
