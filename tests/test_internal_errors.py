@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
+from test_sarif import assert_valid, validator  # noqa: F401 - the schema validator fixture
 
 from rocmlint.cli import main
 from rocmlint.registry import all_rules
-
-from test_sarif import assert_valid, validator  # noqa: F401 - the schema validator fixture
 
 HAZARD = "import pynvml\n"  # ROC103: the rule this test makes crash on "boom" files
 CRASH = "AttributeError: 'arguments' object has no attribute 'lineno'"
@@ -55,7 +53,7 @@ def test_text_never_says_passed_and_exits_2(project, capsys, extra):
 
 def test_fix_does_not_claim_success(project, capsys):
     (project / "mon.py").write_text(HAZARD.replace("pynvml", "pynvml as nv"))
-    code, out, err = run(capsys, "--fix", "--exit-zero", ".")
+    code, out, _err = run(capsys, "--fix", "--exit-zero", ".")
     assert code == 2
     assert "No findings remain" not in out and "All checks passed" not in out
     assert "1 file not checked" in out
@@ -123,7 +121,44 @@ def test_debug_shows_the_traceback(project, capsys, monkeypatch):
 def test_crash_in_a_worker_process_is_reported_the_same(project, capsys):
     for index in range(40):  # past the pool threshold: the crash happens in a forked worker
         (project / f"clean{index}.py").write_text("x = 1\n")
-    code, out, _ = main(["check", "--no-cache", "-j", "2", "--output-format", "json", "."]), *capsys.readouterr()
+    code = main(["check", "--no-cache", "-j", "2", "--output-format", "json", "."])
+    out = capsys.readouterr().out
     assert code == 2 and [d["path"] for d in json.loads(out)] == ["boom.py"]
 
 
+
+
+KILLER = """
+import os, signal, sys
+from rocmlint.cli import main
+from rocmlint.registry import all_rules
+
+parent, rule = os.getpid(), all_rules()["ROC103"]
+plain = rule.check
+
+def check(self, ctx):
+    if "boom" in ctx.path and os.getpid() != parent:  # only ever in a worker process
+        os.kill(os.getpid(), signal.SIGKILL)
+    return plain(self, ctx)
+
+rule.check = check
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_worker_that_dies_is_an_internal_error_and_no_file_is_lost(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text("[tool.rocmlint]\nroot = true\n")
+    for index in range(60):
+        (tmp_path / f"mon{index:02d}.py").write_text(HAZARD)
+    (tmp_path / "boom.py").write_text(HAZARD)
+    # Before: multiprocessing.Pool waited forever for the dead worker's results.
+    done = subprocess.run([sys.executable, "-c", KILLER, "check", "--no-cache", "-j", "2", "--output-format",
+                           "json", "."], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    findings = json.loads(done.stdout)
+    assert sorted(f["path"] for f in findings if f["code"] == "ROC103") == [f"mon{i:02d}.py" for i in range(60)]
+    [crash] = [f for f in findings if f["code"] == "ROC003"]
+    assert crash["path"] == "boom.py" and "worker process died (killed by SIGKILL)" in crash["message"]

@@ -65,8 +65,8 @@ def render_text(rows: list[Row], header: list[str]) -> str:
     notes: Counter[str] = Counter()
     for row in rows:
         wave = str(row.wavefront_size) if row.wavefront_size else "-"
-        built = "yes" if row.built else ("skip" if row.build_skipped else "NO")
-        lines.append(f"{row.target:<{width}}  {row.arch:<8} {built:<5} {wave:>4}  "
+        built_cell = "yes" if row.built else ("skip" if row.build_skipped else "NO")
+        lines.append(f"{row.target:<{width}}  {row.arch:<8} {built_cell:<5} {wave:>4}  "
                      f"{row.wavefront_from or '-':<18} {_run_cell(row):<7} {row.seconds:>7.2f}")
         if row.failed:
             problems.append(f"{row.target} [{row.arch}]: {row.reason}")
