@@ -80,20 +80,22 @@ class TreeReport:
                     or self.nvidia_mismatches or self.python_broken)
 
 
-def crashes(stderr: str) -> list[dict]:
-    """Internal errors in rocmlint's stderr (ROCMLINT_DEBUG=1): the file, the error, and the
-    innermost frame of its traceback."""
-    found: list[dict] = []
+def crashes(findings: list[dict], stderr: str) -> list[dict]:
+    """Internal errors: the ROC003 findings of a JSON report (so none can go uncounted),
+    each with the innermost frame of its traceback from stderr (ROCMLINT_DEBUG=1)."""
+    where: dict[str, str] = {}
+    current = None
     for line in stderr.splitlines():
         match = _CRASH.match(line)
         if match:
-            found.append({"path": match.group(1), "error": match.group(2), "where": ""})
+            current = match.group(1)
             continue
         frame = _FRAME.match(line)
-        if frame and found:
-            where = f"{frame.group(1)}:{frame.group(2)} ({frame.group(3)})"
-            found[-1]["where"] = re.sub(r"^.*?/(rocmlint|checks|fixers)/", r"\1/", where)
-    return found
+        if frame and current is not None:
+            site = f"{frame.group(1)}:{frame.group(2)} ({frame.group(3)})"
+            where[current] = re.sub(r"^.*?/(rocmlint|checks|fixers)/", r"\1/", site)
+    return [{"path": f["path"], "error": f["message"], "where": where.get(f["path"], "")}
+            for f in findings if f["code"] == INTERNAL_ERROR]
 
 
 def check_one_worker(tree: Path) -> tuple[str, str, dict[str, float], float]:
@@ -173,8 +175,8 @@ def fix_copy(tree: Path, report: TreeReport) -> None:
     work = Path(tempfile.mkdtemp(prefix="rocmlint-real-")) / tree.name
     try:
         shutil.copytree(tree, work, symlinks=True)
-        done, report.fix_seconds = rocmlint(work, "--fix", "--unsafe-fixes", "--exit-zero", "-q")
-        report.fix_internal_errors = crashes(done.stderr)
+        done, report.fix_seconds = rocmlint(work, "--fix", "--unsafe-fixes", "--exit-zero", "--output-format", "json")
+        report.fix_internal_errors = crashes(json.loads(done.stdout), done.stderr)
         refused = [m.groups() for m in map(_REFUSED.match, done.stderr.splitlines()) if m]
         report.refused = dict(Counter(_reason(message) for _path, message in refused).most_common())
         report.refused_files = sorted(f"{path}: {message}" for path, message in refused)
@@ -197,8 +199,8 @@ def measure(tree: Path, fix: bool) -> TreeReport:
     os.environ["ROCMLINT_DEBUG"] = "1"  # tracebacks for the in-process run too
     one, err, timings, report.check_seconds_j1 = check_one_worker(tree)
     report.files = len(timings)
-    report.internal_errors = crashes(err)
     findings = json.loads(one)
+    report.internal_errors = crashes(findings, err)
     report.findings = len(findings)
     report.by_code = dict(sorted(Counter(f["code"] for f in findings).items()))
     report.slowest = sorted(timings.items(), key=lambda kv: -kv[1])[:10]
