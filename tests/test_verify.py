@@ -245,13 +245,16 @@ esac
 NVIDIA_SMI_STUB = """#!/bin/sh
 echo 9.0
 """
+OLD_CLANG_STUB = """#!/bin/sh
+echo "Ubuntu clang version 16.0.6"
+"""
 
 
 def _cuda_only_path(tmp: Path) -> str:
-    """A PATH with the stubs and no clang: no HIP-capable compiler is visible."""
+    """A PATH with the stubs and a clang too old for HIP, as on an H100 box with CUDA 13."""
     folder = tmp / "cuda-bin"
     folder.mkdir()
-    for name, text in (("nvcc", NVCC_STUB), ("nvidia-smi", NVIDIA_SMI_STUB)):
+    for name, text in (("nvcc", NVCC_STUB), ("nvidia-smi", NVIDIA_SMI_STUB), ("clang++-16", OLD_CLANG_STUB)):
         (folder / name).write_text(text)
         (folder / name).chmod(0o755)
     return str(folder)
@@ -267,7 +270,8 @@ def test_cuda_without_hip_compiler_builds_and_runs_the_cuda_side(tmp_path):
         for arch in ("gfx942", "gfx1100"):
             amd = rows[kernel, arch]
             assert not amd["built"] and amd["build_skipped"] and amd["ran"] is None
-            assert amd["reason"].startswith("not built: no HIP-capable clang found")
+            assert amd["reason"] == (f"not built: no HIP-capable clang found (passed over: {path}/clang++-16 "
+                                     "(clang 16: need 17 or newer))")
     passed, failed = rows["wave_reduce", "sm_90"], rows["wave_scan", "sm_90"]
     assert passed["built"] and passed["wavefront_size"] == 32 and passed["ran"] and passed["passed"] is True
     assert failed["built"] and failed["passed"] is False and "FAIL: lane 5 got 4" in failed["reason"]
@@ -280,7 +284,8 @@ def test_cuda_without_hip_compiler_text_report_and_clean_exit(tmp_path):
     done = run_verify("--cuda", "--offload-arch", "gfx942", "--kernel", "wave_reduce",
                       path=_cuda_only_path(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "toolchain: no HIP-capable clang found" in done.stdout and "AMD builds skipped" in done.stdout
+    assert "toolchain: none, AMD builds skipped: no HIP-capable clang found" in done.stdout
+    assert "libamdhip64-dev" in done.stdout  # how to get one
     assert re.search(r"wave_reduce\s+gfx942\s+skip\b", done.stdout)
     assert re.search(r"wave_reduce\s+sm_90\s+yes\s+32\s+cuda\s+PASS", done.stdout)
     assert "2 builds: 1 built, 0 not built, 1 skipped (no compiler); runs: 1 passed" in done.stdout

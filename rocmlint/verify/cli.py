@@ -115,8 +115,10 @@ def run(args: argparse.Namespace) -> int:
     if bad or not targets:
         return _fail(f"not a gfx target: {', '.join(bad) or '(empty list)'}")
     jobs = args.jobs or usable_cpus()
-    no_hip = "no HIP-capable clang found (see `rocmlint verify` without --cuda for how to install one)"
-    header = [f"toolchain: {toolchain.describe()}" if toolchain else f"toolchain: {no_hip}: AMD builds skipped",
+    no_hip = "no HIP-capable clang found" + (f" (passed over: {'; '.join(discovery.rejected)})"
+                                              if discovery.rejected else "")
+    header = [f"toolchain: {toolchain.describe()}" if toolchain
+              else f"toolchain: none, AMD builds skipped: {discovery.missing_message()}",
               f"targets: {', '.join(targets)} (from {targets_from})"]
     if cuda is not None:
         header.append(f"CUDA: {cuda.nvcc or NO_NVCC}; "
