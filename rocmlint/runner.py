@@ -143,8 +143,10 @@ def run_parallel(todo: Iterable[Job], workers: int) -> list[FileResult]:
     remaining: Iterable[Job] = todo
     while True:
         lost: list[Job] = []
-        with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
-            submitted = []
+        submitted = []
+        # Workers ignore Ctrl-C: the parent drops the queue and exits without their tracebacks.
+        pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_ignore_interrupts)
+        try:
             for job in remaining:
                 try:
                     submitted.append((job, pool.submit(run_job, job)))
@@ -155,6 +157,12 @@ def run_parallel(todo: Iterable[Job], workers: int) -> list[FileResult]:
                     results.append(future.result())
                 except BrokenProcessPool:
                     lost.append(job)
+        except BaseException:  # Ctrl-C: cancel here, the pool's own cancelling can miss a freed pool
+            for _job, future in submitted:
+                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         if not lost:
             return results
         lost_order = {id(job): n for n, (job, _future) in enumerate(submitted)}
@@ -183,6 +191,12 @@ def run_alone(job: Job) -> FileResult:
     code = process.exitcode or 0
     how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
     return crashed(job, f"the worker process died ({how}) while checking this file")
+
+
+def _ignore_interrupts() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _send_result(job: Job, connection) -> None:

@@ -96,3 +96,44 @@ def test_fixed_trees_identical_for_every_worker_count(tree, tmp_path):
     for name in VARIANTS:
         assert snapshots[name] == reference, f"{name}: fixed tree differs from -j 2"
         assert summaries[name] == summaries["-j 2"], name
+
+
+SLOW_RULE = """
+import sys, time
+from rocmlint.cli import main
+from rocmlint.registry import all_rules
+
+rule = all_rules()["ROC103"]
+plain = rule.check
+
+def check(self, ctx):
+    time.sleep(0.25)  # a slow file
+    return plain(self, ctx)
+
+rule.check = check
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="POSIX process groups")
+def test_ctrl_c_stops_a_parallel_run_at_once(tmp_path):
+    import signal
+    import time
+
+    (tmp_path / "pyproject.toml").write_text("[tool.rocmlint]\nroot = true\n")
+    for index in range(160):  # 20 s of work for two workers
+        (tmp_path / f"mon{index:03d}.py").write_text("import pynvml\n")
+    process = subprocess.Popen([sys.executable, "-c", SLOW_RULE, "check", "--no-cache", "-j", "2", "."],
+                               cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    time.sleep(2)
+    start = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+    try:
+        _out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130
+    assert time.monotonic() - start < 5, "the queued files were still being checked after Ctrl-C"
+    assert "rocmlint: interrupted" in err and "Traceback" not in err
