@@ -128,16 +128,19 @@ def _finish(ctx, findings: list[Finding], buffer: bytes, suppress: bool = True) 
         line0 = finding.line - 1
         text = lines.line_text(line0)
         finding.source_line = text
-        if finding.fix is not None:
-            finding.edit_positions = tuple(
-                lines.position(e.span.start) + lines.position(e.span.end) for e in finding.fix.edits
-            )
         sets = suppressed_codes(text, lines.line_text(line0 - 1) if line0 > 0 else "")
         if finding.end_line != finding.line:
             sets += suppressed_codes(lines.line_text(finding.end_line - 1))
         if suppress and finding.code not in ENGINE_CODES and is_suppressed(finding.code, sets):
             continue
         result.append(finding)
+    for finish in ctx.finishers if ctx is not None else ():
+        finish(ctx, result)
+    for finding in result:
+        if finding.fix is not None:
+            finding.edit_positions = tuple(
+                lines.position(e.span.start) + lines.position(e.span.end) for e in finding.fix.edits
+            )
     result.sort(key=Finding.sort_key)
     return result
 

@@ -123,6 +123,9 @@ class FileContext:
         self.rule: Rule | None = None
         self._hits: dict[str, list[Span]] = {}
         self.project = active_project()  # the project model (None when linting a lone buffer)
+        # Called as f(ctx, findings) once every rule has run and suppressions are applied:
+        # fix builders that need the whole file's findings (merged gate blocks) finish there.
+        self.finishers: list = []
 
     def hits(self) -> list[Span]:
         """Where the current rule's ``pattern`` matched (its anchors), in file order."""

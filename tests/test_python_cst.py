@@ -1,0 +1,228 @@
+"""Python fixes built with libcst (rocmlint.fixers.python_cst): merged gate blocks, gate
+placement, comments and line wrapping kept, and libcst imported only for fixable files."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from rocmlint.config import Settings
+from rocmlint.engine import active_rules, analyse_buffer
+from rocmlint.python import LANGUAGE
+from rocmlint.runner import fix_buffer
+
+SETTINGS = Settings(select=("ROC1",))
+RULES = active_rules(SETTINGS, "python")
+GATE_LINE = 'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None'
+
+
+def fixed(code: str, path: str = "x.py", unsafe: bool = False) -> str:
+    buffer = textwrap.dedent(code).lstrip("\n").encode()
+    outcome = fix_buffer(buffer, "\n", path, "python", SETTINGS, RULES, unsafe=unsafe)
+    assert LANGUAGE.nvidia_view(outcome.buffer, path, SETTINGS) == LANGUAGE.nvidia_view(buffer, path, SETTINGS)
+    assert analyse_buffer(path, outcome.buffer, "python", SETTINGS, RULES) == [] or unsafe
+    return outcome.buffer.decode()
+
+
+# Merged blocks ------------------------------------------------------------------------------
+def test_adjacent_statements_of_two_rules_share_one_block_with_their_comments():
+    out = fixed("""
+        import torch
+        import torch._inductor.config as inductor_config
+
+        # Ampere and newer: TF32 matmuls
+        torch.backends.cuda.matmul.allow_tf32 = True
+        # cuDNN too
+        torch.backends.cudnn.allow_tf32 = True  # faster convs
+        inductor_config.triton.cudagraphs = True
+    """)
+    assert out == textwrap.dedent(f"""\
+        import torch
+        import torch._inductor.config as inductor_config
+
+        {GATE_LINE}
+
+        # Ampere and newer: TF32 matmuls
+        if not IS_ROCM:
+            torch.backends.cuda.matmul.allow_tf32 = True
+            # cuDNN too
+            torch.backends.cudnn.allow_tf32 = True  # faster convs
+            inductor_config.triton.cudagraphs = True
+    """)
+
+
+def test_a_blank_line_ends_a_block():
+    out = fixed("""
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32 = True
+
+        torch.backends.cudnn.allow_tf32 = True
+    """)
+    assert out.count("if not IS_ROCM:") == 2
+
+
+def test_a_statement_joins_the_gate_block_just_above():
+    out = fixed("""
+        import torch
+
+        IS_ROCM = torch.version.hip is not None
+
+
+        def setup():
+            if not IS_ROCM:
+                torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+    """)
+    assert out.endswith("""
+def setup():
+    if not IS_ROCM:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+""")
+
+
+def test_a_suppressed_statement_splits_the_run():
+    out = fixed("""
+        import torch
+
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True  # noqa: ROC108
+        torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = True
+        torch.backends.cuda.matmul.allow_tf32 = True
+    """)
+    assert out.endswith("""
+if not IS_ROCM:
+    torch.backends.cuda.matmul.allow_tf32 = True
+torch.backends.cudnn.allow_tf32 = True  # noqa: ROC108
+torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = True
+if not IS_ROCM:
+    torch.backends.cuda.matmul.allow_tf32 = True
+""")
+
+
+def test_findings_in_one_block_share_one_edit():
+    code = b"import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\ntorch.backends.cudnn.allow_tf32 = True\n"
+    first, second = analyse_buffer("x.py", code, "python", SETTINGS, RULES)
+    assert first.fix.edits == second.fix.edits
+
+
+# Gate placement ---------------------------------------------------------------------------
+def test_gate_goes_after_docstring_future_imports_and_the_import_block():
+    out = fixed('''
+        """Trainer."""
+        from __future__ import annotations
+
+        import os
+
+        import torch
+        # sorted by hand
+        from torch import nn
+        torch.backends.cudnn.allow_tf32 = True
+    ''')
+    assert out == textwrap.dedent(f'''\
+        """Trainer."""
+        from __future__ import annotations
+
+        import os
+
+        import torch
+        # sorted by hand
+        from torch import nn
+
+        {GATE_LINE}
+        if not IS_ROCM:
+            torch.backends.cudnn.allow_tf32 = True
+    ''')
+
+
+# Line wrapping ------------------------------------------------------------------------------
+def test_a_call_that_outgrows_the_line_is_split_like_black():
+    out = fixed("""
+        import functools
+
+        import torch
+
+        compile_step = functools.partial(torch.compile, mode="max-autotune", dynamic=False, fullgraph=True)
+    """)
+    assert out.endswith("""
+compile_step = functools.partial(
+    torch.compile,
+    mode="max-autotune-no-cudagraphs" if IS_ROCM else "max-autotune",
+    dynamic=False,
+    fullgraph=True,
+)
+""")
+
+
+def test_a_call_whose_arguments_fit_one_line_keeps_them_together():
+    out = fixed("""
+        import torch
+
+        compiled = torch.compile(model_forward_with_a_long_name, mode="reduce-overhead")
+    """)
+    assert out.endswith("""
+compiled = torch.compile(
+    model_forward_with_a_long_name, mode="default" if IS_ROCM else "reduce-overhead"
+)
+""")
+
+
+def test_the_bracket_on_a_continuation_line_indents_from_that_line():
+    out = fixed("""
+        import torch
+
+        def build(model):
+            return torch.compile(
+                model,
+                options=None, mode="reduce-overhead", dynamic=False, fullgraph=True, backend="inductor",
+            )
+    """)
+    assert "\n            mode=\"default\" if IS_ROCM else \"reduce-overhead\",\n" not in out  # no re-split
+    assert ('        options=None, mode="default" if IS_ROCM else "reduce-overhead", dynamic=False, '
+            'fullgraph=True, backend="inductor",\n') in out
+
+
+def test_a_short_result_is_left_on_one_line():
+    out = fixed('import torch\n\nm = torch.compile(m, mode="reduce-overhead")\n')
+    assert 'm = torch.compile(m, mode="default" if IS_ROCM else "reduce-overhead")\n' in out
+
+
+def test_configured_line_length_is_respected(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 140\n")
+    source = tmp_path / "pkg" / "train.py"
+    source.parent.mkdir()
+    line = 'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:512,expandable_segments:True"'
+    wide = fixed(f"import os\n\nimport torch\n\n{line}\n", path=str(source))
+    narrow = fixed(f"import os\n\nimport torch\n\n{line}\n")
+    assert '= "expandable_segments:True" if IS_ROCM else "max_split_size_mb:512' in wide
+    assert '= (\n    "expandable_segments:True"\n    if IS_ROCM\n    else "max_split_size_mb:512' in narrow
+
+
+def test_edits_are_byte_spans_after_non_ascii_text():
+    out = fixed('import torch\n\n# Größe: 🚀\nm = torch.compile(m, mode="reduce-overhead")  # schnell\n')
+    assert out.endswith('# Größe: 🚀\nm = torch.compile(m, mode="default" if IS_ROCM else "reduce-overhead")'
+                        '  # schnell\n')
+
+
+# libcst only when a fix is built ----------------------------------------------------------
+def _imports_libcst(tmp_path, code: str) -> tuple[bool, int]:
+    target = tmp_path / "mod.py"
+    target.write_text(code)
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    proc = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--no-cache", str(target)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    imported = any(line.split("|")[-1].strip() == "libcst" for line in proc.stderr.splitlines())
+    return imported, proc.returncode
+
+
+def test_clean_and_display_only_runs_never_import_libcst(tmp_path):
+    assert _imports_libcst(tmp_path, "import os\n\n\ndef main():\n    return os.getcwd()\n") == (False, 0)
+    display_only = "import torch\n\nCUDA_MAJOR = int(torch.version.cuda.split('.')[0])\n"
+    assert _imports_libcst(tmp_path, display_only) == (False, 1)
+
+
+def test_a_fixable_finding_imports_libcst(tmp_path):
+    fixable = 'import torch\n\nm = torch.compile(m, mode="reduce-overhead")\n'
+    assert _imports_libcst(tmp_path, fixable) == (True, 1)
