@@ -22,7 +22,6 @@ from rocmlint.model import Edit, Span
 
 _WRAPPER = "if 1:\n"
 _FIRST_BLOCK_INDENT = re.compile(rb":[ \t]*(?:#[^\n]*)?\r?\n(?:[ \t]*\r?\n)*([ \t]+)\S")
-_LENGTH_KEYS = (("tool", "ruff", "line-length"), ("tool", "black", "line-length"), ("line-length",))
 MIN_LINE_LENGTH = 88  # black's, for files whose own lines are all shorter
 
 
@@ -295,16 +294,36 @@ def _parents(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
 # Line length --------------------------------------------------------------------------------
 def line_length(ctx) -> int:
     """The file's line length: ruff's or black's setting in the nearest pyproject.toml /
-    ruff.toml, else the longest line the file already has (at least 88)."""
-    configured = _configured_length(Path(ctx.path).resolve().parent)
-    if configured:
-        return configured
-    longest = max((len(ctx.lines.line_text(i)) for i in range(ctx.lines.line_count)), default=0)
-    return max(longest, MIN_LINE_LENGTH)
+    ruff.toml, else the longest line a formatter could have split (no string, no comment:
+    those a formatter leaves long), at least 88."""
+    if "line_length" not in ctx.cache:
+        configured = _configured_length(Path(ctx.path).resolve().parent)
+        ctx.cache["line_length"] = configured or max(_longest_code_line(ctx.source), MIN_LINE_LENGTH)
+    return ctx.cache["line_length"]
+
+
+def _longest_code_line(source: bytes) -> int:
+    import io
+    import tokenize
+
+    text = source.decode("utf-8", errors="surrogateescape")
+    unsplittable: set[int] = set()
+    kinds = {tokenize.STRING, tokenize.COMMENT, getattr(tokenize, "FSTRING_START", tokenize.STRING),
+             getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in kinds:
+                unsplittable.update(range(token.start[0], token.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        return 0
+    lines = text.split("\n")
+    return max((len(line) for row, line in enumerate(lines, start=1) if row not in unsplittable), default=0)
 
 
 @lru_cache(maxsize=256)
 def _configured_length(folder: Path) -> int | None:
+    """``line-length`` of the nearest ruff.toml, or of pyproject's [tool.ruff] / [tool.black]
+    (their default 88 when the table is there without it); searched up to the repository root."""
     try:
         import tomllib
     except ImportError:  # Python < 3.11
@@ -318,17 +337,14 @@ def _configured_length(folder: Path) -> int | None:
                 table = tomllib.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
-            prefix = () if name != "pyproject.toml" else None
-            for keys in _LENGTH_KEYS:
-                if prefix == () and keys[0] == "tool":
-                    continue
-                if prefix is None and keys[0] != "tool":
-                    continue
-                value = table
-                for key in keys:
-                    value = value.get(key) if isinstance(value, dict) else None
+            tool = table.get("tool", {}) if name == "pyproject.toml" else {"ruff": table}
+            sections = [tool[key] for key in ("ruff", "black") if isinstance(tool.get(key), dict)]
+            for section in sections:
+                value = section.get("line-length")
                 if isinstance(value, int) and 40 <= value <= 400:
                     return value
+            if sections:
+                return MIN_LINE_LENGTH
         if (directory / ".git").exists():
             break
     return None
