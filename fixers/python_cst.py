@@ -141,6 +141,29 @@ def wrap_statements(ctx, stmts: list[ast.stmt], condition: str, into: ast.If | N
     return fragment.edit(rendered, cover=fragment.span)
 
 
+def guard_import(ctx, stmt: ast.Import | ast.ImportFrom, names: list[str]) -> Edit | None:
+    """``import x`` -> ``try: import x / except ImportError: x = None`` (an optional import)."""
+    fragment = Fragment(ctx, stmt.lineno - 1, stmt.end_lineno - 1)
+    body = fragment.body
+    if len(body) != 1:
+        return None
+    unit = indent_unit(ctx.source)
+    head = body[0]
+    fallback = [cst.parse_statement(f"{name} = None\n") for name in dict.fromkeys(names)]
+    new = cst.Try(
+        body=cst.IndentedBlock(body=[head.with_changes(leading_lines=())], indent=unit),
+        handlers=[cst.ExceptHandler(body=cst.IndentedBlock(body=fallback, indent=unit),
+                                    type=cst.Name("ImportError"))],
+        leading_lines=head.leading_lines,
+    )
+    rendered = fragment.render(fragment.with_body([new]))
+    tree = fragment.parses_to(rendered)
+    outer = (tree.body[0].body if fragment.prefix else tree.body) if tree is not None else []
+    if len(outer) != 1 or not isinstance(outer[0], ast.Try) or ast.dump(outer[0].body[0]) != ast.dump(stmt):
+        return None
+    return fragment.edit(rendered, cover=fragment.span)
+
+
 # Gated values -------------------------------------------------------------------------------
 def gate_value(ctx, stmt: ast.stmt, node: ast.expr, rocm_text: str, condition: str,
                parenthesize: bool) -> Edit | None:

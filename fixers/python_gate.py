@@ -158,8 +158,8 @@ def gated_fix(ctx, title: str, edits, applicability: Applicability = Applicabili
     if plan is None:
         return None
     concrete = tuple(replace(e, content=e.content.replace(GATE, plan.expression)) for e in edits)
-    if any(isinstance(e, PendingEdit) for e in concrete) and finish_fixes not in ctx.finishers:
-        ctx.finishers.append(finish_fixes)
+    if any(isinstance(e, PendingEdit) for e in concrete):
+        _await_finish(ctx)
     return Fix(concrete + plan.edits, title, weaker(applicability, plan.applicability))
 
 
@@ -171,10 +171,16 @@ class PendingEdit(Edit):
     is imported only for files with a fixable finding. ``content`` is a plain-text stand-in
     (empty where there is none)."""
 
+    kind: str = "wrap"  # "wrap" (statement under the gate), "value" (gated value), "guard" (import)
     stmt: ast.stmt | None = field(default=None, compare=False)
     node: ast.expr | None = field(default=None, compare=False)
     rocm_text: str = ""
     parenthesize: bool = False
+
+
+def _await_finish(ctx) -> None:
+    if finish_fixes not in ctx.finishers:
+        ctx.finishers.append(finish_fixes)
 
 
 def finish_fixes(ctx, findings) -> None:
@@ -182,13 +188,14 @@ def finish_fixes(ctx, findings) -> None:
     pending = [f for f in findings if f.fix is not None and any(isinstance(e, PendingEdit) for e in f.fix.edits)]
     if not pending:
         return
-    plan = gate_plan(ctx)
     fixable = [f for f in pending if f.fix.applicability is not Applicability.DISPLAY_ONLY]
     built: dict[int, Edit | None] = {}
-    if fixable and plan is not None:
+    if fixable:
         from . import python_cst  # the only place libcst is imported
 
-        built = _build(ctx, python_cst, fixable, plan.expression)
+        plan = gate_plan(ctx) if any(e.kind != "guard" for f in fixable for e in f.fix.edits
+                                     if isinstance(e, PendingEdit)) else None
+        built = _build(ctx, python_cst, fixable, plan.expression if plan else None)
     for finding in pending:
         edits = []
         for edit in finding.fix.edits:
@@ -202,15 +209,20 @@ def finish_fixes(ctx, findings) -> None:
             finding.fix = Fix(tuple(edits), finding.fix.title, finding.fix.applicability)
 
 
-def _build(ctx, python_cst, findings, gate: str) -> dict[int, Edit | None]:
-    """Built edits by ``id`` of their PendingEdit: values one by one, wraps by group."""
+def _build(ctx, python_cst, findings, gate: str | None) -> dict[int, Edit | None]:
+    """Built edits by ``id`` of their PendingEdit: guards and values one by one, wraps by group."""
     built: dict[int, Edit | None] = {}
     wraps: dict[tuple, list[PendingEdit]] = {}
     for finding in findings:
         for edit in finding.fix.edits:
             if not isinstance(edit, PendingEdit) or edit.stmt is None:
                 continue
-            if edit.node is not None:
+            if edit.kind == "guard":
+                built[id(edit)] = _guarded(python_cst.guard_import, ctx, edit.stmt, bound_names(edit.stmt))
+                continue
+            if gate is None:
+                continue
+            if edit.kind == "value":
                 built[id(edit)] = _guarded(python_cst.gate_value, ctx, edit.stmt, edit.node, edit.rocm_text,
                                            gate, edit.parenthesize)
                 continue
@@ -310,7 +322,7 @@ def gated_value_edit(ctx, node: ast.expr, parent: ast.AST | None, rocm_text: str
     if parenthesize:
         text = f"({text})"
     stmt = ctx.statement_of(ctx.path_to(node))
-    return PendingEdit(ctx.node_span(node), text, stmt=stmt, node=node, rocm_text=rocm_text,
+    return PendingEdit(ctx.node_span(node), text, kind="value", stmt=stmt, node=node, rocm_text=rocm_text,
                        parenthesize=parenthesize)
 
 
@@ -350,17 +362,10 @@ def bound_names(stmt: ast.Import | ast.ImportFrom) -> list[str] | None:
 
 
 def import_guard_edit(ctx, stmt: ast.Import | ast.ImportFrom) -> Edit | None:
-    """``import x`` -> ``try: import x / except ImportError: x = None``."""
+    """``import x`` -> ``try: import x / except ImportError: x = None``, built with libcst
+    once all rules have run (``finish_fixes``)."""
     lines = statement_lines(ctx, stmt)
-    names = bound_names(stmt)
-    if lines is None or not names:
+    if lines is None or not bound_names(stmt):
         return None
-    text = ctx.text(lines)
-    indent = text[: len(text) - len(text.lstrip(" \t"))]
-    unit = "\t" if "\t" in indent else "    "
-    body = text[len(indent):]
-    if "\n" in body:
-        continuation = body.split("\n")
-        body = "\n".join([continuation[0]] + [unit + line if line.strip() else line for line in continuation[1:]])
-    fallback = "\n".join(f"{indent}{unit}{name} = None" for name in dict.fromkeys(names))
-    return Edit(lines, f"{indent}try:\n{indent}{unit}{body}\n{indent}except ImportError:\n{fallback}")
+    _await_finish(ctx)
+    return PendingEdit(lines, "", stmt=stmt, kind="guard")
