@@ -12,29 +12,31 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import lru_cache
-from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import ByteSpanPositionProvider, MetadataWrapper, PositionProvider
 
 from rocmlint.model import Edit, Span
 
+from .python_layout import MIN_LINE_LENGTH, line_length
+
 _WRAPPER = "if 1:\n"
 _FIRST_BLOCK_INDENT = re.compile(rb":[ \t]*(?:#[^\n]*)?\r?\n(?:[ \t]*\r?\n)*([ \t]+)\S")
-MIN_LINE_LENGTH = 88  # black's, for files whose own lines are all shorter
 
 
 class Fragment:
     """Whole lines ``first..last`` (0-based) of the file, parsed with libcst."""
 
-    def __init__(self, ctx, first: int, last: int) -> None:
+    def __init__(self, ctx, first: int, last: int, header_only: bool = False, source: bytes | None = None) -> None:
+        """``source``: what to parse instead of those lines (the lines with a change made)."""
         self.ctx = ctx
         self.span = Span(ctx.lines.line_start(first), ctx.lines.line_end(last))
-        self.text = ctx.source[self.span.start:self.span.end].decode("utf-8", errors="surrogateescape")
+        self.text = _decode(ctx.source[self.span.start:self.span.end])
         self.indent = self.text[: len(self.text) - len(self.text.lstrip(" \t"))]
         self.prefix = _WRAPPER if self.indent else ""
-        self.module = cst.parse_module(self.prefix + self.text + "\n")
+        # A compound statement's header alone, completed by a stand-in body that is cut off again.
+        self.suffix = f"\n{self.indent}{indent_unit(ctx.source)}pass" if header_only else ""
+        parsed = self.text if source is None else _decode(source)
+        self.module = cst.parse_module(self.prefix + parsed + self.suffix + "\n")
 
     @property
     def body(self) -> list[cst.BaseStatement]:
@@ -54,12 +56,12 @@ class Fragment:
 
     def render(self, module: cst.Module) -> str:
         code = module.code
-        assert code.startswith(self.prefix) and code.endswith("\n")
-        return code[len(self.prefix):-1]
+        assert code.startswith(self.prefix) and code.endswith(self.suffix + "\n")
+        return code[len(self.prefix): len(code) - len(self.suffix) - 1]
 
     def parses_to(self, rendered: str) -> ast.Module | None:
         try:
-            return ast.parse(self.prefix + rendered)
+            return ast.parse(self.prefix + rendered + self.suffix)
         except SyntaxError:
             return None
 
@@ -91,6 +93,15 @@ def minimal_edit(old: str, new: str, offset: int, keep: tuple[int, int] | None =
     return Edit(Span(start, end), new[prefix: len(new) - suffix])
 
 
+def last_line(node: ast.stmt | ast.expr) -> int:
+    """1-based last line (``end_lineno`` is typed optional; parsed nodes always have it)."""
+    return node.end_lineno or node.lineno
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="surrogateescape")
+
+
 def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", errors="surrogateescape"))
 
@@ -110,7 +121,7 @@ def wrap_statements(ctx, stmts: list[ast.stmt], condition: str, into: ast.If | N
     appended to the existing block ``into`` that ends just above them. None when libcst
     cannot give back exactly these statements (then no fix is offered)."""
     first = (into or stmts[0]).lineno - 1
-    fragment = Fragment(ctx, first, stmts[-1].end_lineno - 1)
+    fragment = Fragment(ctx, first, last_line(stmts[-1]) - 1)
     body = fragment.body
     expected = len(stmts) + (1 if into is not None else 0)
     if len(body) != expected:
@@ -126,16 +137,16 @@ def wrap_statements(ctx, stmts: list[ast.stmt], condition: str, into: ast.If | N
         new = cst.If(
             test=cst.parse_expression(condition),
             body=cst.IndentedBlock(body=[head.with_changes(leading_lines=()), *body[1:]], indent=unit),
-            leading_lines=head.leading_lines,
+            leading_lines=getattr(head, "leading_lines", ()),
         )
     rendered = fragment.render(fragment.with_body([new]))
     tree = fragment.parses_to(rendered)
     if tree is None:
         return None
-    outer = tree.body[0].body if fragment.prefix else tree.body
+    outer = getattr(tree.body[0], "body", []) if fragment.prefix else tree.body
     if len(outer) != 1 or not isinstance(outer[0], ast.If):
         return None
-    moved = outer[0].body[len(into.body) if into is not None else 0:]
+    moved = outer[0].body[len(into.body) if into is not None else 0:]  # type: ignore[attr-defined]
     if [ast.dump(s) for s in moved] != [ast.dump(s) for s in stmts]:
         return None
     return fragment.edit(rendered, cover=fragment.span)
@@ -143,7 +154,7 @@ def wrap_statements(ctx, stmts: list[ast.stmt], condition: str, into: ast.If | N
 
 def guard_import(ctx, stmt: ast.Import | ast.ImportFrom, names: list[str]) -> Edit | None:
     """``import x`` -> ``try: import x / except ImportError: x = None`` (an optional import)."""
-    fragment = Fragment(ctx, stmt.lineno - 1, stmt.end_lineno - 1)
+    fragment = Fragment(ctx, stmt.lineno - 1, last_line(stmt) - 1)
     body = fragment.body
     if len(body) != 1:
         return None
@@ -154,11 +165,11 @@ def guard_import(ctx, stmt: ast.Import | ast.ImportFrom, names: list[str]) -> Ed
         body=cst.IndentedBlock(body=[head.with_changes(leading_lines=())], indent=unit),
         handlers=[cst.ExceptHandler(body=cst.IndentedBlock(body=fallback, indent=unit),
                                     type=cst.Name("ImportError"))],
-        leading_lines=head.leading_lines,
+        leading_lines=getattr(head, "leading_lines", ()),
     )
     rendered = fragment.render(fragment.with_body([new]))
     tree = fragment.parses_to(rendered)
-    outer = (tree.body[0].body if fragment.prefix else tree.body) if tree is not None else []
+    outer = (getattr(tree.body[0], "body", []) if fragment.prefix else tree.body) if tree is not None else []
     if len(outer) != 1 or not isinstance(outer[0], ast.Try) or ast.dump(outer[0].body[0]) != ast.dump(stmt):
         return None
     return fragment.edit(rendered, cover=fragment.span)
@@ -168,46 +179,73 @@ def guard_import(ctx, stmt: ast.Import | ast.ImportFrom, names: list[str]) -> Ed
 def gate_value(ctx, stmt: ast.stmt, node: ast.expr, rocm_text: str, condition: str,
                parenthesize: bool) -> Edit | None:
     """``node`` -> ``<rocm_text> if <condition> else <node>`` inside ``stmt``, wrapped the
-    way the file wraps long lines when the result outgrows them."""
+    way the file wraps long lines when the result outgrows them.
+
+    The conditional is written into the statement's text and parsed there by libcst (its
+    test a same-length marker name, so the new node is found without position metadata,
+    which costs more than the parse); the marker becomes the gate in the rendered text."""
     first = ctx.span_of(stmt).start
-    fragment = Fragment(ctx, ctx.lines.line_of(first), stmt.end_lineno - 1)
-    if ctx.source[fragment.span.start:first].strip():
+    last, header_only = last_line(stmt) - 1, False
+    body = getattr(stmt, "body", None)
+    if isinstance(body, list) and body and body[0].lineno > last_line(node):
+        last, header_only = body[0].lineno - 2, True  # the value is in the header: leave the body out
+    start, end = ctx.lines.line_start(ctx.lines.line_of(first)), ctx.lines.line_end(last)
+    if ctx.source[start:first].strip():
         return None  # `x = 1; stmt`: not whole lines
-    wrapper = MetadataWrapper(fragment.module)
-    positions = wrapper.resolve(ByteSpanPositionProvider)
+    marker = _marker(condition, ctx.source[start:end] + rocm_text.encode("utf-8", errors="surrogateescape"))
+    if marker is None:
+        return None
     target = ctx.node_span(node)
-    shift = len(fragment.prefix) - fragment.span.start
-    want = (target.start + shift, target.end + shift)
-    found = [n for n, p in positions.items()
-             if isinstance(n, cst.BaseExpression) and (p.start, p.start + p.length) == want]
-    if not found:
-        return None
-    original = found[0]
-    for candidate in found[1:]:  # the outermost node of that extent
-        if _contains(candidate, original):
-            original = candidate
-    orelse = original
-    if isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)) and not original.lpar:
-        orelse = original.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    replacement: cst.BaseExpression = cst.IfExp(
-        test=cst.parse_expression(condition), body=cst.parse_expression(rocm_text), orelse=orelse,
-        lpar=[cst.LeftParen()] if parenthesize else [], rpar=[cst.RightParen()] if parenthesize else [],
-    )
-    module = wrapper.module.deep_replace(original, replacement)
-    assert isinstance(module, cst.Module)
+    original = ctx.source[target.start:target.end].decode("utf-8", errors="surrogateescape")
+    if isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)):
+        original = f"({original})"
+    value = f"{rocm_text} if {marker} else {original}"
+    if parenthesize:
+        value = f"({value})"
+    encoded = value.encode("utf-8", errors="surrogateescape")
+    fragment = Fragment(ctx, ctx.lines.line_of(first), last, header_only,
+                        source=ctx.source[start:target.start] + encoded + ctx.source[target.end:end])
+    module = fragment.module
     rendered = fragment.render(module)
-    limit = line_length(ctx)
-    if _longest(rendered) > max(limit, _longest(fragment.text)):
-        wrapped = _wrap_long_line(fragment, module, replacement, limit, indent_unit(ctx.source))
-        if wrapped is not None:
-            rendered = wrapped
-    if fragment.parses_to(rendered) is None:
-        return None
-    return fragment.edit(rendered, cover=target)
+    longest = _longest(rendered)
+    if longest > _longest(fragment.text) and longest > line_length(ctx, longest):
+        path = _find_conditional(module, marker)
+        base = _indent_of_line(ctx, target.start, fragment.indent)
+        if path is not None and base is not None:
+            wrapped = _wrap_long_line(fragment, module, path, line_length(ctx, longest),
+                                      base, indent_unit(ctx.source))
+            if wrapped is not None:
+                rendered = wrapped
+    # libcst rendered a tree it parsed, and the marker is a name as long as the gate: no
+    # re-parse here (the fixer re-parses the whole file before writing).
+    return fragment.edit(rendered.replace(marker, condition), cover=target)
 
 
-def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    return any(child is inner or _contains(child, inner) for child in outer.children)
+def _marker(condition: str, text: bytes) -> str | None:
+    """A name as long as ``condition`` that ``text`` does not contain."""
+    for letter in "QZXJ":
+        marker = (letter * len(condition))[: max(len(condition), 1)]
+        if marker.isidentifier() and marker.encode() not in text:
+            return marker
+    return None
+
+
+def _find_conditional(node: cst.CSTNode, marker: str) -> list[cst.CSTNode] | None:
+    """The nodes from ``node`` down to the conditional whose test is ``marker``."""
+    if isinstance(node, cst.IfExp) and isinstance(node.test, cst.Name) and node.test.value == marker:
+        return [node]
+    for child in node.children:
+        found = _find_conditional(child, marker)
+        if found is not None:
+            return [node, *found]
+    return None
+
+
+def _indent_of_line(ctx, offset: int, statement_indent: str) -> str | None:
+    """Indentation of the line holding ``offset``, beyond the statement's own."""
+    text = ctx.lines.line_text(ctx.lines.line_of(offset))
+    indent = text[: len(text) - len(text.lstrip(" \t"))]
+    return indent[len(statement_indent):] if indent.startswith(statement_indent) else None
 
 
 def _longest(text: str) -> int:
@@ -219,24 +257,23 @@ def _hanging(unit: str) -> cst.ParenthesizedWhitespace:
     return cst.ParenthesizedWhitespace(indent=True, last_line=cst.SimpleWhitespace(unit))
 
 
-def _wrap_long_line(fragment: Fragment, module: cst.Module, value: cst.IfExp, limit: int,
-                    unit: str) -> str | None:
+def _wrap_long_line(fragment: Fragment, module: cst.Module, path: list[cst.CSTNode], limit: int,
+                    base: str, unit: str) -> str | None:
     """Black's shapes, tried in order until every line fits: the outermost bracket of the
     value's line split with its arguments on one hanging line, then one argument per line
     with a trailing comma (always so for a dict or list); a bare right-hand side gets
     hanging parentheses, then its ``if``/``else`` on lines of their own."""
-    parents = _parents(module)
+    value = path[-1]
+    assert isinstance(value, cst.IfExp)
+    one_line = "\n" not in fragment.text
     container = None
-    node: cst.CSTNode = value
-    while node in parents and not isinstance(node, (cst.BaseSmallStatement, cst.Decorator,
-                                                     cst.BaseCompoundStatement)):
-        if isinstance(node, _CONTAINERS) and "\n" not in module.code_for_node(node):
+    for node in reversed(path[:-1]):
+        if isinstance(node, (cst.BaseSmallStatement, cst.Decorator, cst.BaseCompoundStatement)):
+            break
+        if isinstance(node, _CONTAINERS) and (one_line or "\n" not in module.code_for_node(node)):
             container = node
-        node = parents[node]
-    # Continuation lines are indented from the line the bracket opens on.
-    base = _line_indent(fragment, module, container or value)
-    if base is None:
-        return None
+    # Continuation lines are indented from the line the bracket opens on (the value's line:
+    # only a bracket the value shares one line with is split).
     step = base + unit
     shapes: list[tuple[cst.CSTNode, cst.CSTNode]] = []
     if isinstance(container, cst.Call) and container.args:
@@ -244,8 +281,7 @@ def _wrap_long_line(fragment: Fragment, module: cst.Module, value: cst.IfExp, li
                   (container, _split_call(container, base, step, one_per_line=True))]
     elif isinstance(container, (cst.Dict, cst.List, cst.Set)) and container.elements:
         shapes = [(container, _split_elements(container, base, step))]
-    elif container is None and isinstance(parents.get(value), (cst.Assign, cst.AnnAssign, cst.Return,
-                                                                 cst.AugAssign)):
+    elif container is None and isinstance(path[-2], (cst.Assign, cst.AnnAssign, cst.Return, cst.AugAssign)):
         hung = value.with_changes(lpar=[cst.LeftParen(whitespace_after=_hanging(step))],
                                   rpar=[cst.RightParen(whitespace_before=_hanging(base))])
         split = hung.with_changes(whitespace_before_if=_hanging(step), whitespace_before_else=_hanging(step))
@@ -258,17 +294,6 @@ def _wrap_long_line(fragment: Fragment, module: cst.Module, value: cst.IfExp, li
         if _longest(best) <= limit:
             break
     return best
-
-
-def _line_indent(fragment: Fragment, module: cst.Module, node: cst.CSTNode) -> str | None:
-    """Indentation of the line ``node`` starts on, beyond the statement's own."""
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    line = wrapper.resolve(PositionProvider)[node].start.line
-    text = module.code.split("\n")[line - 1]
-    indent = text[: len(text) - len(text.lstrip(" \t"))]
-    if not indent.startswith(fragment.indent):
-        return None
-    return indent[len(fragment.indent):]
 
 
 _CONTAINERS = (cst.Call, cst.Dict, cst.List, cst.Set)
@@ -300,74 +325,3 @@ def _split_elements(node, base: str, step: str):
     if isinstance(node, (cst.Dict, cst.Set)):
         return node.with_changes(elements=new, lbrace=node.lbrace.with_changes(whitespace_after=_hanging(step)))
     return node.with_changes(elements=new, lbracket=node.lbracket.with_changes(whitespace_after=_hanging(step)))
-
-
-def _parents(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
-    parents: dict[cst.CSTNode, cst.CSTNode] = {}
-
-    def walk(node: cst.CSTNode) -> None:
-        for child in node.children:
-            parents[child] = node
-            walk(child)
-
-    walk(module)
-    return parents
-
-
-# Line length --------------------------------------------------------------------------------
-def line_length(ctx) -> int:
-    """The file's line length: ruff's or black's setting in the nearest pyproject.toml /
-    ruff.toml, else the longest line a formatter could have split (no string, no comment:
-    those a formatter leaves long), at least 88."""
-    if "line_length" not in ctx.cache:
-        configured = _configured_length(Path(ctx.path).resolve().parent)
-        ctx.cache["line_length"] = configured or max(_longest_code_line(ctx.source), MIN_LINE_LENGTH)
-    return ctx.cache["line_length"]
-
-
-def _longest_code_line(source: bytes) -> int:
-    import io
-    import tokenize
-
-    text = source.decode("utf-8", errors="surrogateescape")
-    unsplittable: set[int] = set()
-    kinds = {tokenize.STRING, tokenize.COMMENT, getattr(tokenize, "FSTRING_START", tokenize.STRING),
-             getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type in kinds:
-                unsplittable.update(range(token.start[0], token.end[0] + 1))
-    except (tokenize.TokenError, SyntaxError):
-        return 0
-    lines = text.split("\n")
-    return max((len(line) for row, line in enumerate(lines, start=1) if row not in unsplittable), default=0)
-
-
-@lru_cache(maxsize=256)
-def _configured_length(folder: Path) -> int | None:
-    """``line-length`` of the nearest ruff.toml, or of pyproject's [tool.ruff] / [tool.black]
-    (their default 88 when the table is there without it); searched up to the repository root."""
-    try:
-        import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
-    for directory in (folder, *folder.parents):
-        for name in ("ruff.toml", ".ruff.toml", "pyproject.toml"):
-            path = directory / name
-            if not path.is_file():
-                continue
-            try:
-                table = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            tool = table.get("tool", {}) if name == "pyproject.toml" else {"ruff": table}
-            sections = [tool[key] for key in ("ruff", "black") if isinstance(tool.get(key), dict)]
-            for section in sections:
-                value = section.get("line-length")
-                if isinstance(value, int) and 40 <= value <= 400:
-                    return value
-            if sections:
-                return MIN_LINE_LENGTH
-        if (directory / ".git").exists():
-            break
-    return None

@@ -190,7 +190,7 @@ def finish_fixes(ctx, findings) -> None:
         return
     fixable = [f for f in pending if f.fix.applicability is not Applicability.DISPLAY_ONLY]
     built: dict[int, Edit | None] = {}
-    if fixable:
+    if any(not _fits(ctx, e) for f in fixable for e in f.fix.edits if isinstance(e, PendingEdit)):
         from . import python_cst  # the only place libcst is imported
 
         plan = gate_plan(ctx) if any(e.kind != "guard" for f in fixable for e in f.fix.edits
@@ -209,29 +209,48 @@ def finish_fixes(ctx, findings) -> None:
             finding.fix = Fix(tuple(edits), finding.fix.title, finding.fix.applicability)
 
 
+def _fits(ctx, edit: PendingEdit) -> bool:
+    """A gated value whose plain-text substitution stays one line within the file's line
+    length: libcst would render exactly that text, so it is not needed (nor imported)."""
+    if edit.kind != "value" or not edit.content or "\n" in edit.content:
+        return False
+    from .python_layout import line_length
+
+    line = ctx.lines.line_of(edit.span.start)
+    if ctx.lines.line_of(edit.span.end) != line:
+        return False
+    before = ctx.source[ctx.lines.line_start(line):edit.span.start].decode("utf-8", errors="replace")
+    after = ctx.source[edit.span.end:ctx.lines.line_end(line)].decode("utf-8", errors="replace")
+    width = len(before) + len(edit.content) + len(after)
+    return width <= line_length(ctx, width)
+
+
 def _build(ctx, python_cst, findings, gate: str | None) -> dict[int, Edit | None]:
     """Built edits by ``id`` of their PendingEdit: guards and values one by one, wraps by group."""
     built: dict[int, Edit | None] = {}
-    wraps: dict[tuple, list[PendingEdit]] = {}
+    wraps: dict[tuple, tuple[list[ast.stmt], list[PendingEdit]]] = {}
     for finding in findings:
         for edit in finding.fix.edits:
             if not isinstance(edit, PendingEdit) or edit.stmt is None:
                 continue
             if edit.kind == "guard":
+                assert isinstance(edit.stmt, (ast.Import, ast.ImportFrom))
                 built[id(edit)] = _guarded(python_cst.guard_import, ctx, edit.stmt, bound_names(edit.stmt))
                 continue
             if gate is None:
                 continue
             if edit.kind == "value":
-                built[id(edit)] = _guarded(python_cst.gate_value, ctx, edit.stmt, edit.node, edit.rocm_text,
-                                           gate, edit.parenthesize)
+                if not _fits(ctx, edit):
+                    built[id(edit)] = _guarded(python_cst.gate_value, ctx, edit.stmt, edit.node,
+                                               edit.rocm_text, gate, edit.parenthesize)
                 continue
             place = _sibling_place(ctx, edit.stmt)
             if place is not None:
-                wraps.setdefault((finding.fix.applicability, place[0]), []).append(edit)
-    for (_applicability, siblings_key), edits in wraps.items():
-        siblings = _sibling_place(ctx, edits[0].stmt)[1]
-        by_index = {_index_in(siblings, e.stmt): e for e in edits}
+                wraps.setdefault((finding.fix.applicability, place[0]), (place[1], []))[1].append(edit)
+    if gate is None:
+        return built
+    for siblings, edits in wraps.values():
+        by_index = {_index_in(siblings, e.stmt): e for e in edits if e.stmt is not None}
         for run in _adjacent_runs(ctx, siblings, sorted(by_index)):
             stmts = [siblings[i] for i in run]
             into = _open_block_before(ctx, siblings, run[0], gate)
@@ -271,7 +290,7 @@ def _index_in(siblings: list[ast.stmt], stmt: ast.stmt) -> int:
 
 def _only_comments_between(ctx, before: ast.stmt, after: ast.stmt) -> bool:
     """Nothing but comment lines (no blank line: that ends a paragraph) between two statements."""
-    rows = range(before.end_lineno, after.lineno - 1)
+    rows = range(before.end_lineno or before.lineno, after.lineno - 1)
     return all(ctx.lines.line_text(row).lstrip().startswith("#") for row in rows)
 
 
@@ -329,7 +348,7 @@ def gated_value_edit(ctx, node: ast.expr, parent: ast.AST | None, rocm_text: str
 def statement_lines(ctx, stmt: ast.stmt) -> Span | None:
     """Whole lines of a statement, when nothing else shares them."""
     start = ctx.lines.line_start(stmt.lineno - 1)
-    end = ctx.lines.line_end(stmt.end_lineno - 1)
+    end = ctx.lines.line_end((stmt.end_lineno or stmt.lineno) - 1)
     own = ctx.node_span(stmt)
     if ctx.source[start:own.start].strip() or ctx.text(Span(own.end, end)).strip().split("#")[0].strip():
         return None  # `x = 1; stmt` or `stmt; y = 2`

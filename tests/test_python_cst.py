@@ -224,5 +224,10 @@ def test_clean_and_display_only_runs_never_import_libcst(tmp_path):
 
 
 def test_a_fixable_finding_imports_libcst(tmp_path):
-    fixable = 'import torch\n\nm = torch.compile(m, mode="reduce-overhead")\n'
+    fixable = "import torch\n\ntorch.backends.cudnn.allow_tf32 = True\n"
     assert _imports_libcst(tmp_path, fixable) == (True, 1)
+
+
+def test_a_gated_value_that_fits_its_line_needs_no_libcst(tmp_path):
+    fits = 'import torch\n\nm = torch.compile(m, mode="reduce-overhead")\n'
+    assert _imports_libcst(tmp_path, fits) == (False, 1)
