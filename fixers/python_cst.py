@@ -281,6 +281,9 @@ def _wrap_long_line(fragment: Fragment, module: cst.Module, path: list[cst.CSTNo
                   (container, _split_call(container, base, step, one_per_line=True))]
     elif isinstance(container, (cst.Dict, cst.List, cst.Set)) and container.elements:
         shapes = [(container, _split_elements(container, base, step))]
+    elif container is None and (hanging := _hanging_call(path)) is not None and base.endswith(unit):
+        # Already split after its bracket, arguments on the value's line: one per line.
+        shapes = [(hanging, _split_call(hanging, base[: len(base) - len(unit)], base, one_per_line=True))]
     elif container is None and isinstance(path[-2], (cst.Assign, cst.AnnAssign, cst.Return, cst.AugAssign)):
         hung = value.with_changes(lpar=[cst.LeftParen(whitespace_after=_hanging(step))],
                                   rpar=[cst.RightParen(whitespace_before=_hanging(base))])
@@ -294,6 +297,16 @@ def _wrap_long_line(fragment: Fragment, module: cst.Module, path: list[cst.CSTNo
         if _longest(best) <= limit:
             break
     return best
+
+
+def _hanging_call(path: list[cst.CSTNode]) -> cst.Call | None:
+    """The innermost call around the value whose arguments start on a line of their own."""
+    for node in reversed(path[:-1]):
+        if isinstance(node, (cst.BaseSmallStatement, cst.Decorator, cst.BaseCompoundStatement)):
+            return None
+        if isinstance(node, cst.Call):
+            return node if isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace) else None
+    return None
 
 
 _CONTAINERS = (cst.Call, cst.Dict, cst.List, cst.Set)

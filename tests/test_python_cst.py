@@ -169,7 +169,7 @@ compiled = torch.compile(
 """)
 
 
-def test_the_bracket_on_a_continuation_line_indents_from_that_line():
+def test_a_long_line_of_arguments_in_a_split_call_gets_one_per_line():
     out = fixed("""
         import torch
 
@@ -179,9 +179,35 @@ def test_the_bracket_on_a_continuation_line_indents_from_that_line():
                 options=None, mode="reduce-overhead", dynamic=False, fullgraph=True, backend="inductor",
             )
     """)
-    assert "\n            mode=\"default\" if IS_ROCM else \"reduce-overhead\",\n" not in out  # no re-split
-    assert ('        options=None, mode="default" if IS_ROCM else "reduce-overhead", dynamic=False, '
-            'fullgraph=True, backend="inductor",\n') in out
+    assert out.endswith("""
+    return torch.compile(
+        model,
+        options=None,
+        mode="default" if IS_ROCM else "reduce-overhead",
+        dynamic=False,
+        fullgraph=True,
+        backend="inductor",
+    )
+""")
+
+
+def test_a_call_already_split_after_its_bracket_gets_one_argument_per_line():
+    out = fixed("""
+        import torch
+
+        def build(model):
+            compiled = torch.compile(
+                model_forward_with_a_much_longer_name, mode="max-autotune"
+            )
+            return compiled
+    """)
+    assert out.endswith("""
+    compiled = torch.compile(
+        model_forward_with_a_much_longer_name,
+        mode="max-autotune-no-cudagraphs" if IS_ROCM else "max-autotune",
+    )
+    return compiled
+""")
 
 
 def test_a_short_result_is_left_on_one_line():
