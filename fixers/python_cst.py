@@ -11,7 +11,6 @@ region of the rendered fragment becomes the Edit (design.md §1).
 from __future__ import annotations
 
 import ast
-import re
 
 import libcst as cst
 
@@ -20,7 +19,6 @@ from rocmlint.model import Edit, Span
 from .python_layout import MIN_LINE_LENGTH, line_length
 
 _WRAPPER = "if 1:\n"
-_FIRST_BLOCK_INDENT = re.compile(rb":[ \t]*(?:#[^\n]*)?\r?\n(?:[ \t]*\r?\n)*([ \t]+)\S")
 
 
 class Fragment:
@@ -34,7 +32,7 @@ class Fragment:
         self.indent = self.text[: len(self.text) - len(self.text.lstrip(" \t"))]
         self.prefix = _WRAPPER if self.indent else ""
         # A compound statement's header alone, completed by a stand-in body that is cut off again.
-        self.suffix = f"\n{self.indent}{indent_unit(ctx.source)}pass" if header_only else ""
+        self.suffix = f"\n{self.indent}{indent_unit(ctx)}pass" if header_only else ""
         parsed = self.text if source is None else _decode(source)
         self.module = cst.parse_module(self.prefix + parsed + self.suffix + "\n")
 
@@ -106,13 +104,23 @@ def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", errors="surrogateescape"))
 
 
-def indent_unit(source: bytes) -> str:
-    """The file's indentation step: that of its first indented block, else four spaces."""
-    match = _FIRST_BLOCK_INDENT.search(source)
-    if match is None:
-        return "    "
-    unit = match.group(1).decode("ascii", errors="replace")
-    return "\t" if "\t" in unit else unit
+def indent_unit(ctx) -> str:
+    """The file's indentation step: how far the first block's body sits inside its
+    header (read from ``ast`` positions: a text search is fooled by docstrings and dicts)."""
+    if "indent_unit" not in ctx.cache:
+        unit = "    "
+        for stmt in ast.walk(ctx.tree):
+            body = getattr(stmt, "body", None)
+            if isinstance(stmt, ast.stmt) and isinstance(body, list) and body and body[0].lineno > stmt.lineno:
+                line = ctx.lines.line_text(body[0].lineno - 1)
+                indent = line[: len(line) - len(line.lstrip(" \t"))]
+                if "\t" in indent:
+                    unit = "\t"
+                elif len(indent) > stmt.col_offset:
+                    unit = " " * (len(indent) - stmt.col_offset)
+                break
+        ctx.cache["indent_unit"] = unit
+    return ctx.cache["indent_unit"]
 
 
 # Gated statements ---------------------------------------------------------------------------
@@ -126,7 +134,7 @@ def wrap_statements(ctx, stmts: list[ast.stmt], condition: str, into: ast.If | N
     expected = len(stmts) + (1 if into is not None else 0)
     if len(body) != expected:
         return None
-    unit = indent_unit(ctx.source)
+    unit = indent_unit(ctx)
     if into is not None:
         block = body[0]
         if not isinstance(block, cst.If) or not isinstance(block.body, cst.IndentedBlock) or block.orelse:
@@ -158,7 +166,7 @@ def guard_import(ctx, stmt: ast.Import | ast.ImportFrom, names: list[str]) -> Ed
     body = fragment.body
     if len(body) != 1:
         return None
-    unit = indent_unit(ctx.source)
+    unit = indent_unit(ctx)
     head = body[0]
     fallback = [cst.parse_statement(f"{name} = None\n") for name in dict.fromkeys(names)]
     new = cst.Try(
@@ -213,7 +221,7 @@ def gate_value(ctx, stmt: ast.stmt, node: ast.expr, rocm_text: str, condition: s
         base = _indent_of_line(ctx, target.start, fragment.indent)
         if path is not None and base is not None:
             wrapped = _wrap_long_line(fragment, module, path, line_length(ctx, longest),
-                                      base, indent_unit(ctx.source))
+                                      base, indent_unit(ctx))
             if wrapped is not None:
                 rendered = wrapped
     # libcst rendered a tree it parsed, and the marker is a name as long as the gate: no

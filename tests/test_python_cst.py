@@ -210,6 +210,28 @@ def test_a_call_already_split_after_its_bracket_gets_one_argument_per_line():
 """)
 
 
+def test_indentation_step_comes_from_code_not_from_a_docstring():
+    out = fixed('''
+        """Benchmarks.
+
+        Usage:
+          python bench.py
+        """
+        import torch
+
+
+        def build(model):
+            return torch.compile(model_with_a_rather_long_name, mode="reduce-overhead", fullgraph=True)
+    ''')
+    assert out.endswith("""
+    return torch.compile(
+        model_with_a_rather_long_name,
+        mode="default" if IS_ROCM else "reduce-overhead",
+        fullgraph=True,
+    )
+""")
+
+
 def test_a_short_result_is_left_on_one_line():
     out = fixed('import torch\n\nm = torch.compile(m, mode="reduce-overhead")\n')
     assert 'm = torch.compile(m, mode="default" if IS_ROCM else "reduce-overhead")\n' in out
