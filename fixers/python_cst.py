@@ -275,10 +275,12 @@ def _wrap_long_line(fragment: Fragment, module: cst.Module, path: list[cst.CSTNo
     assert isinstance(value, cst.IfExp)
     one_line = "\n" not in fragment.text
     container = None
-    for node in reversed(path[:-1]):
+    for node, child in zip(reversed(path[:-1]), reversed(path[1:])):
         if isinstance(node, (cst.BaseSmallStatement, cst.Decorator, cst.BaseCompoundStatement)):
             break
-        if isinstance(node, _CONTAINERS) and (one_line or "\n" not in module.code_for_node(node)):
+        # A bracket around the value: its arguments or elements hold it (not `f(x)` of `f(x)(y)`).
+        if (isinstance(node, _CONTAINERS) and isinstance(child, _ITEMS)
+                and (one_line or "\n" not in module.code_for_node(node))):
             container = node
     # Continuation lines are indented from the line the bracket opens on (the value's line:
     # only a bracket the value shares one line with is split).
@@ -308,16 +310,18 @@ def _wrap_long_line(fragment: Fragment, module: cst.Module, path: list[cst.CSTNo
 
 
 def _hanging_call(path: list[cst.CSTNode]) -> cst.Call | None:
-    """The innermost call around the value whose arguments start on a line of their own."""
-    for node in reversed(path[:-1]):
+    """The innermost call holding the value in its arguments, when they start on a line of
+    their own."""
+    for node, child in zip(reversed(path[:-1]), reversed(path[1:])):
         if isinstance(node, (cst.BaseSmallStatement, cst.Decorator, cst.BaseCompoundStatement)):
             return None
-        if isinstance(node, cst.Call):
+        if isinstance(node, cst.Call) and isinstance(child, cst.Arg):
             return node if isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace) else None
     return None
 
 
 _CONTAINERS = (cst.Call, cst.Dict, cst.List, cst.Set)
+_ITEMS = (cst.Arg, cst.BaseElement, cst.BaseDictElement)
 
 
 def _split_call(call: cst.Call, base: str, step: str, one_per_line: bool) -> cst.Call:

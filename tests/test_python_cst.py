@@ -232,6 +232,21 @@ def test_indentation_step_comes_from_code_not_from_a_docstring():
 """)
 
 
+def test_the_call_split_is_the_one_holding_the_value():
+    out = fixed("""
+        import torch
+
+        def check(inp, weight):
+            _ = torch.compile(torch.nn.functional.linear, mode="max-autotune")(inp, weight_with_long_name)
+    """)
+    assert out.endswith("""
+    _ = torch.compile(
+        torch.nn.functional.linear,
+        mode="max-autotune-no-cudagraphs" if IS_ROCM else "max-autotune",
+    )(inp, weight_with_long_name)
+""")
+
+
 def test_a_short_result_is_left_on_one_line():
     out = fixed('import torch\n\nm = torch.compile(m, mode="reduce-overhead")\n')
     assert 'm = torch.compile(m, mode="default" if IS_ROCM else "reduce-overhead")\n' in out
