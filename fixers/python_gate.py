@@ -214,6 +214,13 @@ def _fits(ctx, edit: PendingEdit) -> bool:
     length: libcst would render exactly that text, so it is not needed (nor imported)."""
     if edit.kind != "value" or not edit.content or "\n" in edit.content:
         return False
+    key = ("fits", edit.span, edit.content)
+    if key not in ctx.cache:
+        ctx.cache[key] = _fits_line(ctx, edit)
+    return ctx.cache[key]
+
+
+def _fits_line(ctx, edit: PendingEdit) -> bool:
     from .python_layout import line_length
 
     line = ctx.lines.line_of(edit.span.start)

@@ -15,7 +15,9 @@ def line_length(ctx, needed: int = 0) -> int:
     ruff.toml, else the longest line a formatter could have split (no string, no comment:
     those a formatter leaves long), at least 88. The file is only read for that when a line
     of ``needed`` characters would pass the 88."""
-    configured = _configured_length(Path(ctx.path).resolve().parent)
+    if "configured_length" not in ctx.cache:
+        ctx.cache["configured_length"] = _configured_length(Path(ctx.path).resolve().parent)
+    configured = ctx.cache["configured_length"]
     if configured:
         return configured
     if needed <= MIN_LINE_LENGTH:
