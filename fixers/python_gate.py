@@ -184,9 +184,10 @@ def _await_finish(ctx) -> None:
 
 
 def finish_fixes(ctx, findings) -> None:
-    """Replace every fix holding PendingEdits by the fix libcst builds (None where it cannot)."""
+    """Replace every fix holding PendingEdits by the fix libcst builds (None where it cannot).
+    Not when the fixes are only counted (``ctx.build_fixes`` off: a text report)."""
     pending = [f for f in findings if f.fix is not None and any(isinstance(e, PendingEdit) for e in f.fix.edits)]
-    if not pending:
+    if not pending or not ctx.build_fixes:
         return
     fixable = [f for f in pending if f.fix.applicability is not Applicability.DISPLAY_ONLY]
     built: dict[int, Edit | None] = {}

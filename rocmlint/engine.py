@@ -30,8 +30,11 @@ def engine_finding(code: str, path: str, message: str, span: Span | None = None)
 
 
 def analyse_buffer(display: str, buffer: bytes, language: str, settings: Settings,
-                   rules: tuple[Rule, ...], suppress: bool = True) -> list[Finding]:
-    """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches."""
+                   rules: tuple[Rule, ...], suppress: bool = True, build_fixes: bool = True) -> list[Finding]:
+    """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches.
+
+    ``build_fixes=False``: nothing will apply or print the fixes' edits (a text report), so
+    fixes that are costly to build (Python's libcst fixes) keep their stand-in edits."""
     hits: dict[str, list[Span]] = {}
     candidates = _prefilter(rules)(buffer)
     for rule in rules:
@@ -53,6 +56,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         finding = engine_finding("ROC001", display, f"cannot parse: {exc}", exc.span)
         return _finish(ctx=None, findings=[finding], buffer=buffer)
     ctx._hits = hits
+    ctx.build_fixes = build_fixes
     for rule in rules:
         if rule.code not in hits:
             continue

@@ -126,6 +126,7 @@ class FileContext:
         # Called as f(ctx, findings) once every rule has run and suppressions are applied:
         # fix builders that need the whole file's findings (merged gate blocks) finish there.
         self.finishers: list = []
+        self.build_fixes = True  # False: fix edits are only counted, never applied or shown
 
     def hits(self) -> list[Span]:
         """Where the current rule's ``pattern`` matched (its anchors), in file order."""

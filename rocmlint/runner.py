@@ -26,6 +26,7 @@ class Job:
     mode: str  # "check" | "fix" | "diff"
     unsafe: bool = False
     cache: bool = False  # hash the content for the result cache
+    build_fixes: bool = True  # check mode: fix edits are shown (json, sarif, github), not only counted
 
 
 def run_job(job: Job) -> FileResult:
@@ -56,7 +57,8 @@ def _run_job(job: Job) -> FileResult:
         return analyse_buffer(target.display, buffer, language, settings, rules)
 
     if job.mode == "check":
-        result.findings = analyse(source.buffer)
+        result.findings = analyse_buffer(target.display, source.buffer, language, settings, rules,
+                                         build_fixes=job.build_fixes)
         if job.cache:
             result.content_hash = content_hash(source.raw)
         return result
@@ -117,10 +119,13 @@ def unified_diff(display: str, before: bytes, after: bytes) -> str:
 
 
 def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False, use_cache: bool = True,
-        jobs: int | None = None, cache_dir: Path | None = None, project: Project | None = None) -> list[FileResult]:
+        jobs: int | None = None, cache_dir: Path | None = None, project: Project | None = None,
+        build_fixes: bool = True) -> list[FileResult]:
     """Results for every target, sorted by path. ``targets`` may be a generator: discovery
     then overlaps with the workers. ``project`` (already prepared) is what rules see as
-    ``ctx.project``; it is activated before the pool forks."""
+    ``ctx.project``; it is activated before the pool forks. ``build_fixes=False`` (check
+    mode, a report that only counts fixes) spares building costly fix edits."""
+    build_fixes = build_fixes or mode != "check"
     activate(project)
     cache = Cache(cache_dir or Path.cwd() / ".rocmlint_cache") if (use_cache and mode == "check") else None
     results: list[FileResult] = []
@@ -133,7 +138,7 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
             if not rules:
                 continue  # e.g. --select ROC1 and a C++ header: nothing to do
             if cache is not None:
-                key = target.settings.fingerprint
+                key = target.settings.fingerprint + ("" if build_fixes else "-unbuilt-fixes")
                 if project is not None:
                     key += project.fingerprint_for(target.path, language)
                 settings_keys[target.path] = key
@@ -141,7 +146,7 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
                 if cached is not None:
                     results.append(FileResult(path=target.path, display=target.display, findings=cached))
                     continue
-            yield Job(target, language, rules, mode, unsafe, cache is not None)
+            yield Job(target, language, rules, mode, unsafe, cache is not None, build_fixes)
 
     todo = pending()
     first = list(itertools.islice(todo, PARALLEL_THRESHOLD))

@@ -270,27 +270,56 @@ def test_edits_are_byte_spans_after_non_ascii_text():
 
 
 # libcst only when a fix is built ----------------------------------------------------------
-def _imports_libcst(tmp_path, code: str) -> tuple[bool, int]:
+def _imports_libcst(tmp_path, code: str, *options: str) -> tuple[bool, int]:
     target = tmp_path / "mod.py"
     target.write_text(code)
     env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
-    proc = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--no-cache", str(target)],
+    proc = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--no-cache", *options, str(target)],
                           capture_output=True, text=True, env=env, cwd=tmp_path)
     imported = any(line.split("|")[-1].strip() == "libcst" for line in proc.stderr.splitlines())
     return imported, proc.returncode
 
 
+GATED_STATEMENT = "import torch\n\ntorch.backends.cudnn.allow_tf32 = True\n"
+
+
 def test_clean_and_display_only_runs_never_import_libcst(tmp_path):
-    assert _imports_libcst(tmp_path, "import os\n\n\ndef main():\n    return os.getcwd()\n") == (False, 0)
+    clean = "import os\n\n\ndef main():\n    return os.getcwd()\n"
     display_only = "import torch\n\nCUDA_MAJOR = int(torch.version.cuda.split('.')[0])\n"
-    assert _imports_libcst(tmp_path, display_only) == (False, 1)
+    for options in ((), ("--output-format", "json")):
+        assert _imports_libcst(tmp_path, clean, *options) == (False, 0)
+        assert _imports_libcst(tmp_path, display_only, *options) == (False, 1)
 
 
-def test_a_fixable_finding_imports_libcst(tmp_path):
-    fixable = "import torch\n\ntorch.backends.cudnn.allow_tf32 = True\n"
-    assert _imports_libcst(tmp_path, fixable) == (True, 1)
+def test_a_fix_that_is_shown_or_applied_imports_libcst(tmp_path):
+    assert _imports_libcst(tmp_path, GATED_STATEMENT, "--output-format", "json") == (True, 1)
+    assert _imports_libcst(tmp_path, GATED_STATEMENT, "--fix") == (True, 0)
+
+
+def test_a_text_report_counts_fixes_without_building_them(tmp_path):
+    assert _imports_libcst(tmp_path, GATED_STATEMENT) == (False, 1)
+    target = tmp_path / "mod.py"
+    proc = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--no-cache", str(target)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert "ROC108 [*]" in proc.stdout and "1 fixable with `--fix`" in proc.stdout
 
 
 def test_a_gated_value_that_fits_its_line_needs_no_libcst(tmp_path):
     fits = 'import torch\n\nm = torch.compile(m, mode="reduce-overhead")\n'
-    assert _imports_libcst(tmp_path, fits) == (False, 1)
+    assert _imports_libcst(tmp_path, fits, "--output-format", "json") == (False, 1)
+
+
+def test_cached_text_results_do_not_serve_a_json_report(tmp_path):
+    import json
+
+    (tmp_path / "mod.py").write_text("import torch\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+                                     "torch.backends.cudnn.allow_tf32 = True\n")
+
+    def check(*options):
+        return subprocess.run([sys.executable, "-m", "rocmlint", "check", *options, "mod.py"],
+                              capture_output=True, text=True, cwd=tmp_path).stdout
+
+    check()  # fills the cache with unbuilt fixes
+    report = json.loads(check("--output-format", "json"))
+    edits = [e["content"] for finding in report for e in finding["fix"]["edits"]]
+    assert any(e.startswith("if not IS_ROCM:\n    torch.backends.cuda.matmul") for e in edits)
