@@ -299,14 +299,35 @@ def _wrap_long_line(fragment: Fragment, module: cst.Module, path: list[cst.CSTNo
                                   rpar=[cst.RightParen(whitespace_before=_hanging(base))])
         split = hung.with_changes(whitespace_before_if=_hanging(step), whitespace_before_else=_hanging(step))
         shapes = [(value, hung), (value, split)]
+    # Black splits the last bracket of a right-hand side first, and puts one holding an
+    # operator in parentheses; those win when every line then fits.
+    first = _rhs_shapes(path, value, container, base, step) if one_line else []
     best = None
-    for old, new in shapes:
+    for old, new in first + shapes:
         replaced = module.deep_replace(old, new)
         assert isinstance(replaced, cst.Module)
-        best = fragment.render(replaced)
-        if _longest(best) <= limit:
-            break
+        rendered = fragment.render(replaced)
+        if _longest(rendered) <= limit:
+            return rendered
+        if (old, new) in shapes or not shapes:
+            best = rendered  # nothing fits: the most split form of the value's own bracket
     return best
+
+
+def _rhs_shapes(path: list[cst.CSTNode], value: cst.IfExp, container: cst.CSTNode | None, base: str,
+                step: str) -> list[tuple[cst.CSTNode, cst.CSTNode]]:
+    rhs = next((child for node, child in zip(path, path[1:])
+                if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return))
+                and child is node.value), None)
+    if rhs is None or rhs is value or rhs is container:
+        return []
+    if isinstance(rhs, (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison)) and not rhs.lpar:
+        return [(rhs, rhs.with_changes(lpar=[cst.LeftParen(whitespace_after=_hanging(step))],
+                                       rpar=[cst.RightParen(whitespace_before=_hanging(base))]))]
+    if isinstance(rhs, cst.Call) and rhs.args:
+        return [(rhs, _split_call(rhs, base, step, one_per_line=False)),
+                (rhs, _split_call(rhs, base, step, one_per_line=True))]
+    return []
 
 
 def _hanging_call(path: list[cst.CSTNode]) -> cst.Call | None:

@@ -4,10 +4,12 @@ No libcst here: deciding whether a fix needs re-wrapping must not import it.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
 MIN_LINE_LENGTH = 88  # black's and ruff's default, for files whose own lines are all shorter
+_OPEN_BRACKET_WITH_CONTENT = re.compile(r"[(\[{]\s*[^\s)\]}]")
 
 
 def line_length(ctx, needed: int = 0) -> int:
@@ -28,8 +30,9 @@ def line_length(ctx, needed: int = 0) -> int:
 
 
 def _longest_code_line(source: bytes) -> int:
-    """Longest line with no string and no comment on it (a line-by-line scan: tokenizing
-    whole files cost more than building the fixes)."""
+    """Longest line a formatter could have split: a bracket opens on it with something
+    after, and no string or comment is on it (a formatter leaves those long). A line-by-line
+    scan: tokenizing whole files cost more than building the fixes."""
     longest = 0
     open_quote = None  # the triple quote of a string spanning lines
     for line in source.decode("utf-8", errors="surrogateescape").split("\n"):
@@ -42,7 +45,8 @@ def _longest_code_line(source: bytes) -> int:
                     open_quote = None
         if touched or open_quote is not None or '"' in line or "'" in line or "#" in line:
             continue
-        longest = max(longest, len(line))
+        if _OPEN_BRACKET_WITH_CONTENT.search(line):  # a formatter would have split it there
+            longest = max(longest, len(line))
     return longest
 
 

@@ -247,6 +247,26 @@ def test_the_call_split_is_the_one_holding_the_value():
 """)
 
 
+def test_a_right_hand_side_with_an_operator_is_parenthesized_and_the_last_bracket_split_first():
+    out = fixed("""
+        import torch
+
+        def scales(x, weight_max_value):
+            bytes_per_output_element = torch.finfo(torch.float8_e4m3fn).bits / 8
+            out = x.to(torch.float8_e4m3fn).to(torch.bfloat16_or_some_other_long_name)
+            return bytes_per_output_element, out
+    """, unsafe=True)
+    assert out.endswith("""
+    bytes_per_output_element = (
+        torch.finfo(torch.float8_e4m3fnuz if IS_ROCM else torch.float8_e4m3fn).bits / 8
+    )
+    out = x.to(torch.float8_e4m3fnuz if IS_ROCM else torch.float8_e4m3fn).to(
+        torch.bfloat16_or_some_other_long_name
+    )
+    return bytes_per_output_element, out
+""")
+
+
 def test_a_short_result_is_left_on_one_line():
     out = fixed('import torch\n\nm = torch.compile(m, mode="reduce-overhead")\n')
     assert 'm = torch.compile(m, mode="default" if IS_ROCM else "reduce-overhead")\n' in out
