@@ -292,13 +292,14 @@ def _wrap_long_line(fragment: Fragment, module: cst.Module, path: list[cst.CSTNo
     elif isinstance(container, (cst.Dict, cst.List, cst.Set)) and container.elements:
         shapes = [(container, _split_elements(container, base, step))]
     elif container is None and (hanging := _hanging_call(path)) is not None and base.endswith(unit):
-        # Already split after its bracket, arguments on the value's line: one per line.
+        # Already split after its bracket, arguments on the value's line: one per line, and
+        # if that is not enough, the conditional's `if` and `else` on lines of their own.
         shapes = [(hanging, _split_call(hanging, base[: len(base) - len(unit)], base, one_per_line=True))]
+        if isinstance(path[-2], cst.Arg) and "\n" in module.code_for_node(hanging):
+            shapes.append((value, _split_conditional(value, base)))
     elif container is None and isinstance(path[-2], (cst.Assign, cst.AnnAssign, cst.Return, cst.AugAssign)):
-        hung = value.with_changes(lpar=[cst.LeftParen(whitespace_after=_hanging(step))],
-                                  rpar=[cst.RightParen(whitespace_before=_hanging(base))])
-        split = hung.with_changes(whitespace_before_if=_hanging(step), whitespace_before_else=_hanging(step))
-        shapes = [(value, hung), (value, split)]
+        hung = _parenthesized(value, base, step)
+        shapes = [(value, hung), (value, _split_conditional(hung, step))]
     # Black splits the last bracket of a right-hand side first, and puts one holding an
     # operator in parentheses; those win when every line then fits.
     first = _rhs_shapes(path, value, container, base, step) if one_line else []
@@ -322,12 +323,25 @@ def _rhs_shapes(path: list[cst.CSTNode], value: cst.IfExp, container: cst.CSTNod
     if rhs is None or rhs is value or rhs is container:
         return []
     if isinstance(rhs, (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison)) and not rhs.lpar:
-        return [(rhs, rhs.with_changes(lpar=[cst.LeftParen(whitespace_after=_hanging(step))],
-                                       rpar=[cst.RightParen(whitespace_before=_hanging(base))]))]
+        return [(rhs, _parenthesized(rhs, base, step))]
+    if isinstance(rhs, cst.IfExp) and not rhs.lpar:
+        hung = _parenthesized(rhs, base, step)
+        return [(rhs, hung), (rhs, _split_conditional(hung, step))]
     if isinstance(rhs, cst.Call) and rhs.args:
         return [(rhs, _split_call(rhs, base, step, one_per_line=False)),
                 (rhs, _split_call(rhs, base, step, one_per_line=True))]
     return []
+
+
+def _parenthesized(node, base: str, step: str):
+    """``node`` in parentheses that open and close lines of their own."""
+    return node.with_changes(lpar=[cst.LeftParen(whitespace_after=_hanging(step))],
+                             rpar=[cst.RightParen(whitespace_before=_hanging(base))])
+
+
+def _split_conditional(node: cst.IfExp, indent: str) -> cst.IfExp:
+    """``a if c else b`` with ``if c`` and ``else b`` starting lines at ``indent``."""
+    return node.with_changes(whitespace_before_if=_hanging(indent), whitespace_before_else=_hanging(indent))
 
 
 def _hanging_call(path: list[cst.CSTNode]) -> cst.Call | None:
