@@ -355,9 +355,9 @@ def gated_value_edit(ctx, node: ast.expr, parent: ast.AST | None, rocm_text: str
 
 def statement_lines(ctx, stmt: ast.stmt) -> Span | None:
     """Whole lines of a statement, when nothing else shares them."""
-    start = ctx.lines.line_start(stmt.lineno - 1)
-    end = ctx.lines.line_end((stmt.end_lineno or stmt.lineno) - 1)
     own = ctx.node_span(stmt)
+    start = ctx.lines.line_start(ctx.lines.line_of(own.start))
+    end = ctx.lines.line_end(ctx.lines.line_of(own.end))
     if ctx.source[start:own.start].strip() or ctx.text(Span(own.end, end)).strip().split("#")[0].strip():
         return None  # `x = 1; stmt` or `stmt; y = 2`
     return Span(start, end)
