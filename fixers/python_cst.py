@@ -154,7 +154,7 @@ def wrap_statements(ctx, stmts: list[ast.stmt], condition: str, into: ast.If | N
     outer = getattr(tree.body[0], "body", []) if fragment.prefix else tree.body
     if len(outer) != 1 or not isinstance(outer[0], ast.If):
         return None
-    moved = outer[0].body[len(into.body) if into is not None else 0:]  # type: ignore[attr-defined]
+    moved = outer[0].body[len(into.body) if into is not None else 0:]
     if [ast.dump(s) for s in moved] != [ast.dump(s) for s in stmts]:
         return None
     return fragment.edit(rendered, cover=fragment.span)

@@ -5,6 +5,7 @@ No libcst here: deciding whether a fix needs re-wrapping must not import it.
 from __future__ import annotations
 
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -54,10 +55,10 @@ def _longest_code_line(source: bytes) -> int:
 def _configured_length(folder: Path) -> int | None:
     """``line-length`` of the nearest ruff.toml, or of pyproject's [tool.ruff] / [tool.black]
     (their default 88 when the table is there without it); searched up to the repository root."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef,import-not-found]
+    else:  # pragma: no cover
+        import tomli as tomllib
     for directory in (folder, *folder.parents):
         for name in ("ruff.toml", ".ruff.toml", "pyproject.toml"):
             path = directory / name
