@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 from rocmlint.model import Applicability, Edit, Fix, Span
 from rocmlint.python.view import is_import_guard
@@ -171,6 +172,7 @@ class PendingEdit(Edit):
     is imported only for files with a fixable finding. ``content`` is a plain-text stand-in
     (empty where there is none)."""
 
+    unbuilt: ClassVar[bool] = True  # never applied as it is (fixers.apply)
     kind: str = "wrap"  # "wrap" (statement under the gate), "value" (gated value), "guard" (import)
     stmt: ast.stmt | None = field(default=None, compare=False)
     node: ast.expr | None = field(default=None, compare=False)

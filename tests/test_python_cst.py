@@ -343,3 +343,13 @@ def test_cached_text_results_do_not_serve_a_json_report(tmp_path):
     report = json.loads(check("--output-format", "json"))
     edits = [e["content"] for finding in report for e in finding["fix"]["edits"]]
     assert any(e.startswith("if not IS_ROCM:\n    torch.backends.cuda.matmul") for e in edits)
+
+
+def test_an_unbuilt_fix_is_never_applied():
+    from rocmlint.fixers.apply import applicable
+
+    code = b"import torch\n\ntorch.backends.cudnn.allow_tf32 = True\n"
+    (unbuilt,) = analyse_buffer("x.py", code, "python", SETTINGS, RULES, build_fixes=False)
+    (built,) = analyse_buffer("x.py", code, "python", SETTINGS, RULES)
+    assert unbuilt.fixable and not applicable(unbuilt, unsafe=True)
+    assert applicable(built, unsafe=False)
