@@ -322,7 +322,10 @@ def _rhs_shapes(path: list[cst.CSTNode], value: cst.IfExp, container: cst.CSTNod
                 and child is node.value), None)
     if rhs is None or rhs is value or rhs is container:
         return []
-    if isinstance(rhs, (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison)) and not rhs.lpar:
+    if isinstance(rhs, (cst.BinaryOperation, cst.BooleanOperation)) and not rhs.lpar:
+        return [(rhs, _parenthesized(rhs, base, step)),
+                (rhs, _parenthesized(_split_operators(rhs, step), base, step))]
+    if isinstance(rhs, cst.Comparison) and not rhs.lpar:
         return [(rhs, _parenthesized(rhs, base, step))]
     if isinstance(rhs, cst.IfExp) and not rhs.lpar:
         hung = _parenthesized(rhs, base, step)
@@ -337,6 +340,14 @@ def _parenthesized(node, base: str, step: str):
     """``node`` in parentheses that open and close lines of their own."""
     return node.with_changes(lpar=[cst.LeftParen(whitespace_after=_hanging(step))],
                              rpar=[cst.RightParen(whitespace_before=_hanging(base))])
+
+
+def _split_operators(node, indent: str):
+    """``a / b * c`` with each operator of the chain starting a line at ``indent``."""
+    left = node.left
+    if isinstance(left, type(node)) and not left.lpar:
+        left = _split_operators(left, indent)
+    return node.with_changes(left=left, operator=node.operator.with_changes(whitespace_before=_hanging(indent)))
 
 
 def _split_conditional(node: cst.IfExp, indent: str) -> cst.IfExp:

@@ -267,6 +267,23 @@ def test_a_right_hand_side_with_an_operator_is_parenthesized_and_the_last_bracke
 """)
 
 
+def test_an_operator_right_hand_side_still_too_long_is_split_at_its_operators():
+    out = fixed("""
+        import torch
+
+        def scales(weight_max_absolute_value):
+            weight_scale_factor = weight_max_absolute_value / torch.finfo(torch.float8_e4m3fn).max
+            return weight_scale_factor
+    """, unsafe=True)
+    assert out.endswith("""
+    weight_scale_factor = (
+        weight_max_absolute_value
+        / torch.finfo(torch.float8_e4m3fnuz if IS_ROCM else torch.float8_e4m3fn).max
+    )
+    return weight_scale_factor
+""")
+
+
 def test_a_short_result_is_left_on_one_line():
     out = fixed('import torch\n\nm = torch.compile(m, mode="reduce-overhead")\n')
     assert 'm = torch.compile(m, mode="default" if IS_ROCM else "reduce-overhead")\n' in out
