@@ -273,12 +273,20 @@ def _build(ctx, python_cst, findings, gate: str | None) -> dict[int, Edit | None
 
 
 def _guarded(build, *args):
-    """A libcst build, None where libcst rejects the fragment (the fix is then dropped)."""
+    """A libcst build, None where libcst rejects the fragment (the fix is then dropped).
+    Any other failure of a builder drops the fix too, not the file's findings; with
+    ROCMLINT_DEBUG set it is raised, as an internal error."""
+    import os
+
     import libcst
 
     try:
         return build(*args)
     except (libcst.ParserSyntaxError, libcst.CSTValidationError, RecursionError, ValueError):
+        return None
+    except Exception:  # noqa: BLE001 - a fix is optional, the findings are not
+        if os.environ.get("ROCMLINT_DEBUG"):
+            raise
         return None
 
 

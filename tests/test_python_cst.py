@@ -370,3 +370,22 @@ def test_an_unbuilt_fix_is_never_applied():
     (built,) = analyse_buffer("x.py", code, "python", SETTINGS, RULES)
     assert unbuilt.fixable and not applicable(unbuilt, unsafe=True)
     assert applicable(built, unsafe=False)
+
+
+def test_a_failing_fix_builder_drops_the_fix_not_the_finding(monkeypatch):
+    from rocmlint.fixers import python_cst
+
+    def broken(*args):
+        raise AttributeError("builder bug")
+
+    monkeypatch.setattr(python_cst, "wrap_statements", broken)
+    code = b"import torch\n\ntorch.backends.cudnn.allow_tf32 = True\n"
+    (finding,) = analyse_buffer("x.py", code, "python", SETTINGS, RULES)
+    assert finding.code == "ROC108" and finding.fix is None
+    monkeypatch.setenv("ROCMLINT_DEBUG", "1")
+    try:
+        analyse_buffer("x.py", code, "python", SETTINGS, RULES)
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("ROCMLINT_DEBUG should surface the builder's failure")
