@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from rocmlint.config import Settings
 from rocmlint.engine import active_rules, analyse_buffer
 from rocmlint.python import LANGUAGE
@@ -383,9 +385,5 @@ def test_a_failing_fix_builder_drops_the_fix_not_the_finding(monkeypatch):
     (finding,) = analyse_buffer("x.py", code, "python", SETTINGS, RULES)
     assert finding.code == "ROC108" and finding.fix is None
     monkeypatch.setenv("ROCMLINT_DEBUG", "1")
-    try:
+    with pytest.raises(AttributeError, match="builder bug"):
         analyse_buffer("x.py", code, "python", SETTINGS, RULES)
-    except AttributeError:
-        pass
-    else:
-        raise AssertionError("ROCMLINT_DEBUG should surface the builder's failure")
