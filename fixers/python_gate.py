@@ -189,9 +189,13 @@ def finish_fixes(ctx, findings) -> None:
     """Replace every fix holding PendingEdits by the fix libcst builds (None where it cannot).
     Not when the fixes are only counted (``ctx.build_fixes`` off: a text report)."""
     pending = [f for f in findings if f.fix is not None and any(isinstance(e, PendingEdit) for e in f.fix.edits)]
-    if not pending or not ctx.build_fixes:
+    wanted = ctx.build_fixes
+    if not pending or not wanted:
         return
-    fixable = [f for f in pending if f.fix.applicability is not Applicability.DISPLAY_ONLY]
+    fixable = [f for f in pending if f.fix.applicability is not Applicability.DISPLAY_ONLY
+               and (wanted is True or f.fix.applicability in wanted)]
+    chosen = {id(f) for f in fixable}
+    pending = [f for f in pending if id(f) in chosen or f.fix.applicability is Applicability.DISPLAY_ONLY]
     built: dict[int, Edit | None] = {}
     if any(not _fits(ctx, e) for f in fixable for e in f.fix.edits if isinstance(e, PendingEdit)):
         from . import python_cst  # the only place libcst is imported

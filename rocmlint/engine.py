@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .config import Settings
 from .languages import ParseFailure, get_language, language_for
-from .model import Finding, LineIndex, Span
+from .model import Applicability, Finding, LineIndex, Span
 from .registry import ENGINE_CODES, select_rules
 from .rule import Rule
 from .source import SourceError, SourceFile, read_source
@@ -31,13 +31,15 @@ def engine_finding(code: str, path: str, message: str, span: Span | None = None)
 
 def analyse_buffer(display: str, buffer: bytes, language: str, settings: Settings,
                    rules: tuple[Rule, ...], suppress: bool = True,
-                   fix_written: set[int] | None = None, build_fixes: bool = True) -> list[Finding]:
+                   fix_written: set[int] | None = None,
+                   build_fixes: bool | frozenset[Applicability] = True) -> list[Finding]:
     """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches.
     Wave-size design choices in code written for AMD are not reported, except on the lines
     ``fix_written`` (0-based) that rocmlint's own fixes wrote into the buffer.
 
-    ``build_fixes=False``: nothing will apply or print the fixes' edits (a text report), so
-    fixes that are costly to build (Python's libcst fixes) keep their stand-in edits."""
+    ``build_fixes``: which fixes' edits are needed (True: all). Fixes costly to build
+    (Python's libcst fixes) that nothing will apply or print (a text report; unsafe fixes
+    in a --fix run without --unsafe-fixes) keep their stand-in edits, counted but unbuilt."""
     hits: dict[str, list[Span]] = {}
     candidates = _prefilter(rules)(buffer)
     for rule in rules:

@@ -133,7 +133,9 @@ class FileContext:
         # Called as f(ctx, findings) once every rule has run and suppressions are applied:
         # fix builders that need the whole file's findings (merged gate blocks) finish there.
         self.finishers: list = []
-        self.build_fixes = True  # False: fix edits are only counted, never applied or shown
+        # Which fixes need real edits: True (all), False (none: only counted) or the
+        # applicabilities that this run applies (engine.analyse_buffer).
+        self.build_fixes: bool | frozenset = True
 
     def hits(self) -> list[Span]:
         """Where the current rule's ``pattern`` matched (its anchors), in file order."""

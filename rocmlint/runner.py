@@ -11,6 +11,7 @@ from .cache import Cache, content_hash
 from .discovery import Target
 from .engine import FileResult, active_rules, analyse_buffer, engine_finding, lines_not_in
 from .languages import get_language, language_for
+from .model import Applicability
 from .project import Project, activate
 from .source import SourceError, atomic_write, read_source
 
@@ -67,7 +68,7 @@ def _run_job(job: Job) -> FileResult:
 
     try:
         outcome = fix_buffer(source.buffer, source.newline, target.display, language, settings,
-                             rules, unsafe=job.unsafe)
+                             rules, unsafe=job.unsafe, build_fixes=job.build_fixes)
     except FixRejected as exc:
         result.fix_error = str(exc)
         result.findings = analyse(source.buffer)
@@ -96,17 +97,22 @@ def _run_job(job: Job) -> FileResult:
 
 
 def fix_buffer(buffer: bytes, newline: str, display: str, language: str, settings, rules, *,
-               unsafe: bool):
-    """Fixed buffer and remaining findings; raises FixRejected when a check fails."""
+               unsafe: bool, build_fixes: bool = True):
+    """Fixed buffer and remaining findings; raises FixRejected when a check fails.
+    ``build_fixes=False``: the remaining findings' fixes are only counted, so only the
+    fixes this run applies are built."""
     from rocmlint.fixers.apply import fix_to_fixpoint
 
     lang = get_language(language)
+    applied = frozenset({Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE})
+    build: bool | frozenset[Applicability] = True if build_fixes else applied
     return fix_to_fixpoint(
         buffer,
         # Code in AMD-only branches is left alone (engine), except in the blocks rocmlint's
         # own fixes wrote: later rounds finish those (a gated copy still needing ROC203).
         lambda b: analyse_buffer(display, b, language, settings, rules,
-                                 fix_written=None if b is buffer else lines_not_in(buffer, b)),
+                                 fix_written=None if b is buffer else lines_not_in(buffer, b),
+                                 build_fixes=build),
         unsafe=unsafe, newline=newline,
         syntax_errors=lambda b: lang.syntax_errors(b, display),
         nvidia_view=lambda b: lang.nvidia_view(b, display, settings),
@@ -126,9 +132,8 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
         build_fixes: bool = True) -> list[FileResult]:
     """Results for every target, sorted by path. ``targets`` may be a generator: discovery
     then overlaps with the workers. ``project`` (already prepared) is what rules see as
-    ``ctx.project``; it is activated before the pool forks. ``build_fixes=False`` (check
-    mode, a report that only counts fixes) spares building costly fix edits."""
-    build_fixes = build_fixes or mode != "check"
+    ``ctx.project``; it is activated before the pool forks. ``build_fixes=False`` (a report
+    that only counts fixes) spares building fix edits nothing applies or prints."""
     activate(project)
     cache = Cache(cache_dir or Path.cwd() / ".rocmlint_cache") if (use_cache and mode == "check") else None
     results: list[FileResult] = []

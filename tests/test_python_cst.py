@@ -343,6 +343,13 @@ def test_a_text_report_counts_fixes_without_building_them(tmp_path):
     assert "ROC108 [*]" in proc.stdout and "1 fixable with `--fix`" in proc.stdout
 
 
+def test_a_fix_run_builds_unsafe_fixes_only_with_unsafe_fixes(tmp_path):
+    long_unsafe = ("import torch\n\nscale = amax_to_scale_with_a_long_name(amax_history, torch.float8_e4m3fn, "
+                   "round_scales_to_power_of_2)\n")
+    assert _imports_libcst(tmp_path, long_unsafe, "--fix") == (False, 1)
+    assert _imports_libcst(tmp_path, long_unsafe, "--fix", "--unsafe-fixes") == (True, 0)
+
+
 def test_a_gated_value_that_fits_its_line_needs_no_libcst(tmp_path):
     fits = 'import torch\n\nm = torch.compile(m, mode="reduce-overhead")\n'
     assert _imports_libcst(tmp_path, fits, "--output-format", "json") == (False, 1)
