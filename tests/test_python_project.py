@@ -93,16 +93,16 @@ def test_nvidia_only_modules_direct_and_through_project_imports(tmp_path):
 
 def test_cuda_only_component_in_a_dual_platform_project(tmp_path):
     files = {
-        "pkg/platform.py": HELPERS,
+        "setup.py": "import os\nUSE_ROCM = os.environ.get('USE_ROCM') == '1'  # builds for hip too\n",
         "pkg/ext/setup.py": 'flags = ["-gencode", "arch=compute_90,code=sm_90"]\n',
         "pkg/ext/ops.py": "import torch\nFP8 = torch.float8_e4m3fn\n",
     }
     _write(tmp_path, files)
     verdict = _model(tmp_path).module_verdict(tmp_path / "pkg/ext/ops.py")
     assert verdict is not None and verdict.value is False
-    assert verdict.evidence[0].where == "pkg/ext/setup.py:1"
-    # A project that supports no AMD GPU anywhere is being ported: nothing is excused.
-    (tmp_path / "pkg/platform.py").unlink()
+    assert verdict.evidence[0].where == "pkg/ext/setup.py:1" and "setup.py:2" in verdict.evidence[0].what
+    # A project whose build supports no AMD GPU is being ported: nothing is excused.
+    (tmp_path / "setup.py").write_text("flags = ['-gencode']\n")
     assert _model(tmp_path).module_verdict(tmp_path / "pkg/ext/ops.py") is None
 
 

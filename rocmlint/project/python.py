@@ -56,7 +56,7 @@ GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability
 MAX_HELPER_BYTES = 3000
 _ROCM_BUILD = re.compile(rb"hip|rocm", re.IGNORECASE)
 _NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
-SUMMARY_VERSION = "3"
+SUMMARY_VERSION = "4"
 
 
 @dataclass
@@ -81,6 +81,7 @@ class Summary:
     imports: list[tuple[str, int]]  # (absolute module, line) imported unconditionally at module level
     helpers: list[Helper] = field(default_factory=list)
     cuda_build: int = 0  # a setup.py building CUDA-only extensions: the line that shows it
+    rocm_build: int = 0  # a setup.py that builds for ROCm too: the line that shows it
     defs: list[str] = field(default_factory=list)  # module-level functions (judged lazily, one level)
 
 
@@ -127,6 +128,8 @@ def summarize(rel: str, source: bytes) -> Summary:
     summary = Summary(module, imports, defs=[(m.group(1) or m.group(2)).decode() for m in _DEF_HEAD.finditer(padded)])
     if rel == "setup.py" or rel.endswith("/setup.py"):
         summary.cuda_build = _cuda_only_build(source)
+        rocm = _ROCM_BUILD.search(source)
+        summary.rocm_build = _line_of(source, rocm.start()) if rocm else 0
     positions = _gate_words(source)
     if not positions:
         return summary
@@ -254,15 +257,21 @@ class PythonModel:
         self.helpers = direct
 
     def _resolve_components(self) -> None:
-        """In a project that supports ROCm somewhere, a sub-package whose own setup.py builds
-        CUDA-only extensions (nvcc flags, no HIP) is an NVIDIA-only component."""
-        if not any(h.kind == "rocm" for h in self.helpers.values()):
-            return
+        """A sub-package whose own setup.py builds CUDA-only extensions (nvcc flags, no HIP),
+        inside a project whose build above it supports ROCm, is an NVIDIA-only component: the
+        project chose not to build it for AMD. (A project that builds nothing for ROCm is being
+        ported: its CUDA-only builds are what ROC109 reports.)"""
+        rocm_builds = [rel.rpartition("/")[0] for rel, s in self.summaries.items() if s.rocm_build]
         for rel, summary in self.summaries.items():
             folder = rel.rpartition("/")[0]
-            if summary.cuda_build and folder:
+            if not (summary.cuda_build and folder):
+                continue
+            parent = next((f for f in rocm_builds if f != folder and (f == "" or folder.startswith(f + "/"))), None)
+            if parent is not None:
+                where = f"{parent}/setup.py" if parent else "setup.py"
                 self.components[folder + "/"] = Evidence(
-                    "the component's own build (setup.py) compiles CUDA-only extensions", f"{rel}:{summary.cuda_build}")
+                    f"the component's own build compiles CUDA-only extensions, while the project's build "
+                    f"({where}:{self.summaries[where].rocm_build}) supports ROCm", f"{rel}:{summary.cuda_build}")
 
     def _resolve_modules(self) -> None:
         by_module: dict[str, str] = {}
@@ -498,9 +507,10 @@ def _cache_file(project: "Project") -> Path | None:
 
 def _to_json(summary: Summary) -> list:
     return [summary.module, summary.imports, [[h.name, h.kind, h.path, h.line, h.calls] for h in summary.helpers],
-            summary.cuda_build, summary.defs]
+            summary.cuda_build, summary.defs, summary.rocm_build]
 
 
 def _from_json(data: list) -> Summary:
-    module, imports, helpers, cuda_build, defs = data
-    return Summary(module, [(m, line) for m, line in imports], [Helper(*h) for h in helpers], cuda_build, defs)
+    module, imports, helpers, cuda_build, defs, rocm_build = data
+    return Summary(module, [(m, line) for m, line in imports], [Helper(*h) for h in helpers], cuda_build,
+                   rocm_build, defs)
