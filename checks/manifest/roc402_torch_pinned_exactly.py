@@ -2,9 +2,6 @@ from __future__ import annotations
 
 import re
 
-from packaging.utils import canonicalize_name
-
-from rocmlint.manifest.requirement import marker_reaches_rocm
 from rocmlint.model import Applicability, Edit, Fix
 from rocmlint.rule import Example, Rule
 
@@ -69,6 +66,11 @@ class TorchPinnedExactly(Rule):
     )
 
     def check(self, ctx) -> None:
+        # packaging costs ~60 ms to import: only for files the prefilter lets through.
+        from packaging.utils import canonicalize_name
+
+        from rocmlint.manifest.requirement import marker_reaches_rocm
+
         if ctx.for_nvidia_only or ctx.kind in ("dockerfile", "conda", "shell"):
             return
         manifest = ctx.manifest

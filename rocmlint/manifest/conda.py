@@ -13,7 +13,7 @@ _CONDA_SPEC = re.compile(r"^(?:(?P<channel>[\w.-]+)::)?(?P<name>[A-Za-z0-9_.-]+)
 
 
 def read(located: Located) -> Manifest:
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     manifest = Manifest([], [])
     try:

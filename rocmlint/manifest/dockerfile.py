@@ -34,7 +34,7 @@ def base_images(source: bytes) -> list[str]:
 
 
 def _structure(source: bytes) -> list[dict]:
-    from dockerfile_parse import DockerfileParser
+    from dockerfile_parse import DockerfileParser  # type: ignore[import-untyped]
 
     try:
         return DockerfileParser(fileobj=io.BytesIO(source), env_replace=False).structure

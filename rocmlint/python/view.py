@@ -91,7 +91,8 @@ def is_import_guard(node: ast.Try) -> bool:
     handler = node.handlers[0]
     if not catches_import_error(handler):
         return False
-    bound = {alias.asname or alias.name.split(".")[0] for s in node.body for alias in s.names}
+    bound = {alias.asname or alias.name.split(".")[0] for s in node.body
+             if isinstance(s, (ast.Import, ast.ImportFrom)) for alias in s.names}
     for stmt in handler.body:
         if isinstance(stmt, ast.Pass):
             continue
