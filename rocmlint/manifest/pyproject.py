@@ -5,13 +5,14 @@ order, inside its own table and key, for its span.
 """
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
 from ..languages import ParseFailure
 from .model import Dependency, Manifest, PackageIndex
 from .requirement import marker_reaches_rocm, parse_requirement, poetry_requirement
-from .text import Located, key_position, table_region
+from .text import Located, dotted, key_position, table_region
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -63,10 +64,7 @@ def _start_of(located: Located, table: tuple[str, ...], key: str) -> tuple[int, 
 
 
 def _dotted_key(text: str, names: tuple[str, ...], start: int, end: int) -> int | None:
-    import re
-
-    parts = r"\s*\.\s*".join(rf"""["']?{re.escape(n)}["']?""" for n in names)
-    m = re.compile(rf"^[ \t]*{parts}[ \t]*=", re.MULTILINE).search(text, start, end)
+    m = re.compile(rf"^[ \t]*{dotted(names)}[ \t]*=", re.MULTILINE).search(text, start, end)
     return m.end() if m else None
 
 

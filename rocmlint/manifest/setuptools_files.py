@@ -27,7 +27,7 @@ def read_cfg(located: Located) -> Manifest:
 
 
 def _cfg_list(located: Located, manifest: Manifest, section: str, key: str, value: str, *, optional: bool) -> None:
-    region = table_region(located.text, (section,)) if "." not in section else _section(located.text, section)
+    region = table_region(located.text, (section,))  # INI section names are taken whole
     if region is None:
         return
     cursor = key_position(located.text, key, *region, separators="=:")
@@ -42,16 +42,6 @@ def _cfg_list(located: Located, manifest: Manifest, section: str, key: str, valu
         cursor = found + len(line)
         where = f"[{section}] {key}"
         manifest.dependencies.append(Dependency(requirement, located.span(found, cursor), optional, where))
-
-
-def _section(text: str, section: str) -> tuple[int, int] | None:
-    import re
-
-    m = re.compile(rf"^[ \t]*\[\s*{re.escape(section)}\s*\]", re.MULTILINE).search(text)
-    if m is None:
-        return None
-    nxt = re.compile(r"^[ \t]*\[", re.MULTILINE).search(text, m.end())
-    return m.end(), nxt.start() if nxt else len(text)
 
 
 def read_setup_py(located: Located) -> Manifest:

@@ -31,9 +31,14 @@ class Located:
         return None
 
 
+def dotted(names: tuple[str, ...]) -> str:
+    """Regex for the dotted key ``names`` as TOML writes it (each part may be quoted)."""
+    return r"\s*\.\s*".join(rf"""["']?{re.escape(n)}["']?""" for n in names)
+
+
 def header_pattern(names: tuple[str, ...], array: bool = False) -> re.Pattern[str]:
-    """A TOML/INI table header line for the dotted key ``names`` (quotes allowed)."""
-    parts = r"\s*\.\s*".join(rf"""["']?{re.escape(n)}["']?""" for n in names)
+    """A TOML/INI table header line for the dotted key ``names``."""
+    parts = dotted(names)
     brackets = (r"\[\[", r"\]\]") if array else (r"\[", r"\]")
     return re.compile(rf"^[ \t]*{brackets[0]}\s*{parts}\s*{brackets[1]}", re.MULTILINE)
 
