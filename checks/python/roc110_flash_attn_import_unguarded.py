@@ -77,6 +77,9 @@ class FlashAttnImportUnguarded(Rule):
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import flash_attn\n",
         "from transformers.utils import is_flash_attn_2_available\n"
         "if is_flash_attn_2_available():\n    from flash_attn import flash_attn_varlen_func\n",
+        "from importlib.metadata import PackageNotFoundError, version\n"
+        "try:\n    version('flash-attn')\nexcept PackageNotFoundError:\n    flash_attn_func = None\n"
+        "else:\n    from flash_attn import flash_attn_func\n",
     )
     invalid = (
         Example(
@@ -107,18 +110,30 @@ class FlashAttnImportUnguarded(Rule):
             stmt_path = path[: path.index(stmt) + 1]
             if not TopLevelNvmlImport._runs_at_import(stmt_path) or ctx.gated(ctx.span_of(stmt).start):
                 continue
-            if any(isinstance(node, ast.If) for node in stmt_path[:-1]):
-                continue  # `if is_flash_attn_2_available():`, `if HAS_FLASH_ATTN:`: already decided
+            if _conditional(stmt_path):
+                continue
             ctx.report(ctx.node_span(stmt), self.message.format(module=module), self._fix(ctx, stmt))
 
     @staticmethod
     def _project_provides_flash_attn(ctx) -> bool:
-        """flash-attention's own sources and tests import the package they build; a module
-        named after it (`flash_attn_interface.py`) is a wrapper its importers choose."""
-        if "flash_attn" in ctx.path.replace(os.sep, "/"):
+        """flash-attention's own sources, tests and benchmarks import the package they build
+        (a `flash_attn/` package or `flash_attn_interface.py` beside a folder on the way up);
+        a module named after it (`flash_attention.py`, `attn_hijack_flash.py`) is a wrapper
+        whose importers decide whether to load it."""
+        path = ctx.path.replace(os.sep, "/")
+        if "flash" in path.rsplit("/", 1)[-1].lower() or "/flash_attn/" in f"/{path}":
             return True
-        root = getattr(ctx.project, "root", None)
-        return root is not None and os.path.isdir(os.path.join(root, "flash_attn"))
+        folder = os.path.dirname(os.path.abspath(ctx.path))
+        stop = getattr(ctx.project, "root", None)
+        for _ in range(8):
+            if (os.path.isfile(os.path.join(folder, "flash_attn", "__init__.py"))
+                    or os.path.isfile(os.path.join(folder, "hopper", "flash_attn_interface.py"))):
+                return True
+            parent = os.path.dirname(folder)
+            if parent == folder or (stop is not None and os.path.samefile(folder, stop)):
+                break
+            folder = parent
+        return False
 
     def _fix(self, ctx, stmt) -> Fix | None:
         names = bound_names(stmt)
@@ -148,6 +163,15 @@ class FlashAttnImportUnguarded(Rule):
             if any(k.arg not in _FALLBACK_PARAMETERS for k in call.keywords):
                 return False
         return True
+
+
+def _conditional(path) -> bool:
+    """Under an `if` (`if is_flash_attn_2_available():`) or in the `else:` of a `try` that
+    probed for the package: someone already decided."""
+    for parent, child in zip(path, path[1:]):
+        if isinstance(parent, ast.If) or (isinstance(parent, ast.Try) and any(s is child for s in parent.orelse)):
+            return True
+    return False
 
 
 def _flash_attn_module(stmt) -> str | None:
