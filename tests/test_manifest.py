@@ -41,7 +41,7 @@ def test_manifest_kinds_by_name(name, kind):
     ("requirements-cuda.txt", True), ("requirements/cu121.txt", True), ("docker/Dockerfile.cuda", True),
     ("backends/gaudi/server/requirements.txt", True), ("requirements/xpu.txt", True),
     ("requirements-rocm.txt", False), ("requirements.txt", False), ("requirements-dev.txt", False),
-    ("cuda/requirements-rocm.txt", False),
+    ("cuda/requirements-rocm.txt", False), ("examples/requirements_colab.txt", True),
 ])
 def test_files_named_for_another_platform(path, other):
     assert named_for_another_platform(path) is other
@@ -192,3 +192,27 @@ def test_shell_lines_inside_a_vendor_check_are_not_reported():
     text = ("if command -v rocm-smi >/dev/null; then\n  echo rocm\nelse\n"
             "  export TORCHINDUCTOR_MAX_AUTOTUNE=1\nfi\nTORCHINDUCTOR_MAX_AUTOTUNE_GEMM=1 python bench.py\n")
     assert [f.line for f in findings("run.sh", text, "ROC111")] == [6]
+
+
+def test_bare_wheel_url_lines_are_read_with_their_marker():
+    text = ("https://example.org/releases/llama_cpp_binaries-0.1.0+cu124-py3-none-linux_x86_64.whl; "
+            "platform_system == \"Linux\"\n"
+            "https://example.org/releases/llama_cpp_binaries-0.1.0+cu124-py3-none-win_amd64.whl; "
+            "platform_system == \"Windows\"\n")
+    assert [(f.code, f.line) for f in findings("requirements.txt", text)] == [("ROC401", 1)]
+
+
+def test_a_manifest_with_a_rocm_variant_beside_it_is_the_nvidia_one(tmp_path, monkeypatch):
+    (tmp_path / "requirements.txt").write_text("cupy-cuda12x\n")
+    monkeypatch.chdir(tmp_path)
+    assert [f.code for f in findings("requirements.txt", "cupy-cuda12x\n")] == ["ROC401"]
+    (tmp_path / "requirements_amd.txt").write_text("cupy-rocm-6-0\n")
+    assert findings("requirements.txt", "cupy-cuda12x\n") == []
+    assert [f.code for f in findings("requirements_amd.txt", "cupy-cuda12x\n")] == ["ROC401"]
+
+
+def test_pip_freeze_output_is_a_lock_file_for_exact_pins():
+    frozen = "".join(f"package{i}==1.{i}.0\n" for i in range(20)) + "torch==2.7.0\n"
+    assert findings("requirements.txt", frozen, "ROC402") == []
+    loose = "".join(f"package{i}>=1.{i}\n" for i in range(20)) + "torch==2.7.0\n"
+    assert [f.line for f in findings("requirements.txt", loose, "ROC402")] == [21]

@@ -1,6 +1,7 @@
 """What manifest rules see of a file: its kind, dependencies and package indexes."""
 from __future__ import annotations
 
+import os
 import re
 from functools import cached_property
 
@@ -44,10 +45,23 @@ class ManifestContext(FileContext):
     @cached_property
     def for_nvidia_only(self) -> bool:
         """No ROCm machine installs this file: it is named for NVIDIA or another platform
-        (requirements-cuda.txt, requirements/xpu.txt), or it is a Dockerfile that does not
-        build a ROCm image (its name, base image or commands never mention ROCm)."""
-        if named_for_another_platform(self.path):
+        (requirements-cuda.txt, requirements/xpu.txt), a ROCm variant sits beside it, or it
+        is a Dockerfile that does not build a ROCm image (its name, base image or commands
+        never mention ROCm)."""
+        if named_for_another_platform(self.path) or self._has_rocm_variant():
             return True
         if self.kind == "dockerfile":
             return not (named_for_rocm(self.path) or _ROCM_TEXT.search(self.source))
         return False
+
+    def _has_rocm_variant(self) -> bool:
+        """The project ships a ROCm variant beside this file (requirements.txt next to
+        requirements_amd.txt, Dockerfile next to Dockerfile.rocm): this one is the NVIDIA one."""
+        if named_for_rocm(self.path):
+            return False
+        folder = os.path.dirname(self.path) or "."
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return False
+        return any(named_for_rocm(name) and manifest_kind(os.path.join(folder, name)) == self.kind for name in names)

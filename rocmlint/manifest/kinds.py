@@ -17,10 +17,11 @@ _REQUIREMENTS_FOLDER = re.compile(r"(?i)(?:requirements|reqs)")
 _REQUIREMENTS_SUFFIX = re.compile(r"(?i)[\w.-]+\.(?:txt|in)")
 # A file named for NVIDIA holds what NVIDIA machines install (requirements-cuda.txt,
 # requirements/cu121.txt, Dockerfile.cuda); one named for another platform than ROCm
-# (Intel XPU, Gaudi, NPUs, TPUs, CPU-only, macOS) is never installed on a ROCm machine.
+# (Intel XPU, Gaudi, NPUs, TPUs, CPU-only, macOS, Colab's NVIDIA GPUs) is never installed on
+# a ROCm machine.
 _OTHER_PLATFORM_NAME = re.compile(
     r"(?i)(?:^|[^a-z])(?:cuda|cu\d{2,3}|nvidia|cudnn|tensorrt|trt|jetson|intel|xpu|ipex|npu|hpu|gaudi|habana"
-    r"|tpu|neuron|ascend|cpu|mps|mac|macos|darwin|metal|windows)(?:$|[^a-z])")
+    r"|tpu|neuron|ascend|cpu|mps|mac|macos|darwin|metal|windows|colab)(?:$|[^a-z])")
 _ROCM_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:rocm|amd|hip|mi\d{3}x?)(?:$|[^a-z])")
 
 
