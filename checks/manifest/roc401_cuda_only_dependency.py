@@ -18,9 +18,12 @@ class CudaOnlyDependency(Rule):
     `onnxruntime-gpu`) and `flash-attn`.
 
     Silent for optional dependencies (extras, dependency groups, explicit indexes), behind
-    an environment marker that no ROCm machine matches (`sys_platform == 'win32'`), and in
-    files named for NVIDIA (`requirements-cuda.txt`, `Dockerfile.cuda`) or Dockerfiles built
-    on a CUDA image.
+    an environment marker that no ROCm machine matches (`sys_platform == 'win32'`), in
+    files named for NVIDIA or another platform (`requirements-cuda.txt`, `requirements/xpu.txt`)
+    or with a ROCm variant beside them (`requirements.txt` next to `requirements_amd.txt`),
+    in Dockerfiles that do not build a ROCm image, and in lock files (pip-compile, uv,
+    `pip freeze` output) unless they are named for ROCm. NVIDIA's runtime libraries
+    (`nvidia-cublas-cu12`, ...) are reported once per file.
 
     ## Why is this bad?
     `pip install -e .` on a ROCm machine replaces its ROCm PyTorch with a CUDA build:
@@ -91,12 +94,15 @@ class CudaOnlyDependency(Rule):
     def check(self, ctx) -> None:
         # packaging costs ~60 ms to import: only for files the prefilter lets through.
         from rocmlint.manifest.fix import move_to_cuda_extra
+        from rocmlint.manifest.kinds import named_for_rocm
         from rocmlint.manifest.nvidia import cuda_index, cuda_reason, is_nvidia_runtime_library
         from rocmlint.manifest.requirement import marker_reaches_rocm
 
         if ctx.for_nvidia_only:
             return
         manifest = ctx.manifest
+        if manifest.lock and not named_for_rocm(ctx.path):
+            return  # a lock records the environment it was resolved on; a ROCm lock must not hold CUDA
         for index in manifest.indexes:
             if not index.optional and cuda_index(index.url):
                 ctx.report(index.span, f"package index `{index.url}` serves CUDA builds ({index.where}); "
