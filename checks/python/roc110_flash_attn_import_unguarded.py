@@ -5,6 +5,7 @@ import os
 
 from rocmlint.checks.python.roc103_toplevel_nvml_import import TopLevelNvmlImport
 from rocmlint.fixers.python_gate import bound_names, import_guard_edit, statement_lines
+
 from rocmlint.model import Applicability, Edit, Fix
 from rocmlint.rule import Example, Rule
 

@@ -4,8 +4,9 @@ import ast
 import re
 
 from rocmlint.fixers.python_gate import gated_fix, gated_value_edit, wrap_statement_edit
-from rocmlint.model import Applicability, Edit, Fix
-from rocmlint.python.flow import call_of_argument, climb, dict_key
+
+from rocmlint.model import Applicability, Edit, Fix, Span
+from rocmlint.python.flow import call_of_argument
 from rocmlint.rule import Example, Rule
 
 VARIABLES = frozenset({"TORCHINDUCTOR_MAX_AUTOTUNE", "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM"})
@@ -137,8 +138,6 @@ class InductorMaxAutotuneEnv(Rule):
             if _vendor_decided(text, m.start()):
                 continue
             start = m.start("lead") if m.group("lead") else m.start("name")
-            from rocmlint.model import Span
-
             span = Span(start, m.end())
             fix = None
             if m.group("lead").startswith("export"):

@@ -26,8 +26,8 @@ class ManifestLanguage:
         return context
 
     def syntax_errors(self, source: bytes, path: str) -> int:
-        from .context import ManifestContext
         from ..config import Settings
+        from .context import ManifestContext
 
         try:
             ManifestContext(path, source, Settings()).manifest  # noqa: B018
