@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 from ..model import Span
 from ..rule import FileContext
+from .lexical import NonCode
 from .preprocessor import Conditionals
 from .treesitter import parse
 
@@ -63,16 +65,51 @@ def uses_gate(settings: "Settings", hip_only: bool) -> bool:
     return not hip_only
 
 
+@dataclass(frozen=True)
+class DirectiveNode:
+    """A preprocessor line standing in for its tree node where a fix gates it: directives
+    are whole lines, so rules reading them need no parse."""
+
+    type: str
+    start_byte: int
+    end_byte: int
+    start_point: tuple[int, int]
+    parent: None = None
+
+
 class CppContext(FileContext):
     language = "cpp"
 
     def __init__(self, path: str, source: bytes, settings: "Settings") -> None:
         super().__init__(path, source, settings)
-        self.tree = parse(source, path)
-        self.root = self.tree.root_node
         self.pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
                                settings.gate_macro)
         self.cache: dict = {}  # per-file memo for rules (e.g. data flow per function)
+
+    # The tree is parsed on first use: rules that read only the text and the #if stack
+    # (ROC301-ROC303) leave most files unparsed.
+    @cached_property
+    def tree(self):
+        return parse(self.source, self.path)
+
+    @cached_property
+    def root(self):
+        return self.tree.root_node
+
+    @cached_property
+    def _non_code(self) -> NonCode:
+        return NonCode(self.source)
+
+    def in_code(self, offset: int) -> bool:
+        """Outside comments and string literals (read from the text, no parse)."""
+        return not self._non_code.covers(offset)
+
+    def directive_node(self, offset: int, kind: str = "preproc_include") -> DirectiveNode:
+        """The directive line holding ``offset``, as a node a fix can gate."""
+        line = self.line_of(offset)
+        start = self.lines.line_start(line)
+        end = self.lines.line_start(line + 1) if line + 1 < self.lines.line_count else len(self.source)
+        return DirectiveNode(kind, start, end, (line, 0))
 
     # --- gates ----------------------------------------------------------------------
     def nvidia_only(self, offset: int) -> bool:
@@ -88,6 +125,33 @@ class CppContext(FileContext):
     @cached_property
     def hip_only(self) -> bool:
         return is_hip_only(self.path, self.source, self.pp)
+
+    @cached_property
+    def _without_rocm(self) -> Conditionals:
+        """The #if stack of a build that defines none of the ROCm macros (the NVIDIA one);
+        nothing else is assumed about it."""
+        return Conditionals(self.source, (), self.settings.all_rocm_macros, self.settings.gate_macro)
+
+    def written_for_amd(self, offset: int) -> bool:
+        """Code only the AMD build compiles, written by someone who knew the target: a
+        branch the build without ROCm macros never takes, a template branch on a ROCm gate
+        name (``{% if is_rocm %}``), or a file of a project the
+        project model says only the AMD build compiles (the cpp part's ``hip_only(path)``).
+        A HIP-only file alone is not enough: hipified ports keep CUDA's wave-size choices."""
+        part = self.project.part("cpp") if self.project is not None else None
+        if part is not None and callable(getattr(part, "hip_only", None)) and part.hip_only(self.path):
+            return True
+        line = self.line_of(offset)
+        if line in self._template_amd_lines:
+            return True
+        return self._without_rocm.nvidia_only(line) and not self.pp.nvidia_only(line)
+
+    @cached_property
+    def _template_amd_lines(self) -> set[int]:
+        """Lines in a code generator's ``{% if is_rocm %}`` branch."""
+        from .templating import amd_only_lines
+
+        return amd_only_lines(self.source, self.settings.gate_names)
 
     @cached_property
     def gated(self) -> bool:

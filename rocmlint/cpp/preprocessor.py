@@ -51,17 +51,31 @@ class GateBlock:
     endif_line: int
 
 
+def directive_parts(text: bytes) -> tuple[str, bytes]:
+    """Name and remainder of a directive from ``logical_lines`` (which yields only directives)."""
+    m = _DIRECTIVE.match(text)
+    assert m is not None, "logical_lines yields directive lines only"
+    return m.group(1).decode("ascii", "replace"), m.group(2)
+
+
 def logical_lines(data: bytes) -> list[tuple[int, int, bytes]]:
     """(first line, last line, text joined over backslash continuations) of each directive,
-    skipping lines inside block comments."""
+    skipping lines inside block comments.
+
+    Only lines holding a directive, ``/*`` or ``*/`` can change anything, so only those are
+    looked at (a header of thousands of lines has a few dozen)."""
     raw = data.split(b"\n")
     out = []
     in_comment = False
-    i = 0
-    while i < len(raw):
+    line_no, pos, done = 0, 0, -1
+    for match in _INTERESTING.finditer(data):
+        i = line_no = line_no + data.count(b"\n", pos, match.start())
+        pos = match.start()
+        if i <= done:
+            continue
         line = raw[i]
-        first = i
         if not in_comment and _DIRECTIVE.match(line):
+            first = i
             text = line.rstrip(b"\r")
             while text.endswith(b"\\") and i + 1 < len(raw):
                 i += 1
@@ -70,8 +84,12 @@ def logical_lines(data: bytes) -> list[tuple[int, int, bytes]]:
             in_comment = _ends_in_comment(text, False)
         else:
             in_comment = _ends_in_comment(line, in_comment)
-        i += 1
+        done = i
     return out
+
+
+# A superset of those lines (any '#'); no anchor, so ``re`` scans fast.
+_INTERESTING = re.compile(rb"#|/\*|\*/")
 
 
 def _ends_in_comment(line: bytes, in_comment: bool) -> bool:
@@ -91,6 +109,8 @@ def _ends_in_comment(line: bytes, in_comment: bool) -> bool:
 
 
 def _strip_comments(text: bytes) -> bytes:
+    if b"/" not in text:
+        return text
     text = re.sub(rb"/\*.*?\*/", b" ", text)
     text = re.sub(rb"/\*.*$", b"", text)
     return re.sub(rb"//.*$", b"", text)
@@ -134,7 +154,7 @@ class Evaluator:
         return None
 
     def evaluate(self, expr: str) -> int | None:
-        tokens = []
+        tokens: list[tuple[str, int | str]] = []
         pos = 0
         expr = expr.strip()
         while pos < len(expr):
@@ -304,9 +324,8 @@ class Conditionals:
         stack: list[Chain] = []
         for first, last, text in logical_lines(data):
             self.directive_lines.update(range(first, last + 1))
-            m = _DIRECTIVE.match(text)
-            name = m.group(1).decode("ascii", "replace")
-            rest = m.group(2).decode("utf-8", "replace").strip()
+            name, remainder = directive_parts(text)
+            rest = remainder.decode("utf-8", "replace").strip()
             if name in ("if", "ifdef", "ifndef"):
                 if name == "if":
                     value = evaluator.evaluate(rest)
@@ -339,11 +358,11 @@ class Conditionals:
             elif name == "define" and rest:
                 dm = _DEFINE.match(rest)
                 if dm:
-                    macro, value = dm.group(1), (dm.group(2) or "").strip()
-                    self.defines.setdefault(macro, []).append((first, value))
+                    macro, replacement = dm.group(1), (dm.group(2) or "").strip()
+                    self.defines.setdefault(macro, []).append((first, replacement))
                     reach = self._stack_reach(stack)
                     if reach is True:
-                        number = evaluator.evaluate(value) if value else 1
+                        number = evaluator.evaluate(replacement) if replacement else 1
                         evaluator.define(macro, number)
                     elif reach is None and evaluator.is_defined(macro) == 0:
                         evaluator.define(macro, None)
