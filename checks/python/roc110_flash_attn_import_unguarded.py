@@ -3,10 +3,10 @@ from __future__ import annotations
 import ast
 import os
 
-from rocmlint.checks.python.roc103_toplevel_nvml_import import TopLevelNvmlImport
 from rocmlint.fixers.python_gate import bound_names, import_guard_edit, statement_lines
 
 from rocmlint.model import Applicability, Edit, Fix
+from rocmlint.python.imports import runs_at_import
 from rocmlint.rule import Example, Rule
 
 # What the SDPA fallback accepts of `flash_attn_func(q, k, v, dropout_p, softmax_scale, causal)`.
@@ -109,7 +109,7 @@ class FlashAttnImportUnguarded(Rule):
             if module is None:
                 continue
             stmt_path = path[: path.index(stmt) + 1]
-            if not TopLevelNvmlImport._runs_at_import(stmt_path) or ctx.gated(ctx.span_of(stmt).start):
+            if not runs_at_import(stmt_path) or ctx.gated(ctx.span_of(stmt).start):
                 continue
             if _conditional(stmt_path):
                 continue
@@ -148,8 +148,8 @@ class FlashAttnImportUnguarded(Rule):
                 fallback = _FALLBACK.format(indent=indent, unit=unit, name=names[0])
                 edit = Edit(lines, f"{indent}try:\n{indent}{unit}{text[len(indent):]}\n{fallback}")
                 return Fix((edit,), "Fall back to PyTorch SDPA when flash-attn is missing", Applicability.UNSAFE)
-        edit = import_guard_edit(ctx, stmt)
-        return Fix((edit,), "Guard the import (callers must handle None)", Applicability.DISPLAY_ONLY) if edit else None
+        guard = import_guard_edit(ctx, stmt)
+        return Fix((guard,), "Guard the import (callers must handle None)", Applicability.DISPLAY_ONLY) if guard else None
 
     @staticmethod
     def _calls_fit(ctx, name: str) -> bool:
