@@ -158,7 +158,7 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
             # Small chunks: a few huge files must not land on one worker together.
             fresh = list(pool.imap_unordered(run_job, itertools.chain(first, todo), chunksize=32))
     else:
-        fresh = [run_job(job) for job in first]
+        fresh = [run_job(job) for job in itertools.chain(first, todo)]
     if cache is not None:
         for result in fresh:
             if result.content_hash is not None:
