@@ -4,6 +4,14 @@ from rocmlint.model import Applicability
 from rocmlint.rule import Example, Rule
 
 
+# Where the CUDA-only requirement goes instead, per kind of manifest (default: a `cuda` extra).
+REMEDIES = {
+    "requirements": "move it into a CUDA requirements file (requirements-cuda.txt)",
+    "conda": "move it into a CUDA environment file (environment-cuda.yml)",
+    "dockerfile": "install it only in the CUDA image",
+}
+
+
 class CudaOnlyDependency(Rule):
     """A required dependency that installs NVIDIA-only packages.
 
@@ -59,7 +67,7 @@ class CudaOnlyDependency(Rule):
 
     code = "ROC401"
     name = "cuda-only-dependency"
-    message = "`{requirement}` installs NVIDIA-only bits ({reason}); make it optional (a `cuda` extra)"
+    message = "`{requirement}` installs NVIDIA-only bits ({reason}); {remedy}"
     language = "manifest"
     pattern = r"cu\d\d|cuda|CUDA|flash[-_]attn|nvidia|onnxruntime-gpu|tensorflow-gpu|tensorrt"
     fix_applicability = Applicability.UNSAFE
@@ -106,7 +114,7 @@ class CudaOnlyDependency(Rule):
         for index in manifest.indexes:
             if not index.optional and cuda_index(index.url):
                 ctx.report(index.span, f"package index `{index.url}` serves CUDA builds ({index.where}); "
-                                       "move the CUDA-specific requirements into a `cuda` extra or file")
+                                       "keep it for the CUDA-specific requirements (a `cuda` extra or file)")
         found = [(d, reason) for d in manifest.dependencies
                  if not d.optional and marker_reaches_rocm(d.requirement.marker) and (reason := cuda_reason(d))]
         # NVIDIA's runtime libraries come as a set (a locked CUDA PyTorch): one finding for the set.
@@ -115,7 +123,8 @@ class CudaOnlyDependency(Rule):
             if dependency in libraries[1:]:
                 continue
             written = ctx.text(dependency.span)
-            message = self.message.format(requirement=written, reason=reason)
+            remedy = REMEDIES.get(ctx.kind, "make it optional (a `cuda` extra)")
+            message = self.message.format(requirement=written, reason=reason, remedy=remedy)
             if dependency is (libraries[0] if libraries else None) and len(libraries) > 1:
                 message += f"; {len(libraries) - 1} more NVIDIA runtime libraries follow"
             fix = move_to_cuda_extra(ctx, dependency) if ctx.kind == "pyproject" else None
