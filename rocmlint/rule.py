@@ -32,7 +32,9 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     message: ClassVar[str]
-    language: ClassVar[str]  # "python" or "cpp"
+    language: ClassVar[str]  # "python", "cpp" or "manifest"
+    # Other halves whose files the rule also reads (its check() looks at ctx.language).
+    also_languages: ClassVar[tuple[str, ...]] = ()
     # Regex (over the file's bytes) that must match for the rule to have anything to say.
     # It is the prefilter (files where no rule's pattern matches are never parsed) and its
     # matches are the rule's anchors (``ctx.hits``): rules inspect the tree around them
@@ -110,6 +112,10 @@ class Rule:
 
             cls._literals = required_literals(cls.pattern, re.MULTILINE)
         return cls._literals
+
+    @classmethod
+    def runs_on(cls, language: str) -> bool:
+        return language == cls.language or language in cls.also_languages
 
     @classmethod
     def fixable(cls) -> bool:
