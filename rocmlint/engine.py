@@ -53,6 +53,8 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         finding = engine_finding("ROC001", display, f"cannot parse: {exc}", exc.span)
         return _finish(ctx=None, findings=[finding], buffer=buffer)
     ctx._hits = hits
+    if getattr(ctx, "outside_amd_build", False):
+        return []  # the project model says the AMD build never compiles this file
     for rule in rules:
         if rule.code not in hits:
             continue
@@ -72,6 +74,8 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         if key in seen:
             continue
         seen.add(key)
+        if hasattr(ctx, "evidence"):
+            finding.evidence = tuple(ctx.evidence(start))
         kept.append(finding)
     return _finish(ctx, kept, buffer, suppress)
 

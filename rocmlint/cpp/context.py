@@ -68,15 +68,36 @@ class CppContext(FileContext):
 
     def __init__(self, path: str, source: bytes, settings: "Settings") -> None:
         super().__init__(path, source, settings)
-        self.tree = parse(source, path)
-        self.root = self.tree.root_node
+        # The project model's C++ part (None for a lone buffer or a CUDA-only project).
+        part = self.project.part("cpp") if self.project is not None else None
+        self.model = part if part is not None and part.rel(path) in part.files else None
+        self.file_verdict = self.model.file_verdict(path) if self.model is not None else None
         self.pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
-                               settings.gate_macro)
+                               settings.gate_macro, self.model.resolver(path) if self.model is not None else None)
         self.cache: dict = {}  # per-file memo for rules (e.g. data flow per function)
+
+    @cached_property
+    def tree(self):
+        return parse(self.source, self.path)
+
+    @cached_property
+    def root(self):
+        return self.tree.root_node
+
+    @property
+    def outside_amd_build(self) -> bool:
+        """The AMD build never compiles this file (project model): no finding stands."""
+        return self.file_verdict is not None and self.file_verdict.value is False
 
     # --- gates ----------------------------------------------------------------------
     def nvidia_only(self, offset: int) -> bool:
-        return self.pp.nvidia_only(self.lines.line_of(offset))
+        return self.outside_amd_build or self.pp.nvidia_only(self.lines.line_of(offset))
+
+    def evidence(self, offset: int) -> list[str]:
+        """Why the AMD build compiles this offset: file verdict and #if stack (project model)."""
+        from ..project.explain import line_evidence
+
+        return line_evidence(self, self.lines.line_of(offset))
 
     def wave_size_aware(self, offset: int) -> bool:
         return self.pp.wave_size_aware(self.lines.line_of(offset))

@@ -1,0 +1,602 @@
+"""The C++/CUDA/HIP half of the project model (design §2b): which files the AMD build
+compiles, what every macro is there, which CUDA intrinsics the project shims, and whether
+hipify rewrites the sources.
+
+Built from per-file directive summaries (``summaries.py``, cached by stat) and build files
+read as text (``buildfiles.py``). Macro values and include reachability depend on each
+other, so they are computed together to a fixpoint (a few rounds at most). Queries take
+absolute paths; rules reach them through ``ctx.project.part("cpp")``.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..config import DEFAULT_ROCM_MACROS
+from ..cpp.preprocessor import ChainWalker, Evaluator, define_parts, gate_polarity
+from . import Evidence, Verdict, digest
+from .buildfiles import BuildFacts, CompileDatabase, read_cmake, read_compile_commands, read_setup_py
+from .summaries import SOURCE_EXTENSIONS, Summary, load_summaries, scan
+from .tables import HIP_RUNTIME_HEADER, hipify_maps, nvidia_toolkit_macro
+
+if TYPE_CHECKING:
+    from . import Project
+
+MAX_ROUNDS = 5
+MAX_FILES = 60000  # above this the root is surely not one project (e.g. a home folder)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_INCLUDE = re.compile(r'^[<"]([^>"]+)([>"])')
+_HIPIFIED_EXTENSIONS = (".cu", ".cuh")
+
+
+@dataclass(frozen=True)
+class MacroFact:
+    """A macro in the AMD build: defined (True, with value or None), undefined (False)
+    or unknown (None), and why."""
+
+    state: bool | None
+    value: int | None = None
+    evidence: tuple[Evidence, ...] = ()
+
+    def describe(self) -> str:
+        if self.state is None:
+            return "unknown"
+        if self.state is False:
+            return "undefined"
+        return "defined" if self.value is None else f"defined as {self.value}"
+
+
+UNKNOWN = MacroFact(None, None, (Evidence("no definition the model can see"),))
+
+
+@dataclass(frozen=True)
+class Shim:
+    """A function-like macro the AMD build sees in place of a CUDA intrinsic."""
+
+    name: str
+    params: tuple[str, ...]
+    body: str
+    where: str
+
+    def drops(self, index: int) -> bool:
+        """Whether argument ``index`` never reaches the expansion (e.g. a *_sync mask)."""
+        if index >= len(self.params):
+            return False
+        return re.search(r"\b" + re.escape(self.params[index]) + r"\b", self.body) is None
+
+
+@dataclass
+class _Def:
+    rel: str
+    line: int  # 0-based
+    kind: str  # define | undef
+    reach: bool | None
+    value: int | None = None
+    params: tuple[str, ...] | None = None
+    body: str = ""
+
+
+@dataclass
+class _Edge:
+    includer: str
+    line: int
+    header: str
+    target: str | None
+    reach: bool | None
+
+
+@dataclass
+class CppModel:
+    root: str
+    files: dict[str, Summary]
+    facts: BuildFacts
+    database: CompileDatabase | None
+    fixed: dict[str, MacroFact]  # config and compile-database facts: never overridden
+    inferred: dict[str, MacroFact] = field(default_factory=dict)
+    defs: dict[str, list[_Def]] = field(default_factory=dict)
+    edges: dict[str, list[_Edge]] = field(default_factory=dict)  # by includer
+    includers: dict[str, list[_Edge]] = field(default_factory=dict)  # by target
+    reach: dict[str, Verdict] = field(default_factory=dict)
+    parent: dict[str, tuple[str, int]] = field(default_factory=dict)  # reached file -> (includer, line)
+    roots: set[str] = field(default_factory=set)
+    hipify_setting: object = "auto"
+    shims: dict[str, Shim] = field(default_factory=dict)
+    include_dirs: list[str] = field(default_factory=list)  # relative to root
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    # --- queries (absolute or root-relative paths) -------------------------------------
+    def rel(self, path: "str | os.PathLike[str]") -> str | None:
+        absolute = os.path.abspath(os.fspath(path))
+        if absolute == self.root or not absolute.startswith(self.root + os.sep):
+            return None
+        return absolute[len(self.root) + 1:].replace(os.sep, "/")
+
+    def file_verdict(self, path) -> Verdict:
+        """Whether the AMD build compiles this file at all, with the chain that decides."""
+        rel = self.rel(path)
+        if rel is None or rel not in self.files:
+            return Verdict(None, (Evidence("outside the project model"),))
+        return self.reach.get(rel, Verdict(None))
+
+    def include_chain(self, path) -> list[tuple[str, int]]:
+        """(includer, 1-based line) from a translation unit down to this file."""
+        rel = self.rel(path)
+        chain: list[tuple[str, int]] = []
+        seen = set()
+        while rel in self.parent and rel not in seen:
+            seen.add(rel)
+            includer, line = self.parent[rel]
+            chain.append((includer, line + 1))
+            rel = includer
+        return list(reversed(chain))
+
+    def macro(self, name: str, path=None) -> MacroFact:
+        """The AMD value of ``name`` as seen from file ``path`` (before its own #defines)."""
+        rel = self.rel(path) if path is not None else None
+        return self._fact(rel, name)
+
+    def resolver(self, path):
+        """What ``Conditionals`` asks for a macro the file has not set itself."""
+        rel = self.rel(path)
+
+        def resolve(name: str) -> tuple[bool | None, int | None]:
+            fact = self._fact(rel, name)
+            return fact.state, fact.value
+        return resolve
+
+    def shim(self, name: str) -> Shim | None:
+        """The AMD build's function-like #define of a CUDA intrinsic, if the project has one."""
+        return self.shims.get(name)
+
+    def hipified(self, path) -> Verdict:
+        """Whether hipify rewrites this file's CUDA includes before the AMD build."""
+        if self.hipify_setting is False:
+            return Verdict(False, (Evidence("hipify = false in the configuration"),))
+        rel = self.rel(path)
+        if self.hipify_setting is True:
+            return Verdict(True, (Evidence("hipify = true in the configuration"),))
+        if rel is None or not rel.endswith(_HIPIFIED_EXTENSIONS):
+            return Verdict(False)
+        for folder, why in self.facts.hipify_dirs.items():
+            if folder == "" or rel.startswith(folder + "/"):
+                return Verdict(True, (why,))
+        return Verdict(False)
+
+    def hipify_maps(self, path, header: str) -> str | None:
+        """The HIP header hipify writes for ``header`` in this file, or None."""
+        if self.hipified(path).value is not True:
+            return None
+        return hipify_maps(header)
+
+    def fingerprint_for(self, path) -> str:
+        """Digest of the facts this file's results depend on: its reachability, the AMD
+        values of the macros its conditions read, shims and hipify."""
+        rel = self.rel(path)
+        summary = self.files.get(rel) if rel is not None else None
+        if summary is None:
+            return ""
+        verdict = self.reach.get(rel, Verdict(None))
+        parts = [str(verdict.value), str(self.hipified(path).value), digest(*sorted(map(repr, self.shims.values())))]
+        for name in sorted(summary.condition_names()):
+            fact = self._fact(rel, name)
+            parts.append(f"{name}={fact.state}:{fact.value}")
+        return digest(*parts)
+
+    # --- macro values -----------------------------------------------------------------
+    def _fact(self, rel: str | None, name: str) -> MacroFact:
+        key = (rel, name)
+        memo = self._memo
+        if key in memo:
+            return memo[key]
+        fact = self._compute_fact(rel, name)
+        memo[key] = fact
+        return fact
+
+    def _compute_fact(self, rel: str | None, name: str) -> MacroFact:
+        if name in self.fixed:
+            return self.fixed[name]
+        if name in self.facts.amd_defines:
+            value, why = self.facts.amd_defines[name]
+            return MacroFact(True, value, (why,))
+        if name in self.inferred:
+            return self.inferred[name]
+        defs = self.defs.get(name)
+        if defs:
+            others = [d for d in defs if d.rel != rel and self.reach.get(d.rel, Verdict(None)).value is not False]
+            live = [d for d in others if d.kind == "define" and d.reach is True]
+            doubtful = [d for d in others if d.reach is None or (d.kind == "undef" and d.reach is True)]
+            own = [d for d in defs if d.rel == rel and d.reach is not False]
+            if live and not doubtful:
+                values = {d.value for d in live}
+                value = values.pop() if len(values) == 1 else None
+                d = live[0]
+                more = f" (and {len(live) - 1} more)" if len(live) > 1 else ""
+                return MacroFact(True, value, (Evidence(f"#define {name}{more}", f"{d.rel}:{d.line + 1}"),))
+            if live or doubtful:
+                d = (doubtful or live)[0]
+                return MacroFact(None, None, (Evidence(f"#{d.kind} {name} under a condition the model cannot decide",
+                                                       f"{d.rel}:{d.line + 1}"),))
+            if not own:
+                shown = [d for d in defs if d.rel != rel][:3]
+                why = tuple(Evidence(f"#{d.kind} {name} only where the AMD build never goes"
+                                     + ("" if d.reach is False else " (file not in the AMD build)"),
+                                     f"{d.rel}:{d.line + 1}") for d in shown)
+                return MacroFact(False, None, why)
+        if nvidia_toolkit_macro(name):
+            return MacroFact(False, None, (Evidence(f"{name} is a CUDA toolkit / CUTLASS macro, not defined in "
+                                                    "an AMD build", "table"),))
+        return UNKNOWN
+
+    # --- explain --------------------------------------------------------------------
+    def explain_file(self, path) -> list[str]:
+        verdict = self.file_verdict(path)
+        lines = []
+        state = {True: "compiled by the AMD build", False: "NOT compiled by the AMD build",
+                 None: "maybe compiled by the AMD build"}[verdict.value]
+        lines.append(f"file: {state}")
+        chain = self.include_chain(path)
+        rel = self.rel(path)
+        if chain:
+            lines.append(f"  translation unit: {chain[0][0]}")
+            for includer, line in chain:
+                lines.append(f"    {includer}:{line} includes ->")
+            lines.append(f"    {rel}")
+        for item in verdict.evidence:
+            lines.append(f"  {item}")
+        return lines
+
+
+def build(project: "Project") -> CppModel | None:
+    settings = project.settings
+    root = os.path.abspath(str(project.root))
+    cache_dir = getattr(project, "cache_dir", None)
+    stats, build_stats = scan(root)
+    if len(stats) > MAX_FILES:
+        import sys
+
+        print(f"rocmlint: {root} holds more than {MAX_FILES} C/C++ files: no project model "
+              "(lint from the project's folder)", file=sys.stderr)
+        return None
+    location = getattr(project, "compile_commands", None) or (settings.compile_commands if settings else "")
+    if location and not os.path.isabs(location) and not getattr(project, "compile_commands", None) \
+            and settings is not None and settings.config_dir:
+        location = os.path.join(settings.config_dir, location)
+    key = _model_key(root, stats, build_stats, settings, location)
+    cached = _load_model(cache_dir, key)
+    if cached is not None:
+        return cached if cached != "none" else None
+    model = _build(project, root, stats, build_stats, location, cache_dir)
+    _save_model(cache_dir, key, model)
+    return model
+
+
+def _build(project, root, stats, build_stats, location, cache_dir) -> CppModel | None:
+    settings = project.settings
+    files, build_texts = load_summaries(root, stats, build_stats, cache_dir)
+    facts = BuildFacts()
+    facts.texts = list(build_texts.values())
+    for rel, text in build_texts.items():
+        if rel.endswith("setup.py"):
+            read_setup_py(facts, rel, text)
+        else:
+            read_cmake(facts, rel, text)
+    database = read_compile_commands(location) if location else None
+    if database is None and not facts.amd_defines and not facts.hipify_dirs and \
+            not any(s.hip for s in files.values()):
+        return None  # CUDA-only code, no HIP anywhere: every file is judged on its own, as before
+    model = CppModel(root=root, files=files, facts=facts, database=database, fixed=_fixed_facts(settings, database))
+    model.hipify_setting = settings.hipify if settings is not None else "auto"
+    if database is not None:
+        model.include_dirs = [r for r in (model.rel(d) for d in database.include_dirs) if r is not None]
+    model.inferred = _infer_rocm_macros(model)
+    _solve(model)
+    return model
+
+
+def _model_key(root: str, stats: dict, build_stats: dict, settings, location: str) -> str:
+    from ..cache import build_key
+
+    items = [root, build_key(), settings.fingerprint if settings is not None else "", location]
+    if location:
+        try:
+            st = os.stat(location if not os.path.isdir(location) else os.path.join(location, "compile_commands.json"))
+            items.append(f"{st.st_mtime_ns}:{st.st_size}")
+        except OSError:
+            items.append("missing")
+    items.extend(f"{rel}:{m}:{n}" for rel, (m, n) in sorted(stats.items()))
+    items.extend(f"{rel}:{m}:{n}" for rel, (m, n) in sorted(build_stats.items()))
+    return digest(*items)
+
+
+def _model_file(cache_dir) -> str:
+    from ..cache import build_key
+
+    return os.path.join(str(cache_dir), f"cppmodel-{build_key()}.pickle")
+
+
+def _load_model(cache_dir, key: str):
+    if cache_dir is None:
+        return None
+    import pickle
+
+    try:
+        with open(_model_file(cache_dir), "rb") as fh:
+            stored_key, model = pickle.load(fh)
+    except Exception:  # noqa: BLE001 - a missing, stale or corrupt cache is rebuilt
+        return None
+    return model if stored_key == key else None
+
+
+def _save_model(cache_dir, key: str, model: "CppModel | None") -> None:
+    if cache_dir is None:
+        return
+    import pickle
+    import tempfile
+
+    if model is not None:
+        model._memo = {}
+    try:
+        os.makedirs(str(cache_dir), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=str(cache_dir), suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump((key, model if model is not None else "none"), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, _model_file(cache_dir))
+    except OSError:
+        pass  # read-only: rebuilt next time
+
+
+def _fixed_facts(settings, database: CompileDatabase | None) -> dict[str, MacroFact]:
+    fixed: dict[str, MacroFact] = {}
+    if database is not None:
+        for name, (state, value) in database.macro_facts().items():
+            fixed[name] = MacroFact(state, value, (Evidence("-D/-U in compile_commands.json", database.path),))
+    for name in DEFAULT_ROCM_MACROS:
+        fixed[name] = MacroFact(True, 1, (Evidence(f"{name} is defined by the HIP compiler for AMD", "built-in"),))
+    if settings is not None:
+        fixed[settings.gate_macro] = MacroFact(True, 1, (Evidence("the gate macro", "configuration"),))
+        where = settings.config_path or "configuration"
+        for name in settings.rocm_macros:
+            fixed[name] = MacroFact(True, 1, (Evidence("rocm-macros", where),))
+        for name in settings.nvidia_macros:
+            fixed[name] = MacroFact(False, None, (Evidence("nvidia-macros", where),))
+    return fixed
+
+
+def _infer_rocm_macros(model: CppModel) -> dict[str, MacroFact]:
+    """A macro whose ``#if defined(M)`` branch includes the HIP runtime (directly or via a
+    project header that does) is the project's ROCm macro: defined on AMD."""
+    vendor = {rel for rel, s in model.files.items()
+              if any(HIP_RUNTIME_HEADER.match(h) for _, h, top in s.includes() if top)}
+    votes: dict[str, set[bool]] = {}
+    why: dict[str, Evidence] = {}
+    for rel, summary in model.files.items():
+        for line, header, branch in summary.gated_includes():
+            target = None if HIP_RUNTIME_HEADER.match(header) else model_resolve(model, rel, header)
+            if not (HIP_RUNTIME_HEADER.match(header) or target in vendor):
+                continue
+            kind, condition, index, branches = branch
+            macro = _gate_macro(kind, condition)
+            if macro is None or macro in model.fixed or nvidia_toolkit_macro(macro) or index > 1 \
+                    or (index == 1 and branches != 2):
+                continue
+            polarity = gate_polarity(kind, condition, macro)
+            if polarity is None:
+                continue
+            defined = polarity if index == 0 else not polarity
+            votes.setdefault(macro, set()).add(defined)
+            what = f"<{header}>" if target is None else f'"{header}" (includes the HIP runtime)'
+            why.setdefault(macro, Evidence(f"{'defined' if defined else 'undefined'} on AMD: its "
+                                           f"{'#else ' if index else ''}branch includes {what}",
+                                           f"{rel}:{line + 1}"))
+    return {m: MacroFact(v.pop(), None, (why[m],)) for m, v in votes.items() if len(v) == 1}
+
+
+def _gate_macro(kind: str, condition: str) -> str | None:
+    if kind in ("ifdef", "ifndef"):
+        return condition.split()[0] if condition.split() else None
+    m = re.fullmatch(r"[\s(!]*defined\s*\(?\s*(\w+)\s*\)?[\s)]*", condition)
+    return m.group(1) if m else None
+
+
+def model_resolve(model: CppModel, includer: str, header: str, angle: bool = False) -> str | None:
+    """The project file an ``#include`` names: next to the includer (quoted), in an -I
+    folder, else the one project file whose path ends with it."""
+    key = ("inc", includer if not angle else "", header, angle)
+    memo = model._memo
+    if key in memo:
+        return memo[key]
+    files = model.files
+    found = None
+    if not angle:
+        candidate = os.path.normpath(os.path.join(os.path.dirname(includer), header)).replace(os.sep, "/")
+        if candidate in files:
+            found = candidate
+    if found is None:
+        for folder in model.include_dirs:
+            candidate = os.path.normpath(os.path.join(folder, header)).replace(os.sep, "/")
+            if candidate in files:
+                found = candidate
+                break
+    if found is None:
+        matches = _suffix_index(model).get(os.path.basename(header), ())
+        matches = [m for m in matches if m == header or m.endswith("/" + header)]
+        if angle and "/" not in header:
+            matches = [m for m in matches if m.rsplit("/", 2)[-2:-1] == ["include"]]
+        if len(matches) == 1:
+            found = matches[0]
+    memo[key] = found
+    return found
+
+
+def _suffix_index(model: CppModel) -> dict[str, list[str]]:
+    index = model._memo.get("suffix-index")
+    if index is None:
+        index = {}
+        for rel in model.files:
+            index.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+        model._memo["suffix-index"] = index
+    return index
+
+
+def _solve(model: CppModel) -> None:
+    """Macro definitions and include reachability, to a fixpoint."""
+    previous = None
+    for _round in range(MAX_ROUNDS):
+        model._memo = {k: v for k, v in model._memo.items() if _kept_memo(k)}
+        defs: dict[str, list[_Def]] = {}
+        edges: dict[str, list[_Edge]] = {}
+        for rel, summary in model.files.items():
+            _evaluate_file(model, rel, summary, defs, edges)
+        model.defs, model.edges = defs, edges
+        _reachability(model)
+        state = ({n: [(d.rel, d.line, d.reach) for d in ds] for n, ds in defs.items()},
+                 {r: v.value for r, v in model.reach.items()})
+        if state == previous:
+            break
+        previous = state
+    model._memo = {k: v for k, v in model._memo.items() if _kept_memo(k)}
+    _collect_shims(model)
+
+
+def _kept_memo(key) -> bool:
+    """Memo entries that hold across rounds: include resolution and build-file verdicts
+    (macro facts are recomputed each round)."""
+    return not isinstance(key, tuple) or key[0] in ("inc", "build")
+
+
+def _evaluate_file(model: CppModel, rel: str, summary: Summary, defs: dict, edges: dict) -> None:
+    walker = ChainWalker(Evaluator({}, set(), model.resolver(os.path.join(model.root, rel))))
+    guard = summary.guard
+    out = edges.setdefault(rel, [])
+    for first, last, name, rest in summary.directives:
+        reach = walker.feed(first, last, name, rest)
+        if name == "include":
+            m = _INCLUDE.match(rest)
+            if m:
+                header = m.group(1)
+                target = model_resolve(model, rel, header, angle=m.group(2) == ">")
+                out.append(_Edge(rel, first, header, target, reach))
+        elif name in ("define", "undef") and rest:
+            parts = define_parts(rest) if name == "define" else (rest.split()[0], None, "")
+            if parts is None or parts[0] == guard:
+                continue
+            macro, params, body = parts
+            value = None
+            if name == "define" and params is None:
+                value = Evaluator({}, set()).evaluate(body) if body else 1
+            defs.setdefault(macro, []).append(_Def(
+                rel, first, name, reach, value,
+                tuple(p.strip() for p in params.split(",")) if params is not None else None, body))
+
+
+def _reachability(model: CppModel) -> None:
+    files = model.files
+    facts = model.facts
+    includers: dict[str, list[_Edge]] = {}
+    for out in model.edges.values():
+        for edge in out:
+            if edge.target is not None and edge.target != edge.includer:
+                includers.setdefault(edge.target, []).append(edge)
+    model.includers = includers
+    reach: dict[str, Verdict] = {}
+    parent: dict[str, tuple[str, int]] = {}
+    nvidia_sources: dict[str, Evidence] = {}
+    database = model.database
+    roots: set[str] = set()
+    if database is not None:
+        for unit in database.units:
+            rel = model.rel(unit)
+            if rel in files:
+                roots.add(rel)
+        root_why = Evidence("translation unit in compile_commands.json", database.path)
+    else:
+        has_includers = {e.target for out in model.edges.values() for e in out
+                         if e.target is not None and e.target != e.includer}
+        for rel in files:
+            source = os.path.splitext(rel)[1].lower() in SOURCE_EXTENSIONS
+            if not source and rel in has_includers:
+                continue  # a header: reached through the include graph
+            why = _build_verdict(model, rel, source)
+            if why is not None and not files[rel].hip:  # a file that tests HIP is built for it
+                nvidia_sources[rel] = why
+            else:
+                roots.add(rel)
+        root_why = Evidence("translation unit of the AMD build (a source file, or a header no project "
+                            "file includes; no compile_commands.json)")
+    model.roots = roots
+    # Breadth first: certain edges first, then the doubtful ones.
+    for certain in (True, False):
+        frontier = [r for r in roots if r not in reach] if certain else [r for r, v in reach.items()]
+        for r in frontier:
+            if r not in reach:
+                reach[r] = Verdict(True, (root_why,))
+        while frontier:
+            nxt = []
+            for rel in frontier:
+                base = reach[rel].value
+                for edge in model.edges.get(rel, ()):
+                    if edge.target is None or edge.target in reach or edge.reach is False:
+                        continue
+                    if certain and (edge.reach is not True or base is not True):
+                        continue
+                    value = True if (edge.reach is True and base is True) else None
+                    reach[edge.target] = Verdict(value, (Evidence(f"included from {rel}:{edge.line + 1}"),))
+                    parent[edge.target] = (rel, edge.line)
+                    nxt.append(edge.target)
+            frontier = nxt
+    for rel, why in nvidia_sources.items():
+        reach[rel] = Verdict(False, (why,))
+    unreached = [r for r in files if r not in reach]
+    if database is not None:
+        for rel in unreached:
+            reach[rel] = Verdict(False, (Evidence("in the include closure of no unit of compile_commands.json",
+                                                  database.path),))
+    else:
+        # Greatest fixpoint: a header stays NVIDIA-only while every include of it is dead
+        # or comes from an NVIDIA-only file.
+        candidates = {r for r in unreached if includers.get(r)}
+        changed = True
+        while changed:
+            changed = False
+            for rel in list(candidates):
+                for edge in includers[rel]:
+                    source = reach.get(edge.includer)
+                    if edge.reach is not False and edge.includer not in candidates and \
+                            not (source is not None and source.value is False):
+                        candidates.discard(rel)
+                        changed = True
+                        break
+        for rel in unreached:
+            if rel in candidates:
+                shown = includers[rel][:3]
+                reach[rel] = Verdict(False, tuple(
+                    Evidence("included only where the AMD build never goes" if e.reach is False
+                             else "included only from a file the AMD build never compiles",
+                             f"{e.includer}:{e.line + 1}") for e in shown))
+            else:  # only reachable from itself (an include cycle no unit enters)
+                reach[rel] = Verdict(None, (Evidence("reached by no translation unit; included only in a cycle"),))
+    model.reach, model.parent = reach, parent
+
+
+def _build_verdict(model: CppModel, rel: str, source: bool) -> Evidence | None:
+    """Why the build files keep this file out of the AMD build (memoised across rounds)."""
+    key = ("build", rel)
+    if key not in model._memo:
+        facts = model.facts
+        model._memo[key] = facts.nvidia_source(rel) or (facts.unbuilt_source(rel) if source else None)
+    return model._memo[key]
+
+
+def _collect_shims(model: CppModel) -> None:
+    shims: dict[str, Shim] = {}
+    for name, defs in model.defs.items():
+        if not name.startswith("__"):
+            continue
+        live = [d for d in defs if d.kind == "define" and d.params is not None and d.reach is True
+                and model.reach.get(d.rel, Verdict(None)).value is not False]
+        if len(live) == 1 and len(defs) == 1:
+            d = live[0]
+            shims[name] = Shim(name, d.params or (), d.body, f"{d.rel}:{d.line + 1}")
+    model.shims = shims
