@@ -101,7 +101,7 @@ def cmake_commands(text: str) -> list[tuple[str, list[str], int]]:
     """(lower-case name, arguments, 1-based line) of each command; comments dropped."""
     text = re.sub(r"#\[(=*)\[.*?\]\1\]", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
     text = re.sub(r'#[^\n]*', lambda m: "" if '"' not in m.group(0) else m.group(0), text)
-    out = []
+    out: list[tuple[str, list[str], int]] = []
     pos = 0
     while True:
         m = _COMMAND.search(text, pos)
@@ -269,19 +269,19 @@ def read_cmake(facts: BuildFacts, rel_file: str, text: str) -> None:
                 macro, _, value = item.partition("=")
                 if re.fullmatch(r"[A-Za-z_]\w*", macro):
                     number = int(value, 0) if re.fullmatch(r"-?(?:0[xX][0-9a-fA-F]+|\d+)", value) else (1 if not value else None)
-                    why = "HIP-only CMakeLists" if hip_only and not stack else "HIP branch of CMakeLists"
-                    facts.amd_defines.setdefault(macro, (number, Evidence(f"{name}({item}) in a {why}", where(line))))
+                    origin = "HIP-only CMakeLists" if hip_only and not stack else "HIP branch of CMakeLists"
+                    facts.amd_defines.setdefault(macro, (number, Evidence(f"{name}({item}) in a {origin}", where(line))))
         for i, arg in enumerate(args):
             if _CUDA_SRCS_KEYWORD.match(arg):
                 for item in args[i + 1:]:
                     if _KEYWORD.match(item):
                         break
-                    var = re.fullmatch(r"\$\{(\w+)\}", item)
-                    why = Evidence(f"listed under {arg} of {name}()", where(line))
-                    if var and var.group(1) in globs:
-                        _add_globs(facts.nvidia_globs, folder, globs[var.group(1)], why)
-                    elif not var:
-                        _add_globs(facts.nvidia_globs, folder, [(item, False)], why)
+                    ref = re.fullmatch(r"\$\{(\w+)\}", item)
+                    listed = Evidence(f"listed under {arg} of {name}()", where(line))
+                    if ref and ref.group(1) in globs:
+                        _add_globs(facts.nvidia_globs, folder, globs[ref.group(1)], listed)
+                    elif not ref:
+                        _add_globs(facts.nvidia_globs, folder, [(item, False)], listed)
         if ctx == "cuda" and name not in ("set", "list", "message", "set_property", "set_source_files_properties"):
             literal = [(a, False) for a in args if os.path.splitext(a)[1].lower() in (".cu", ".cpp", ".cc", ".cxx", ".c")]
             _add_globs(facts.nvidia_globs, folder, literal, Evidence(f"{name}() of the NVIDIA build only", where(line)))

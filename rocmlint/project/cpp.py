@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 from ..config import DEFAULT_ROCM_MACROS
 from ..cpp.preprocessor import ChainWalker, Evaluator, define_parts, gate_polarity
 from . import Evidence, Verdict, digest
-from .buildfiles import BuildFacts, CompileDatabase, read_cmake, read_compile_commands, read_setup_py
+from .buildfiles import (
+    BuildFacts,
+    CompileDatabase,
+    read_cmake,
+    read_compile_commands,
+    read_setup_py,
+)
 from .summaries import SOURCE_EXTENSIONS, Summary, load_summaries, scan
 from .tables import HIP_RUNTIME_HEADER, hipify_maps, nvidia_toolkit_macro
 
@@ -175,7 +181,7 @@ class CppModel:
         values of the macros its conditions read, shims and hipify."""
         rel = self.rel(path)
         summary = self.files.get(rel) if rel is not None else None
-        if summary is None:
+        if rel is None or summary is None:
             return ""
         verdict = self.reach.get(rel, Verdict(None))
         parts = [str(verdict.value), str(self.hipified(path).value), digest(*sorted(map(repr, self.shims.values())))]
@@ -220,10 +226,10 @@ class CppModel:
                                                        f"{d.rel}:{d.line + 1}"),))
             if not own:
                 shown = [d for d in defs if d.rel != rel][:3]
-                why = tuple(Evidence(f"#{d.kind} {name} only where the AMD build never goes"
-                                     + ("" if d.reach is False else " (file not in the AMD build)"),
-                                     f"{d.rel}:{d.line + 1}") for d in shown)
-                return MacroFact(False, None, why)
+                dead = tuple(Evidence(f"#{d.kind} {name} only where the AMD build never goes"
+                                      + ("" if d.reach is False else " (file not in the AMD build)"),
+                                      f"{d.rel}:{d.line + 1}") for d in shown)
+                return MacroFact(False, None, dead)
         if nvidia_toolkit_macro(name):
             return MacroFact(False, None, (Evidence(f"{name} is a CUDA toolkit / CUTLASS macro, not defined in "
                                                     "an AMD build", "table"),))
@@ -493,7 +499,6 @@ def _evaluate_file(model: CppModel, rel: str, summary: Summary, defs: dict, edge
 
 def _reachability(model: CppModel) -> None:
     files = model.files
-    facts = model.facts
     includers: dict[str, list[_Edge]] = {}
     for out in model.edges.values():
         for edge in out:
@@ -562,12 +567,24 @@ def _reachability(model: CppModel) -> None:
             changed = False
             for rel in list(candidates):
                 for edge in includers[rel]:
-                    source = reach.get(edge.includer)
+                    origin = reach.get(edge.includer)
                     if edge.reach is not False and edge.includer not in candidates and \
-                            not (source is not None and source.value is False):
+                            not (origin is not None and origin.value is False):
                         candidates.discard(rel)
                         changed = True
                         break
+        # ... and only where a dead include or an NVIDIA-only file leads in (an include
+        # cycle no unit enters proves nothing).
+        entered = [c for c in candidates if any(
+            e.reach is False or (e.includer in reach and reach[e.includer].value is False) for e in includers[c])]
+        nvidia = set(entered)
+        while entered:
+            rel = entered.pop()
+            for edge in model.edges.get(rel, ()):
+                if edge.target in candidates and edge.target not in nvidia:
+                    nvidia.add(edge.target)
+                    entered.append(edge.target)
+        candidates &= nvidia
         for rel in unreached:
             if rel in candidates:
                 shown = includers[rel][:3]

@@ -60,8 +60,9 @@ def line_evidence(ctx: "CppContext", line: int) -> list[str]:
     return memo[line]
 
 
-def explain(path: str, line_no: int, settings, out=sys.stdout) -> int:
+def explain(path: str, line_no: int, settings, out=None) -> int:
     """Print the chain that decides ``path:line_no``; 0, or 2 when it cannot be read."""
+    out = out or sys.stdout
     from ..engine import _prefilter, active_rules
     from ..languages import get_language, language_for
     from ..source import SourceError, read_source
@@ -96,7 +97,7 @@ def explain(path: str, line_no: int, settings, out=sys.stdout) -> int:
             for item in verdict.evidence:
                 print(f"  {item}", file=out)
     else:
-        _explain_cpp(ctx, line, out)
+        _explain_cpp(ctx, line, out)  # type: ignore[arg-type]  # make_context gave a CppContext
     # Rules: which matched this line, which fired, which the engine dropped and why.
     rules = active_rules(settings, language, Path(path))
     candidates = _prefilter(rules)(buffer)
