@@ -348,10 +348,14 @@ class ChainWalker:
         self.chains: list[Chain] = []
 
     def reach(self) -> bool | None:
-        values = [c.branches[-1].amd for c in self.stack]
-        if any(v is False for v in values):
-            return False
-        return True if all(v is True for v in values) else None
+        result: bool | None = True
+        for chain in self.stack:
+            value = chain.branches[-1].amd
+            if value is False:
+                return False
+            if value is None:
+                result = None
+        return result
 
     def feed(self, first: int, last: int, name: str, rest: str) -> bool | None:
         """Handles one directive; returns the reach of the position it sits at."""

@@ -82,6 +82,7 @@ class _Def:
     value: int | None = None
     params: tuple[str, ...] | None = None
     body: str = ""
+    name: str = ""
 
 
 @dataclass
@@ -469,13 +470,37 @@ def _solve(model: CppModel) -> None:
 def _kept_memo(key) -> bool:
     """Memo entries that hold across rounds: include resolution and build-file verdicts
     (macro facts are recomputed each round)."""
-    return not isinstance(key, tuple) or key[0] in ("inc", "build")
+    return not isinstance(key, tuple) or key[0] in ("inc", "build", "eval")
 
 
 def _evaluate_file(model: CppModel, rel: str, summary: Summary, defs: dict, edges: dict) -> None:
-    walker = ChainWalker(Evaluator({}, set(), model.resolver(os.path.join(model.root, rel))))
+    """The reach of a file's includes and #defines under the model's current macro facts;
+    reused from the last round when every fact the file asked for is unchanged."""
+    key = ("eval", rel)
+    last = model._memo.get(key)
+    if last is not None and all((f.state, f.value) == answer for f, answer in
+                                ((model._fact(rel, name), answer) for name, answer in last[0].items())):
+        asked, own_defs, out = last
+    else:
+        asked, own_defs, out = _walk_file(model, rel, summary)
+        model._memo[key] = (asked, own_defs, out)
+    edges[rel] = out
+    for d in own_defs:
+        defs.setdefault(d.name, []).append(d)
+
+
+def _walk_file(model: CppModel, rel: str, summary: Summary):
+    asked: dict[str, tuple[bool | None, int | None]] = {}
+    resolve = model.resolver(os.path.join(model.root, rel))
+
+    def recording(name: str) -> tuple[bool | None, int | None]:
+        asked[name] = answer = resolve(name)
+        return answer
+
+    walker = ChainWalker(Evaluator({}, set(), recording))
     guard = summary.guard
-    out = edges.setdefault(rel, [])
+    out: list[_Edge] = []
+    own_defs: list[_Def] = []
     for first, last, name, rest in summary.directives:
         reach = walker.feed(first, last, name, rest)
         if name == "include":
@@ -492,9 +517,10 @@ def _evaluate_file(model: CppModel, rel: str, summary: Summary, defs: dict, edge
             value = None
             if name == "define" and params is None:
                 value = Evaluator({}, set()).evaluate(body) if body else 1
-            defs.setdefault(macro, []).append(_Def(
-                rel, first, name, reach, value,
-                tuple(p.strip() for p in params.split(",")) if params is not None else None, body))
+            own_defs.append(_Def(rel, first, name, reach, value,
+                                 tuple(p.strip() for p in params.split(",")) if params is not None else None,
+                                 body, macro))
+    return asked, own_defs, out
 
 
 def _reachability(model: CppModel) -> None:

@@ -56,6 +56,7 @@ class Summary:
         names.discard("defined")
         return names
 
+    @cached_property
     def _include_branches(self) -> list[tuple[int, str, tuple | None, bool]]:
         """(line, header, innermost branch (kind, condition, index, branch count) or None, top)."""
         out: list[tuple[int, str, tuple | None, bool]] = []
@@ -83,10 +84,10 @@ class Summary:
         return out
 
     def includes(self) -> list[tuple[int, str, bool]]:
-        return [(line, header, top) for line, header, _, top in self._include_branches()]
+        return [(line, header, top) for line, header, _, top in self._include_branches]
 
     def gated_includes(self) -> list[tuple[int, str, tuple]]:
-        return [(line, header, branch) for line, header, branch, _ in self._include_branches() if branch]
+        return [(line, header, branch) for line, header, branch, _ in self._include_branches if branch]
 
 
 def summarise(data: bytes) -> list:
@@ -138,17 +139,12 @@ def load_summaries(root: str, stats: dict, build: dict, cache_dir=None) -> tuple
     files: dict[str, Summary] = {}
     fresh: dict[str, list] = {}
     dirty = False
+    stale = [rel for rel, (mtime, size) in stats.items()
+             if not ((entry := entries.get(rel)) is not None and entry[0] == mtime and entry[1] == size)]
+    read = _summarise_files(root, stale)
+    dirty = bool(stale)
     for rel, (mtime, size) in stats.items():
-        entry = entries.get(rel)
-        if entry is not None and entry[0] == mtime and entry[1] == size:
-            found = entry[2]
-        else:
-            try:
-                with open(os.path.join(root, rel), "rb") as fh:
-                    found = summarise(fh.read())
-            except OSError:
-                found = []  # unreadable: no facts from it (its macros stay unknown)
-            dirty = True
+        found = read[rel] if rel in read else entries[rel][2]
         fresh[rel] = [mtime, size, found]
         files[rel] = Summary(found)
     texts: dict[str, str] = {}
@@ -161,6 +157,19 @@ def load_summaries(root: str, stats: dict, build: dict, cache_dir=None) -> tuple
     if cache_file is not None and (dirty or len(fresh) != len(entries)):
         _save(cache_file, {"root": root, "files": fresh})
     return files, texts
+
+
+def _summarise_files(root: str, rels: list[str]) -> dict[str, list]:
+    """Summaries of the files to (re)read (a pool does not pay: pickling the results back
+    costs what the second core saves)."""
+    out: dict[str, list] = {}
+    for rel in rels:
+        try:
+            with open(os.path.join(root, rel), "rb") as fh:
+                out[rel] = summarise(fh.read())
+        except OSError:
+            out[rel] = []  # unreadable: no facts from it (its macros stay unknown)
+    return out
 
 
 def _save(path: str, data: dict) -> None:
