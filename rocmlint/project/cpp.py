@@ -186,7 +186,7 @@ class CppModel:
             return ""
         verdict = self.reach.get(rel, Verdict(None))
         parts = [str(verdict.value), str(self.hipified(path).value), digest(*sorted(map(repr, self.shims.values())))]
-        for name in sorted(summary.condition_names()):
+        for name in sorted(summary.conditions):
             fact = self._fact(rel, name)
             parts.append(f"{name}={fact.state}:{fact.value}")
         return digest(*parts)
@@ -463,8 +463,11 @@ def _solve(model: CppModel) -> None:
         if state == previous:
             break
         previous = state
-    model._memo = {k: v for k, v in model._memo.items() if _kept_memo(k)}
+    model._memo = {}
     _collect_shims(model)
+    model.edges, model.includers = {}, {}  # only the solver needs them; chains are in ``parent``
+    for summary in model.files.values():
+        summary.release()
 
 
 def _kept_memo(key) -> bool:

@@ -48,13 +48,21 @@ class Summary:
         return any(_HIP_MARK.search(rest) for _, _, name, rest in self.directives
                    if name in ("include", "if", "ifdef", "ifndef", "elif"))
 
-    def condition_names(self) -> set[str]:
+    @cached_property
+    def conditions(self) -> frozenset[str]:
+        """The macro names the file's #if conditions read."""
         names: set[str] = set()
         for _, _, name, rest in self.directives:
             if name in ("if", "ifdef", "ifndef", "elif"):
                 names.update(_IDENT.findall(rest))
         names.discard("defined")
-        return names
+        return frozenset(names)
+
+    def release(self) -> None:
+        """Keep only what queries need once the model is solved (memory, cache size)."""
+        _ = self.conditions, self.guard, self.hip
+        self.__dict__.pop("_include_branches", None)
+        self.directives = []
 
     @cached_property
     def _include_branches(self) -> list[tuple[int, str, tuple | None, bool]]:
@@ -100,24 +108,29 @@ def scan(root: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, in
     """(mtime, size) of every C-family file and every build file under ``root``."""
     sources: dict[str, tuple[int, int]] = {}
     build: dict[str, tuple[int, int]] = {}
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".") and not d.endswith(".egg-info")]
-        rel_folder = os.path.relpath(folder, root).replace(os.sep, "/")
-        prefix = "" if rel_folder == "." else rel_folder + "/"
-        for name in names:
-            ext = os.path.splitext(name)[1].lower()
-            if ext in C_FAMILY_EXTENSIONS:
-                try:
-                    st = os.stat(os.path.join(folder, name))
-                except OSError:
+    pending = [("", root)]
+    while pending:
+        prefix, folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):  # no symlink loops
+                    if name not in _SKIP_DIRS and not name.startswith(".") and not name.endswith(".egg-info"):
+                        pending.append((prefix + name + "/", entry.path))
                     continue
-                sources[prefix + name] = (st.st_mtime_ns, st.st_size)
-            elif name == "CMakeLists.txt" or ext == ".cmake" or name == "setup.py":
-                try:
-                    st = os.stat(os.path.join(folder, name))
-                except OSError:
-                    continue
-                build[prefix + name] = (st.st_mtime_ns, st.st_size)
+                ext = os.path.splitext(name)[1].lower()
+                if ext in C_FAMILY_EXTENSIONS:
+                    st = entry.stat()
+                    sources[prefix + name] = (st.st_mtime_ns, st.st_size)
+                elif name == "CMakeLists.txt" or ext == ".cmake" or name == "setup.py":
+                    st = entry.stat()
+                    build[prefix + name] = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                continue  # vanished or a dangling link: not part of the project
     return sources, build
 
 
