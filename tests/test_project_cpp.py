@@ -434,5 +434,8 @@ def test_explain_bad_locations(toy, capsys, location, message):
 def test_find_root_prefers_strong_markers_then_the_working_folder(tmp_path):
     write_tree(tmp_path, {"proj/src/sub/CMakeLists.txt": "", "proj/src/sub/a.cu": ""})
     assert find_root(["src/sub/a.cu"], cwd=str(tmp_path / "proj")) == tmp_path / "proj"
-    (tmp_path / "proj" / "setup.py").write_text("")
+    # A nested package (its own setup.py) belongs to the project above it.
+    write_tree(tmp_path, {"proj/setup.py": "", "proj/src/sub/setup.py": ""})
     assert find_root([str(tmp_path / "proj/src/sub/a.cu")], cwd="/") == tmp_path / "proj"
+    (tmp_path / "proj" / "src" / ".git").mkdir()
+    assert find_root([str(tmp_path / "proj/src/sub/a.cu")], cwd="/") == tmp_path / "proj" / "src"

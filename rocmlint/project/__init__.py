@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..config import Settings
 
 # Files whose presence marks the top of a project.
-_STRONG_MARKERS = (".git", "pyproject.toml", "setup.py", "rocmlint.toml")
+_STRONG_MARKERS = ("pyproject.toml", "setup.py", "rocmlint.toml")
 
 
 @dataclass(frozen=True)
@@ -77,10 +77,11 @@ class Project:
 
 
 def find_root(paths: Iterable[str], cwd: str | None = None) -> Path:
-    """The project the paths belong to: the nearest folder above their common ancestor that
-    holds a project marker (``.git``, ``pyproject.toml``, ``setup.py``, ``rocmlint.toml``);
-    else the working folder when it holds the paths; else the top of the ``CMakeLists.txt``
-    chain above them (a subfolder's CMakeLists.txt is not a project's top); else that ancestor."""
+    """The project the paths belong to: the nearest folder above their common ancestor with
+    a ``.git``; else the outermost one with a ``pyproject.toml``/``setup.py``/``rocmlint.toml``
+    (nested packages belong to the project above them); else the working folder when it
+    holds the paths; else the top of the ``CMakeLists.txt`` chain above them (a subfolder's
+    CMakeLists.txt is not a project's top); else that ancestor."""
     cwd = os.path.abspath(cwd or os.getcwd())
     absolute = [os.path.abspath(os.path.join(cwd, p)) for p in paths] or [cwd]
     common = os.path.commonpath(absolute)
@@ -88,9 +89,12 @@ def find_root(paths: Iterable[str], cwd: str | None = None) -> Path:
         common = os.path.dirname(common)
     probe = common
     cmake_top = None
+    outermost = None
     while True:
-        if any(os.path.exists(os.path.join(probe, marker)) for marker in _STRONG_MARKERS):
+        if os.path.exists(os.path.join(probe, ".git")):
             return Path(probe)
+        if any(os.path.exists(os.path.join(probe, marker)) for marker in _STRONG_MARKERS):
+            outermost = probe
         if os.path.exists(os.path.join(probe, "CMakeLists.txt")):
             if cmake_top is None or os.path.dirname(cmake_top) == probe:
                 cmake_top = probe
@@ -98,6 +102,8 @@ def find_root(paths: Iterable[str], cwd: str | None = None) -> Path:
         if parent == probe:
             break
         probe = parent
+    if outermost is not None:
+        return Path(outermost)
     if common == cwd or common.startswith(cwd.rstrip(os.sep) + os.sep):
         return Path(cwd)
     return Path(cmake_top or common)

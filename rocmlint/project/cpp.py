@@ -252,7 +252,23 @@ class CppModel:
             lines.append(f"    {rel}")
         for item in verdict.evidence:
             lines.append(f"  {item}")
+        if verdict.value is False:
+            lines.extend(self._root_cause(verdict))
         return lines
+
+    def _root_cause(self, verdict: Verdict) -> list[str]:
+        """Follow "included only from a file the AMD build never compiles" up to the fact
+        that decides (a build file, a dead #include)."""
+        out: list[str] = []
+        seen: set[str] = set()
+        while verdict.evidence and verdict.evidence[0].what.startswith("included only from a file"):
+            includer = verdict.evidence[0].where.rpartition(":")[0]
+            if includer in seen or includer not in self.reach:
+                break
+            seen.add(includer)
+            verdict = self.reach[includer]
+            out.append(f"    because {includer}: {verdict.evidence[0] if verdict.evidence else 'unknown'}")
+        return out
 
 
 def build(project: "Project") -> CppModel | None:
