@@ -44,11 +44,12 @@ def select_edits(findings: list[Finding], unsafe: bool, newline: str = "\n") -> 
     chosen: list[Edit] = []
     used = 0
     for finding in sorted(findings, key=Finding.sort_key):
-        if not applicable(finding, unsafe):
+        fix = finding.fix
+        if fix is None or not applicable(finding, unsafe):
             continue
-        new_edits = []
+        new_edits: list[Edit] = []
         clash = False
-        for edit in finding.fix.edits:
+        for edit in fix.edits:
             if edit in chosen or edit in new_edits:
                 continue
             if any(_clash(edit, other) for other in chosen + new_edits):

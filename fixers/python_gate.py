@@ -184,9 +184,9 @@ def gated_value_edit(ctx, node: ast.expr, parent: ast.AST | None, rocm_text: str
 
 def statement_lines(ctx, stmt: ast.stmt) -> Span | None:
     """Whole lines of a statement, when nothing else shares them."""
-    start = ctx.lines.line_start(stmt.lineno - 1)
-    end = ctx.lines.line_end(stmt.end_lineno - 1)
     own = ctx.node_span(stmt)
+    start = ctx.lines.line_start(ctx.lines.line_of(own.start))
+    end = ctx.lines.line_end(ctx.lines.line_of(own.end))
     if ctx.source[start:own.start].strip() or ctx.text(Span(own.end, end)).strip().split("#")[0].strip():
         return None  # `x = 1; stmt` or `stmt; y = 2`
     return Span(start, end)
@@ -241,7 +241,10 @@ def _same_statement(rendered: str, indent: str, original: ast.stmt) -> bool:
         tree = ast.parse(("if 1:\n" if indent else "") + rendered)
     except SyntaxError:
         return False
-    wrapper = tree.body[0].body[0] if indent else tree.body[0]
+    wrapper = tree.body[0]
+    if indent:
+        assert isinstance(wrapper, ast.If)  # the `if 1:` that lets indented text parse
+        wrapper = wrapper.body[0]
     if not isinstance(wrapper, ast.If) or len(wrapper.body) != 1:
         return False
     return ast.dump(wrapper.body[0]) == ast.dump(original)

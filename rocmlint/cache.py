@@ -6,6 +6,7 @@ without reading the file; when only mtime moved, the content hash decides.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import tempfile
@@ -21,13 +22,9 @@ CACHE_DIR = ".rocmlint_cache"
 @lru_cache(maxsize=1)
 def build_key() -> str:
     """Version plus the state of rocmlint's own source files (editable installs change)."""
-    import rocmlint
-
     digest = hashlib.sha256(__version__.encode())
-    roots = [Path(rocmlint.__file__).parent]
-    for name in ("rocmlint.checks", "rocmlint.fixers"):
-        module = __import__(name, fromlist=["_"])
-        roots.append(Path(module.__file__).parent)
+    roots = [Path(folder) for name in ("rocmlint", "rocmlint.checks", "rocmlint.fixers")
+             for folder in importlib.import_module(name).__path__]
     for root in roots:
         for path in sorted(root.rglob("*.py")):
             st = path.stat()

@@ -157,9 +157,8 @@ def _cmd_check(args) -> int:
         overrides["select"] = tuple(args.select + args.extend_select)
     if args.ignore is not None:
         overrides["ignore"] = tuple(args.ignore)
-    resolver = ConfigResolver(args.config, overrides)
-    if args.extend_select and args.select is None:
-        resolver = _ExtendSelect(resolver, tuple(args.extend_select))
+    extend_select = tuple(args.extend_select) if args.select is None else ()  # else joined to --select above
+    resolver = ConfigResolver(args.config, overrides, extend_select)
     for raw in args.paths:
         if not os.path.exists(raw):
             raise UsageError(f"no such file or folder: {raw}")
@@ -218,19 +217,6 @@ def _project(paths: list[str], resolver, use_cache: bool = True, compile_command
                       compile_commands=compile_commands)
     project.prepare(sorted({rule.language for rule in select_rules(list(settings.select), list(settings.ignore))}))
     return project
-
-
-class _ExtendSelect:
-    """Adds --extend-select codes to whatever each config selects."""
-
-    def __init__(self, inner, extra: tuple[str, ...]) -> None:
-        self.inner, self.extra = inner, extra
-
-    def for_path(self, path):
-        from dataclasses import replace
-
-        settings = self.inner.for_path(path)
-        return replace(settings, select=settings.select + self.extra)
 
 
 def _emit(args, findings, fixed, out) -> None:

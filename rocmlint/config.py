@@ -188,10 +188,12 @@ def _apply(base: Settings, table: dict, directory: Path, path: Path) -> Settings
 class ConfigResolver:
     """Settings for any directory, cached; or one fixed config file for everything."""
 
-    def __init__(self, explicit: Path | None = None, overrides: dict | None = None) -> None:
+    def __init__(self, explicit: Path | None = None, overrides: dict | None = None,
+                 extend_select: tuple[str, ...] = ()) -> None:
         self._cache: dict[str, Settings] = {}
         self._raw: dict[str, Settings] = {}
         self._overrides = overrides or {}
+        self._extend_select = extend_select  # added to whatever each config selects
         self._explicit: Settings | None = None
         if explicit is not None:
             if not explicit.is_file():
@@ -202,7 +204,11 @@ class ConfigResolver:
             self._explicit = self._finish(_apply(Settings(), table, explicit.parent.resolve(), explicit))
 
     def _finish(self, settings: Settings) -> Settings:
-        return replace(settings, **self._overrides) if self._overrides else settings
+        if self._overrides:
+            settings = replace(settings, **self._overrides)
+        if self._extend_select:
+            settings = replace(settings, select=settings.select + self._extend_select)
+        return settings
 
     def for_path(self, path: Path | str) -> Settings:
         if self._explicit is not None:

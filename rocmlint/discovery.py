@@ -10,10 +10,13 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from .config import ConfigResolver, Settings, is_excluded
 from .languages import EXTENSIONS, language_for
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ class _IgnoreStack:
     """gitignore specs from the repository root down to the current folder."""
 
     def __init__(self) -> None:
-        self.specs: list[tuple[str, object]] = []
+        self.specs: list[tuple[str, GitIgnoreSpec]] = []
 
     def load(self, directory: str) -> int:
         from pathspec import GitIgnoreSpec

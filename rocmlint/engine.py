@@ -92,8 +92,9 @@ def _prefilter(rules: tuple[Rule, ...]):
     needs: dict[str, list[frozenset[bytes]]] = {}
     for rule in rules:
         groups = []
-        if rule.literals() is not None:
-            groups.append(frozenset(rule.literals()))
+        factors = rule.literals()
+        if factors is not None:
+            groups.append(frozenset(factors))
         if rule.requires_any:
             groups.append(frozenset(rule.requires_any))
         needs[rule.code] = groups

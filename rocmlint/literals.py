@@ -34,7 +34,7 @@ def required_literals(pattern: str, flags: int = 0) -> tuple[bytes, ...] | None:
         parsed = P.parse(pattern, flags)
     except re.error:
         return None
-    found = _sequence(list(parsed))
+    found = _sequence(list(parsed.data))
     if not found:
         return None
     # "asm" already finds everything "__asm__" would.
@@ -58,9 +58,12 @@ def _pure_literals(seq) -> set[str] | None:
                 return None
             out = {a + b for a in out for b in inner}
         elif op is C.BRANCH:
-            alts = [_pure_literals(alt) for alt in av[1]]
-            if any(a is None for a in alts):
-                return None
+            alts: list[set[str]] = []
+            for alt in av[1]:
+                pure = _pure_literals(alt)
+                if pure is None:
+                    return None
+                alts.append(pure)
             out = {a + b for a in out for alt in alts for b in alt}
         else:
             return None
@@ -98,9 +101,10 @@ def _sequence(seq) -> set[str] | None:
             if inner:
                 candidates.append(inner)
         elif op is C.BRANCH:
-            alts = [_sequence(list(alt)) for alt in av[1]]
-            if all(alts):
-                union = set().union(*alts)
+            alt_sets = [_sequence(list(alt)) for alt in av[1]]
+            alts = [alt for alt in alt_sets if alt]
+            if len(alts) == len(alt_sets):
+                union: set[str] = set().union(*alts)
                 if len(union) <= _MAX_SET:
                     candidates.append(union)
         elif op in _REPEATS and av[0] >= 1:

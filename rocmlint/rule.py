@@ -51,6 +51,9 @@ class Rule:
     reference_kernel: ClassVar[str | None] = None
     valid: ClassVar[tuple[Example | str, ...]] = ()
     invalid: ClassVar[tuple[Example | str, ...]] = ()
+    # Filled on first use; read through cls.__dict__ so that a subclass never sees its base's.
+    _compiled: ClassVar[re.Pattern[bytes]]
+    _literals: ClassVar[tuple[bytes, ...] | None]
 
     def check(self, ctx: Any) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

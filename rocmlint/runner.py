@@ -129,7 +129,9 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
     def pending() -> Iterator[Job]:
         for target in targets:
             language = language_for(target.display) or language_for(target.path, sniff=True)
-            rules = active_rules(target.settings, language, target.path) if language else ()
+            if language is None:
+                continue
+            rules = active_rules(target.settings, language, target.path)
             if not rules:
                 continue  # e.g. --select ROC1 and a C++ header: nothing to do
             if cache is not None:

@@ -17,7 +17,7 @@ _SAME_LINE = re.compile(
 )
 _NEXT_LINE = re.compile(r"(?://|/\*|#)\s*NOLINTNEXTLINE(?:\((?P<codes>[^)]*)\))?")
 
-ALL = frozenset()  # the empty set means "every code"
+ALL: frozenset[str] = frozenset()  # the empty set means "every code"
 
 
 def _codes(text: str | None) -> frozenset[str]:

@@ -215,3 +215,15 @@ def test_cpp_gated_fix_keeps_crlf_and_nvidia_view(project, capsys):
 def test_jobs_must_be_positive(project, capsys):
     code, _, err = run_cli(["-j", "0", "."], project, capsys)
     assert code == 2 and "at least 1" in err
+
+
+def test_extend_select_adds_to_each_configs_selection_when_walking_a_folder(project, capsys):
+    (project / "pyproject.toml").write_text('[tool.rocmlint]\nroot = true\nselect = ["ROC2"]\n')
+    (project / "pkg").mkdir()
+    (project / "pkg" / "mon.py").write_text(HAZARD)
+    code, out, err = run_cli(["check", "--no-cache", "--output-format", "json", "."], project, capsys)
+    assert code == 0 and json.loads(out) == []  # ROC103 is not selected by the config
+    code, out, err = run_cli(["check", "--no-cache", "--output-format", "json", "--extend-select", "ROC103", "."],
+                             project, capsys)
+    assert code == 1, err
+    assert [(d["code"], d["path"]) for d in json.loads(out)] == [("ROC103", "pkg/mon.py")]

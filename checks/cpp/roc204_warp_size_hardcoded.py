@@ -139,6 +139,8 @@ class WarpSizeHardcoded(Rule):
                 self._report_constant(ctx, hit, name, build_fix)
                 continue
             literal_match = re.search(rb"(\d+)\s*[;)]?$", text)
+            if literal_match is None:  # every other alternative of `pattern` ends with its number
+                continue
             start = hit.start + literal_match.start(1)
             literal = ctx.root.named_descendant_for_byte_range(start, start + len(literal_match.group(1)))
             if literal is None or literal.type != "number_literal":

@@ -80,6 +80,8 @@ class CudaOnlyHeader(Rule):
 
         for hit in ctx.hits():
             match = _INCLUDE.match(ctx.source[hit.start : hit.end].decode("utf-8", "replace"))
+            if match is None:  # every hit of `pattern` is an include directive
+                continue
             header = match.group(2)
             if ctx.model is not None and ctx.model.hipify_maps(ctx.path, header) is not None:
                 continue  # the project's build hipifies this file: the include is renamed for AMD

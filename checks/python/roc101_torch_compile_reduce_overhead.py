@@ -97,7 +97,8 @@ class TorchCompileReduceOverhead(Rule):
     def check(self, ctx) -> None:
         for hit in ctx.hits():
             literal = ctx.string_at(hit)
-            if literal is None or literal.value not in ROCM_MODE:
+            mode = literal.value if literal is not None else None
+            if not isinstance(mode, str) or mode not in ROCM_MODE:
                 continue
             path = ctx.path_to(literal)
             if isinstance(path[-2], ast.JoinedStr):  # f"reduce-overhead": the f-string is the value
@@ -109,7 +110,6 @@ class TorchCompileReduceOverhead(Rule):
                 continue
             if not any(not ctx.gated(ctx.span_of(site[-1]).start) for site in self._compile_sites(ctx, path)):
                 continue
-            mode = path[-1].value if isinstance(path[-1], ast.Constant) else path[-1].values[0].value
             quote = ctx.source_of(literal)[-1]
             fix = None
             if quote in "'\"":

@@ -58,6 +58,13 @@ _COMMENT_OR_LITERAL = re.compile(
     rb'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
 
 
+def directive_parts(text: bytes) -> tuple[str, bytes]:
+    """Name and remainder of a directive from ``logical_lines`` (which yields only directives)."""
+    m = _DIRECTIVE.match(text)
+    assert m is not None, "logical_lines yields directive lines only"
+    return m.group(1).decode("ascii", "replace"), m.group(2)
+
+
 def logical_lines(data: bytes) -> list[tuple[int, int, bytes]]:
     """(first line, last line, text joined over backslash continuations) of each directive,
     skipping lines inside block comments."""
@@ -162,7 +169,7 @@ class Evaluator:
         return None
 
     def evaluate(self, expr: str) -> int | None:
-        tokens = []
+        tokens: list[tuple[str, int | str]] = []
         pos = 0
         expr = expr.strip()
         while pos < len(expr):
@@ -319,11 +326,8 @@ def directives(data: bytes) -> list[tuple[int, int, str, str]]:
     """(first line, last line, name, rest) of every directive, comments stripped."""
     out = []
     for first, last, text in logical_lines(data):
-        m = _DIRECTIVE.match(text)
-        if m is None:
-            continue
-        out.append((first, last, m.group(1).decode("ascii", "replace"),
-                    m.group(2).decode("utf-8", "replace").strip()))
+        name, remainder = directive_parts(text)
+        out.append((first, last, name, remainder.decode("utf-8", "replace").strip()))
     return out
 
 

@@ -13,10 +13,14 @@ def _parser(grammar: str):
     import tree_sitter
 
     if grammar == "cuda":
-        import tree_sitter_cuda as module
+        import tree_sitter_cuda
+
+        language = tree_sitter_cuda.language()
     else:
-        import tree_sitter_cpp as module
-    return tree_sitter.Parser(tree_sitter.Language(module.language()))
+        import tree_sitter_cpp
+
+        language = tree_sitter_cpp.language()
+    return tree_sitter.Parser(tree_sitter.Language(language))
 
 
 def grammar_for(path: str) -> str:

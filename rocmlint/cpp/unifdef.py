@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .preprocessor import _DIRECTIVE, Evaluator, logical_lines
+from .preprocessor import Evaluator, directive_parts, logical_lines
 
 
 @dataclass
@@ -32,7 +32,7 @@ def undefine(data: bytes, macro: str) -> bytes:
         return all(f.active and not f.dead for f in stack)
 
     def decide(kind: str, text: bytes) -> bool | None:
-        rest = _DIRECTIVE.match(text).group(2)
+        rest = directive_parts(text)[1]
         if not mentions.search(rest):
             return None
         cond = rest.decode("utf-8", "replace").strip()
@@ -52,7 +52,7 @@ def undefine(data: bytes, macro: str) -> bytes:
             continue
         last, text = directives[i]
         physical = lines[i : last + 1]
-        name = _DIRECTIVE.match(text).group(1).decode("ascii", "replace")
+        name = directive_parts(text)[0]
         i = last + 1
         if name in ("if", "ifdef", "ifndef"):
             if not outputting():

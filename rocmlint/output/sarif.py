@@ -69,7 +69,8 @@ def _fields(cls: type) -> list[tuple[str, str, object]] | None:
         fields = []
         for field in attr.fields(cls):
             default = field.default
-            if isinstance(default, attr.Factory):
+            # attrs' stubs declare Factory a function; at runtime it is the class of factory defaults.
+            if isinstance(default, attr.Factory):  # type: ignore[arg-type]
                 default = default.factory()
             if field.name == "level":  # GitHub reads `level` from every result and rule: keep it
                 default = attr.NOTHING
@@ -91,8 +92,9 @@ def _serialise(value):
         return value
     if isinstance(value, (list, tuple)):
         return [_serialise(v) for v in value if v is not None]
+    items: list[tuple[str, object]]
     if isinstance(value, dict):
-        items = value.items()
+        items = list(value.items())
     else:
         fields = _fields(type(value))
         if fields is None:
@@ -194,7 +196,8 @@ class _Newlines:
     """Newline style of each fixed file, read once (SARIF inserts must match the file)."""
 
     def __init__(self, root: Path) -> None:
-        self.root, self.cache = root, {}
+        self.root = root
+        self.cache: dict[str, str] = {}
 
     def __call__(self, path: str) -> str:
         if path not in self.cache:

@@ -119,8 +119,8 @@ def statistics(findings: list[Finding]) -> str:
     """A table of counts per rule, most frequent first: ``[*]`` some have safe fixes,
     ``[~]`` only unsafe ones."""
     counts = Counter((f.code, f.name) for f in findings)
-    safe = Counter(f.code for f in findings if f.fixable and f.fix.applicability is Applicability.SAFE)
-    unsafe = Counter(f.code for f in findings if f.fixable and f.fix.applicability is Applicability.UNSAFE)
+    safe = Counter(f.code for f in findings if f.fix is not None and f.fix.applicability is Applicability.SAFE)
+    unsafe = Counter(f.code for f in findings if f.fix is not None and f.fix.applicability is Applicability.UNSAFE)
     if not counts:
         return ""
 

@@ -30,7 +30,7 @@ class Summary:
     __slots__ = ("directives", "__dict__")
 
     def __init__(self, found: list) -> None:
-        self.directives: list[tuple[int, int, str, str]] = [tuple(d) for d in found]  # type: ignore[misc]
+        self.directives: list[tuple[int, int, str, str]] = [(d[0], d[1], d[2], d[3]) for d in found]
 
     @cached_property
     def guard(self) -> str | None:

@@ -11,6 +11,7 @@ import ast
 import bisect
 import re
 from functools import cached_property
+from typing import Protocol, TypeGuard
 
 from ..model import Span
 from ..rule import FileContext
@@ -20,6 +21,20 @@ _IMPORT_WORD = re.compile(rb"import\b")  # a literal first: fast
 _NO_POSITION = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+class Located(Protocol):
+    """An ast node with its own source position, as ``ast.parse`` fills it in."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int
+    end_col_offset: int
+
+
+def has_position(node: ast.AST) -> TypeGuard[Located]:
+    """The node carries its own source position (expressions, statements, ``arg``, ...)."""
+    return getattr(node, "end_lineno", None) is not None and getattr(node, "lineno", None) is not None
 
 
 class PythonContext(FileContext):
@@ -44,6 +59,8 @@ class PythonContext(FileContext):
 
     def node_span(self, node: ast.AST) -> Span:
         """The node's own span (for definitions: from ``def``/``class``, not the decorators)."""
+        if not has_position(node):
+            raise ValueError(f"ast.{type(node).__name__} carries no source position")
         return Span(self.offset_of(node.lineno, node.col_offset),
                     self.offset_of(node.end_lineno, node.end_col_offset))
 
@@ -54,7 +71,7 @@ class PythonContext(FileContext):
         key = id(node)
         if key in self._ranges:
             return self._ranges[key]
-        if getattr(node, "end_lineno", None) is not None:
+        if has_position(node):
             start = self.offset_of(node.lineno, node.col_offset)
             end = self.offset_of(node.end_lineno, node.end_col_offset)
             for decorator in getattr(node, "decorator_list", ()):
@@ -70,7 +87,12 @@ class PythonContext(FileContext):
 
     @cached_property
     def _top_starts(self) -> list[int]:
-        return [self._range(stmt)[0] for stmt in self.tree.body]
+        return [self._statement_range(stmt)[0] for stmt in self.tree.body]
+
+    def _statement_range(self, stmt: ast.stmt) -> tuple[int, int]:
+        bounds = self._range(stmt)
+        assert bounds is not None, "ast.parse gives every statement a position"
+        return bounds
 
     def node_path(self, offset: int) -> list[ast.AST]:
         """Nodes from the Module down to the innermost node containing ``offset``."""
@@ -83,8 +105,8 @@ class PythonContext(FileContext):
         index = bisect.bisect_right(self._top_starts, offset) - 1
         if index >= 0:
             top = self.tree.body[index]
-            bounds = self._range(top)
-            if bounds[0] <= offset < bounds[1]:
+            start, end = self._statement_range(top)
+            if start <= offset < end:
                 path.append(top)
                 node = top
             else:
@@ -192,7 +214,7 @@ class PythonContext(FileContext):
         return index.get(name, [])
 
     def scope_of(self, path: list[ast.AST]) -> ast.AST:
-        return self.enclosing(path + [None], SCOPES) or self.tree
+        return next((node for node in reversed(path) if isinstance(node, SCOPES)), self.tree)
 
     # Gates ------------------------------------------------------------------------------
     @cached_property

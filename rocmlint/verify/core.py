@@ -121,14 +121,15 @@ def verify_files(toolchain: Toolchain, sources: list[tuple[Path, str, list[str]]
 def verify_cuda(setup: CudaSetup, kernels: list[ReferenceKernel], workdir: Path, jobs: int) -> list[Row]:
     """nvcc builds of the reference kernels, run when an NVIDIA GPU is present."""
     arch_name = setup.arch or "cuda"
-    if setup.nvcc is None:
+    nvcc = setup.nvcc
+    if nvcc is None:
         return [Row(kernel.name, arch_name, reasons=["not built: nvcc not found (PATH, CUDA_HOME)"],
                     build_skipped=True) for kernel in kernels]
 
     def task(kernel: ReferenceKernel) -> Row:
         executable = workdir / f"{kernel.name}.cuda.exe"
         row = Row(kernel.name, arch_name)
-        message = build_executable(cuda_test_argv(setup.nvcc, kernel.path, setup.arch, executable))
+        message = build_executable(cuda_test_argv(nvcc, kernel.path, setup.arch, executable))
         if message is not None:
             row.reasons.append(message)
             return row

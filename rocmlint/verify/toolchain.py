@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,11 +91,11 @@ def clang_major(clang: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def rocm_roots(env: dict[str, str] | None = None) -> list[str]:
+def rocm_roots(env: Mapping[str, str] | None = None) -> list[str]:
     """Candidate ROCm install roots, most explicit first, existing ones only."""
-    env = os.environ if env is None else env
-    roots = [env.get("ROCM_PATH", ""), env.get("HIP_PATH", "")]
-    hipconfig = shutil.which("hipconfig", path=env.get("PATH"))
+    variables = os.environ if env is None else env
+    roots = [variables.get("ROCM_PATH", ""), variables.get("HIP_PATH", "")]
+    hipconfig = shutil.which("hipconfig", path=variables.get("PATH"))
     if hipconfig:
         roots.append((_output([hipconfig, "--rocmpath"]) or "").strip())
     roots += DEFAULT_ROCM_ROOTS
@@ -110,8 +111,13 @@ def _hip_version(root: str) -> str:
         text = Path(root, "include/hip/hip_version.h").read_text(errors="replace")
     except OSError:
         return "unknown"
-    parts = [re.search(rf"HIP_VERSION_{p}\s+(\d+)", text) for p in ("MAJOR", "MINOR")]
-    return ".".join(m.group(1) for m in parts) if all(parts) else "unknown"
+    numbers = []
+    for part in ("MAJOR", "MINOR"):
+        match = re.search(rf"HIP_VERSION_{part}\s+(\d+)", text)
+        if match is None:
+            return "unknown"
+        numbers.append(match.group(1))
+    return ".".join(numbers)
 
 
 def _has_hip_headers(root: str) -> bool:
