@@ -24,7 +24,7 @@ from .buildfiles import (
     read_compile_commands,
     read_setup_py,
 )
-from .summaries import SOURCE_EXTENSIONS, Summary, load_summaries, scan
+from .summaries import SOURCE_EXTENSIONS, Summary, load_summaries, mentions_hip, read_build_files, scan
 from .tables import HIP_RUNTIME_HEADER, hipify_maps, nvidia_toolkit_macro
 
 if TYPE_CHECKING:
@@ -297,7 +297,7 @@ def build(project: "Project") -> CppModel | None:
 
 def _build(project, root, stats, build_stats, location, cache_dir) -> CppModel | None:
     settings = project.settings
-    files, build_texts = load_summaries(root, stats, build_stats, cache_dir)
+    build_texts = read_build_files(root, build_stats)
     facts = BuildFacts()
     facts.texts = list(build_texts.values())
     for rel, text in build_texts.items():
@@ -306,9 +306,12 @@ def _build(project, root, stats, build_stats, location, cache_dir) -> CppModel |
         else:
             read_cmake(facts, rel, text)
     database = read_compile_commands(location) if location else None
-    if database is None and not facts.amd_defines and not facts.hipify_dirs and \
-            not any(s.hip for s in files.values()):
+    dual = database is not None or bool(facts.amd_defines) or bool(facts.hipify_dirs)
+    if not dual and not mentions_hip(root, stats):
         return None  # CUDA-only code, no HIP anywhere: every file is judged on its own, as before
+    files = load_summaries(root, stats, cache_dir)
+    if not dual and not any(s.hip for s in files.values()):
+        return None
     model = CppModel(root=root, files=files, facts=facts, database=database, fixed=_fixed_facts(settings, database))
     model.hipify_setting = settings.hipify if settings is not None else "auto"
     if database is not None:

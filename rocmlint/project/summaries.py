@@ -134,8 +134,46 @@ def scan(root: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, in
     return sources, build
 
 
-def load_summaries(root: str, stats: dict, build: dict, cache_dir=None) -> tuple[dict[str, Summary], dict[str, str]]:
-    """Summaries of the C-family files ``scan`` found and the text of the build files."""
+_HIP_BYTES = (b"hip/", b"__HIP", b"USE_ROCM", b"__AMDGCN__")
+
+
+def mentions_hip(root: str, stats: dict) -> bool:
+    """Whether any C-family file names HIP at all (a fast byte search: CUDA-only trees
+    skip the model, and are judged file by file as before)."""
+    try:
+        from ahocorasick_rs import BytesAhoCorasick
+
+        automaton = BytesAhoCorasick(list(_HIP_BYTES))
+
+        def found(data: bytes) -> bool:
+            return bool(automaton.find_matches_as_indexes(data))
+    except ImportError:  # a few times slower
+        def found(data: bytes) -> bool:
+            return any(marker in data for marker in _HIP_BYTES)
+    for rel in stats:
+        try:
+            with open(os.path.join(root, rel), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if found(data):
+            return True
+    return False
+
+
+def read_build_files(root: str, build: dict) -> dict[str, str]:
+    texts: dict[str, str] = {}
+    for rel in build:
+        try:
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as fh:
+                texts[rel] = fh.read(1 << 20)
+        except OSError:
+            continue
+    return texts
+
+
+def load_summaries(root: str, stats: dict, cache_dir=None) -> dict[str, Summary]:
+    """Summaries of the C-family files ``scan`` found (stat-keyed cache)."""
     cache_file = None
     entries: dict[str, list] = {}
     if cache_dir is not None:
@@ -160,16 +198,9 @@ def load_summaries(root: str, stats: dict, build: dict, cache_dir=None) -> tuple
         found = read[rel] if rel in read else entries[rel][2]
         fresh[rel] = [mtime, size, found]
         files[rel] = Summary(found)
-    texts: dict[str, str] = {}
-    for rel in build:
-        try:
-            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as fh:
-                texts[rel] = fh.read(1 << 20)
-        except OSError:
-            continue
     if cache_file is not None and (dirty or len(fresh) != len(entries)):
         _save(cache_file, {"root": root, "files": fresh})
-    return files, texts
+    return files
 
 
 def _summarise_files(root: str, rels: list[str]) -> dict[str, list]:
