@@ -185,7 +185,8 @@ class CppModel:
         if rel is None or summary is None:
             return ""
         verdict = self.reach.get(rel, Verdict(None))
-        parts = [str(verdict.value), str(self.hipified(path).value), digest(*sorted(map(repr, self.shims.values())))]
+        parts = [str(verdict.value), str(self.hipified(path).value), digest(*sorted(map(repr, self.shims.values()))),
+                 repr(verdict.evidence), repr(self.include_chain(path))]  # the evidence findings carry
         for name in sorted(summary.conditions):
             fact = self._fact(rel, name)
             parts.append(f"{name}={fact.state}:{fact.value}")
