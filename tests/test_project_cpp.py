@@ -439,3 +439,13 @@ def test_find_root_prefers_strong_markers_then_the_working_folder(tmp_path):
     assert find_root([str(tmp_path / "proj/src/sub/a.cu")], cwd="/") == tmp_path / "proj"
     (tmp_path / "proj" / "src" / ".git").mkdir()
     assert find_root([str(tmp_path / "proj/src/sub/a.cu")], cwd="/") == tmp_path / "proj" / "src"
+
+
+def test_a_model_failure_is_a_warning_and_files_are_linted_one_by_one(toy, capsys, monkeypatch):
+    from rocmlint.project import cpp
+
+    monkeypatch.delenv("ROCMLINT_DEBUG", raising=False)
+    monkeypatch.setattr(cpp, "_solve", lambda model: 1 / 0)
+    code, out, err = run_cli(["check", "--no-cache", "--output-format", "json", "--select", "ROC3", "."], toy, capsys)
+    assert code == 1 and "warning: no project model (ZeroDivisionError" in err
+    assert ("ROC303", "src/vendors/cuda.h", 3) in where(json.loads(out))  # judged on its own, as before

@@ -18,6 +18,7 @@ from ..config import DEFAULT_ROCM_MACROS
 from ..cpp.preprocessor import ChainWalker, Evaluator, define_parts, gate_polarity
 from . import Evidence, Verdict, digest
 from .buildfiles import (
+    BuildFileError,
     BuildFacts,
     CompileDatabase,
     read_cmake,
@@ -291,7 +292,18 @@ def build(project: "Project") -> CppModel | None:
     cached = _load_model(cache_dir, key)
     if cached is not None:
         return cached if cached != "none" else None
-    model = _build(project, root, stats, build_stats, location, cache_dir)
+    try:
+        model = _build(project, root, stats, build_stats, location, cache_dir)
+    except BuildFileError:
+        raise  # the user's -p / compile-commands: a clear error, exit 2
+    except Exception as exc:  # noqa: BLE001 - a model bug must not stop the lint
+        import sys
+
+        if os.environ.get("ROCMLINT_DEBUG"):
+            raise
+        print(f"rocmlint: warning: no project model ({type(exc).__name__}: {exc}); files are judged "
+              "one by one. Please report it (ROCMLINT_DEBUG=1 shows the traceback).", file=sys.stderr)
+        return None
     _save_model(cache_dir, key, model)
     return model
 
