@@ -77,6 +77,7 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     explain.add_argument("--config", type=Path, metavar="FILE", help="use this config file")
     explain.add_argument("-p", "--compile-commands", metavar="BUILD_DIR", default="",
                          help="the ROCm build's compile_commands.json (or its folder)")
+    explain.add_argument("--no-cache", action="store_true", help="neither read nor write the model cache")
 
     rules = sub.add_parser("rules", help="list the rules")
     rules.add_argument("--output-format", choices=("text", "json"), default="text")
@@ -255,7 +256,7 @@ def _cmd_explain(args) -> int:
     if not os.path.isfile(path):
         raise UsageError(f"no such file: {path}")
     resolver = ConfigResolver(args.config)
-    activate(_project([path], resolver, compile_commands=args.compile_commands))
+    activate(_project([path], resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands))
     return explain(path, int(line), resolver.for_path(path))
 
 

@@ -408,7 +408,8 @@ def test_warm_model_comes_from_the_cache(toy, tmp_path_factory, monkeypatch):
 
 # --- explain ------------------------------------------------------------------------
 def test_explain_prints_the_chain_that_decides_a_line(toy, capsys):
-    code, out, _ = run_cli(["explain", "src/cp-async.cuh:6"], toy, capsys)
+    code, out, _ = run_cli(["explain", "--no-cache", "src/cp-async.cuh:6"], toy, capsys)
+    assert not (toy / ".rocmlint_cache").exists()
     assert code == 0
     assert "AMD build compiles this line: no" in out
     assert "#ifdef CP_ASYNC_AVAILABLE  -> NOT taken on AMD" in out
@@ -449,3 +450,13 @@ def test_a_model_failure_is_a_warning_and_files_are_linted_one_by_one(toy, capsy
     code, out, err = run_cli(["check", "--no-cache", "--output-format", "json", "--select", "ROC3", "."], toy, capsys)
     assert code == 1 and "warning: no project model (ZeroDivisionError" in err
     assert ("ROC303", "src/vendors/cuda.h", 3) in where(json.loads(out))  # judged on its own, as before
+
+
+def test_nested_config_macros_and_default_nvidia_macros_still_apply_with_a_model(toy, capsys):
+    write_tree(toy, {
+        "src/extra/pyproject.toml": '[tool.rocmlint]\nrocm-macros = ["EXTRA_ON_AMD"]\n',
+        "src/extra/k.cu": "#include <hip/hip_runtime.h>\n#ifndef EXTRA_ON_AMD\n__device__ void f() { asm(\"membar.gl;\"); }\n"
+                          "#endif\n#ifdef USE_CUDA\n__device__ void g() { asm(\"membar.gl;\"); }\n#endif\n",
+    })
+    found = where(findings(toy, capsys))
+    assert not any(path == "src/extra/k.cu" for _, path, _ in found)

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..config import DEFAULT_ROCM_MACROS
+from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
 from ..cpp.preprocessor import ChainWalker, Evaluator, define_parts, gate_polarity
 from . import Evidence, Verdict, digest
 from .buildfiles import (
@@ -145,11 +145,18 @@ class CppModel:
         rel = self.rel(path) if path is not None else None
         return self._fact(rel, name)
 
-    def resolver(self, path):
-        """What ``Conditionals`` asks for a macro the file has not set itself."""
+    def resolver(self, path, settings=None):
+        """What ``Conditionals`` asks for a macro the file has not set itself; the file's
+        own configuration (``rocm-macros``/``nvidia-macros`` of a nested config) wins."""
         rel = self.rel(path)
+        rocm = {settings.gate_macro, *settings.rocm_macros} if settings is not None else set()
+        nvidia = set(settings.nvidia_macros) if settings is not None else set()
 
         def resolve(name: str) -> tuple[bool | None, int | None]:
+            if name in rocm:
+                return True, 1
+            if name in nvidia:
+                return False, None
             fact = self._fact(rel, name)
             return fact.state, fact.value
         return resolve
@@ -233,7 +240,7 @@ class CppModel:
                                       + ("" if d.reach is False else " (file not in the AMD build)"),
                                       f"{d.rel}:{d.line + 1}") for d in shown)
                 return MacroFact(False, None, dead)
-        if nvidia_toolkit_macro(name):
+        if nvidia_toolkit_macro(name) or name in DEFAULT_NVIDIA_MACROS:
             return MacroFact(False, None, (Evidence(f"{name} is a CUDA toolkit / CUTLASS macro, not defined in "
                                                     "an AMD build", "table"),))
         return UNKNOWN
