@@ -460,3 +460,28 @@ def test_nested_config_macros_and_default_nvidia_macros_still_apply_with_a_model
     })
     found = where(findings(toy, capsys))
     assert not any(path == "src/extra/k.cu" for _, path, _ in found)
+
+
+def test_amd_only_code_through_a_macro_derived_from_the_rocm_macro(toy):
+    from rocmlint.cpp.context import CppContext
+
+    common = toy / "src/common.cuh"
+    common.write_text(common.read_text() + "#if defined(TOY_USE_HIP) && defined(__gfx942__)\n#define TOY_MFMA\n#endif\n")
+    source = (b'#include "common.cuh"\n#ifdef TOY_MFMA\nint lane = threadIdx.x % 32;\n#endif\n'
+              b'#ifdef __CUDA_ARCH__\nint a;\n#endif\nint shared;\n')
+    (toy / "src/mfma.cu").write_bytes(source)
+    model = model_for(toy)
+    assert model.amd_only_macro("TOY_MFMA") and not model.amd_only_macro("__CUDA_ARCH__")
+    assert model.nvidia_file("src/vendors/hip.h") is False and model.nvidia_file("src/vendors/cuda.h") is True
+    activate(Project(toy, parts={"cpp": model}))
+    ctx = CppContext(str(toy / "src/mfma.cu"), source, Settings())
+    offsets = [source.index(text) for text in (b"int lane", b"int a;", b"int shared")]
+    assert [ctx.amd_only(o) for o in offsets] == [True, False, False]
+
+
+def test_amd_only_without_a_model_reads_the_file_alone():
+    from rocmlint.cpp.context import CppContext
+
+    source = b"#ifdef __HIP_PLATFORM_AMD__\nint a;\n#else\nint b;\n#endif\nint c;\n"
+    ctx = CppContext("k.cu", source, Settings())
+    assert [ctx.amd_only(source.index(t)) for t in (b"int a", b"int b", b"int c")] == [True, False, False]

@@ -94,6 +94,24 @@ class CppContext(FileContext):
     def nvidia_only(self, offset: int) -> bool:
         return self.outside_amd_build or self.pp.nvidia_only(self.lines.line_of(offset))
 
+    @cached_property
+    def nvidia_pp(self) -> Conditionals:
+        """The #if gates evaluated for the NVIDIA build (ROCm macros undefined there)."""
+        settings = self.settings
+        if self.model is not None:
+            return Conditionals(self.source, (), (), settings.gate_macro,
+                                self.model.nvidia_resolver(self.path, settings))
+        return Conditionals(self.source, (), settings.all_rocm_macros, settings.gate_macro)
+
+    def amd_only(self, offset: int) -> bool:
+        """Code only the AMD build compiles: inside branches false for NVIDIA (``#if
+        defined(GGML_USE_HIP)``, a macro the project derives from it, ...), or a HIP-only file.
+        Written for AMD by someone who knew the target."""
+        line = self.lines.line_of(offset)
+        if self.pp.nvidia_only(line):
+            return False
+        return self.hip_only or self.nvidia_pp.nvidia_only(line)
+
     def evidence(self, offset: int) -> list[str]:
         """Why the AMD build compiles this offset: file verdict and #if stack (project model)."""
         from ..project.explain import line_evidence

@@ -84,6 +84,7 @@ class _Def:
     params: tuple[str, ...] | None = None
     body: str = ""
     name: str = ""
+    guard: str = "1"  # the #if conditions around it as one expression (for the NVIDIA view)
 
 
 @dataclass
@@ -93,6 +94,7 @@ class _Edge:
     header: str
     target: str | None
     reach: bool | None
+    guard: str = "1"  # the #if conditions around the #include (for the NVIDIA view)
 
 
 @dataclass
@@ -111,6 +113,8 @@ class CppModel:
     roots: set[str] = field(default_factory=set)
     hipify_setting: object = "auto"
     shims: dict[str, Shim] = field(default_factory=dict)
+    # target -> (includer, #if conditions around the include): the NVIDIA view's include graph
+    nvidia_includers: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     include_dirs: list[str] = field(default_factory=list)  # relative to root
     _memo: dict = field(default_factory=dict, repr=False)
 
@@ -159,6 +163,80 @@ class CppModel:
                 return False, None
             fact = self._fact(rel, name)
             return fact.state, fact.value
+        return resolve
+
+    def nvidia_macro(self, name: str) -> bool | None:
+        """Whether the NVIDIA build defines ``name``: the ROCm macros are undefined there,
+        the configured NVIDIA macros defined, a project macro follows its #if conditions."""
+        memo = self._memo.setdefault("nvidia", {})
+        if name in memo:
+            return memo[name]
+        memo[name] = None  # a macro whose conditions read itself stays unknown
+        memo[name] = self._nvidia_macro(name)
+        return memo[name]
+
+    def _nvidia_macro(self, name: str) -> bool | None:
+        if name in DEFAULT_ROCM_MACROS or name in self.facts.amd_defines:
+            return False
+        fixed = self.fixed.get(name)
+        what = fixed.evidence[0].what if fixed is not None and fixed.evidence else ""
+        if what in ("the gate macro", "rocm-macros"):
+            return False
+        if what == "nvidia-macros":
+            return True
+        inferred = self.inferred.get(name)
+        if inferred is not None:
+            return not inferred.state  # the branch that includes the HIP runtime is AMD's
+        if nvidia_toolkit_macro(name) or name in DEFAULT_NVIDIA_MACROS:
+            return None  # the CUDA toolkit's own (e.g. __CUDA_ARCH__ in device passes only)
+        defs = [d for d in self.defs.get(name, ()) if self.nvidia_file(d.rel) is not False]
+        if not defs:
+            return False if self.defs.get(name) else None
+        evaluator = Evaluator({}, set(), lambda other: (self.nvidia_macro(other), None))
+        states = set()
+        for d in defs:
+            taken = evaluator.evaluate(d.guard)
+            states.add(None if taken is None else (bool(taken) and d.kind == "define"))
+            if None in states:
+                return None
+        return True if True in states else False
+
+    def nvidia_file(self, rel: str) -> bool | None:
+        """Whether the NVIDIA build compiles a file (root-relative): False when every
+        include of it sits under conditions false there, or in files it never compiles."""
+        memo = self._memo.setdefault("nvidia-file", {})
+        if rel in memo:
+            return memo[rel]
+        memo[rel] = None  # include cycles: unknown
+        includers = self.nvidia_includers.get(rel)
+        if not includers:
+            memo[rel] = True
+            return True
+        evaluator = Evaluator({}, set(), lambda other: (self.nvidia_macro(other), None))
+        states = set()
+        for includer, guard in includers:
+            taken = evaluator.evaluate(guard)
+            states.add(False if taken == 0 else self.nvidia_file(includer) if taken else None)
+            if True in states:
+                break
+        memo[rel] = True if True in states else (False if states == {False} else None)
+        return memo[rel]
+
+    def amd_only_macro(self, name: str) -> bool:
+        """A macro only the AMD build can define (e.g. derived from the ROCm macro)."""
+        return self.nvidia_macro(name) is False and self.macro(name).state is not False
+
+    def nvidia_resolver(self, path, settings=None):
+        """``resolver`` for the NVIDIA build: what ``Conditionals`` asks for the NVIDIA view."""
+        rocm = {settings.gate_macro, *settings.rocm_macros} if settings is not None else set()
+        nvidia = set(settings.nvidia_macros) if settings is not None else set()
+
+        def resolve(name: str) -> tuple[bool | None, int | None]:
+            if name in rocm:
+                return False, None
+            if name in nvidia:
+                return True, None
+            return self.nvidia_macro(name), None
         return resolve
 
     def shim(self, name: str) -> Shim | None:
@@ -504,6 +582,7 @@ def _solve(model: CppModel) -> None:
         previous = state
     model._memo = {}
     _collect_shims(model)
+    model.nvidia_includers = {t: [(e.includer, e.guard) for e in edges] for t, edges in model.includers.items()}
     model.edges, model.includers = {}, {}  # only the solver needs them; chains are in ``parent``
     for summary in model.files.values():
         summary.release()
@@ -550,7 +629,7 @@ def _walk_file(model: CppModel, rel: str, summary: Summary):
             if m:
                 header = m.group(1)
                 target = model_resolve(model, rel, header, angle=m.group(2) == ">")
-                out.append(_Edge(rel, first, header, target, reach))
+                out.append(_Edge(rel, first, header, target, reach, stack_expression(walker.stack, guard)))
         elif name in ("define", "undef") and rest:
             parts = define_parts(rest) if name == "define" else (rest.split()[0], None, "")
             if parts is None or parts[0] == guard:
@@ -561,8 +640,33 @@ def _walk_file(model: CppModel, rel: str, summary: Summary):
                 value = Evaluator({}, set()).evaluate(body) if body else 1
             own_defs.append(_Def(rel, first, name, reach, value,
                                  tuple(p.strip() for p in params.split(",")) if params is not None else None,
-                                 body, macro))
+                                 body, macro, stack_expression(walker.stack, guard)))
     return asked, own_defs, out
+
+
+def stack_expression(stack, guard: str | None = None) -> str:
+    """The ``#if`` stack at a position as one expression: each enclosing branch's condition
+    and the negation of the branches before it (a header guard left out)."""
+    parts = []
+    for chain in stack:
+        first = chain.branches[0]
+        if guard is not None and first.kind == "ifndef" and first.condition.split()[:1] == [guard]:
+            continue
+        for branch in chain.branches[:-1]:
+            parts.append(f"!({_branch_condition(branch)})")
+        current = chain.branches[-1]
+        if current.kind != "else":
+            parts.append(f"({_branch_condition(current)})")
+    return " && ".join(parts) or "1"
+
+
+def _branch_condition(branch) -> str:
+    name = branch.condition.split()[0] if branch.condition.split() else ""
+    if branch.kind == "ifdef":
+        return f"defined({name})"
+    if branch.kind == "ifndef":
+        return f"!defined({name})"
+    return branch.condition
 
 
 def _reachability(model: CppModel) -> None:
