@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_cli import run_cli
 
 from rocmlint.config import ConfigResolver, Settings

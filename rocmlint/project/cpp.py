@@ -18,14 +18,21 @@ from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
 from ..cpp.preprocessor import ChainWalker, Evaluator, define_parts, gate_polarity
 from . import Evidence, Verdict, digest
 from .buildfiles import (
-    BuildFileError,
     BuildFacts,
+    BuildFileError,
     CompileDatabase,
     read_cmake,
     read_compile_commands,
     read_setup_py,
 )
-from .summaries import SOURCE_EXTENSIONS, Summary, load_summaries, mentions_hip, read_build_files, scan
+from .summaries import (
+    SOURCE_EXTENSIONS,
+    Summary,
+    load_summaries,
+    mentions_hip,
+    read_build_files,
+    scan,
+)
 from .tables import HIP_RUNTIME_HEADER, hipify_maps, nvidia_toolkit_macro
 
 if TYPE_CHECKING:
