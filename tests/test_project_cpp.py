@@ -3,7 +3,6 @@ hipify, build files, compile_commands.json, explain, and bad input."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
