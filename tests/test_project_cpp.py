@@ -483,3 +483,15 @@ def test_amd_only_without_a_model_reads_the_file_alone():
     source = b"#ifdef __HIP_PLATFORM_AMD__\nint a;\n#else\nint b;\n#endif\nint c;\n"
     ctx = CppContext("k.cu", source, Settings())
     assert [ctx.amd_only(source.index(t)) for t in (b"int a", b"int b", b"int c")] == [True, False, False]
+
+
+def test_project_macro_that_selects_by_architecture_makes_a_wave_size_aware_branch(toy, capsys):
+    write_tree(toy, {
+        "src/arch.h": "#pragma once\n#include <hip/hip_runtime.h>\n#if defined(__gfx908__) || defined(__gfx942__)\n"
+                      "#define TOY_CDNA\n#endif\n#if defined(TOY_USE_HIP) && defined(TOY_CDNA)\n#define TOY_MFMA\n#endif\n",
+        "src/tile.cu": '#include "arch.h"\n__global__ void k(int *o) {\n#if defined(TOY_MFMA)\n'
+                       "    o[0] = threadIdx.x % 32;\n#else\n    o[0] = threadIdx.x % 32;\n#endif\n}\n",
+    })
+    model = model_for(toy)
+    assert model.arch_macro("TOY_MFMA") and model.arch_macro("TOY_CDNA") and not model.arch_macro("TOY_USE_CUB")
+    assert not any(path == "src/tile.cu" for _, path, _ in where(findings(toy, capsys)))

@@ -74,7 +74,8 @@ class CppContext(FileContext):
         self.file_verdict = self.model.file_verdict(path) if self.model is not None else None
         self.pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
                                settings.gate_macro,
-                               self.model.resolver(path, settings) if self.model is not None else None)
+                               self.model.resolver(path, settings) if self.model is not None else None,
+                               self.model.arch_macro if self.model is not None else None)
         self.cache: dict = {}  # per-file memo for rules (e.g. data flow per function)
 
     @cached_property

@@ -16,6 +16,7 @@ WAVE_SIZE_MACRO = re.compile(
     r"__GFX\d+__|__gfx\w+__|(?i:wave_?front_?size|wave_?size|warp_?size|wave(?:32|64))"
 )
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(\w+)(.*)$", re.DOTALL)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _DEFINE = re.compile(r"^(\w+)(?!\()(?:[ \t]+(.*))?$", re.DOTALL)
 
 
@@ -346,10 +347,17 @@ class ChainWalker:
     """Feeds directives in order: builds the ``#if`` chains, tracks the AMD reach of the
     current position and applies reachable ``#define``/``#undef`` to the evaluator."""
 
-    def __init__(self, evaluator: Evaluator) -> None:
+    def __init__(self, evaluator: Evaluator, arch_macro: "Callable[[str], bool] | None" = None) -> None:
         self.evaluator = evaluator
         self.stack: list[Chain] = []
         self.chains: list[Chain] = []
+        self.arch_macro = arch_macro  # project macros that select by GPU architecture
+
+    def _wave(self, condition: str) -> bool:
+        if WAVE_SIZE_MACRO.search(condition):
+            return True
+        arch = self.arch_macro
+        return arch is not None and any(arch(name) for name in _IDENTIFIER.findall(condition))
 
     def reach(self) -> bool | None:
         result: bool | None = True
@@ -373,7 +381,7 @@ class ChainWalker:
                 value = defined if (name == "ifdef" or defined is None) else 1 - defined
             chain = Chain(parent=stack[-1] if stack else None,
                           parent_branch=len(stack[-1].branches) - 1 if stack else -1)
-            chain.branches.append(Branch(first, name, rest, _truth(value), bool(WAVE_SIZE_MACRO.search(rest))))
+            chain.branches.append(Branch(first, name, rest, _truth(value), self._wave(rest)))
             stack.append(chain)
             self.chains.append(chain)
             return reach
@@ -388,7 +396,7 @@ class ChainWalker:
             else:
                 own = True if name == "else" else _truth(evaluator.evaluate(rest))
                 value = own if all(v is False for v in earlier) or own is False else None
-            wave = chain.branches[0].wave_size or bool(WAVE_SIZE_MACRO.search(rest))
+            wave = chain.branches[0].wave_size or self._wave(rest)
             chain.branches.append(Branch(first, name, rest, value, wave))
             if wave:
                 for b in chain.branches:
@@ -431,7 +439,8 @@ class Conditionals:
     from where they stand."""
 
     def __init__(self, data: bytes, rocm_macros, nvidia_macros, gate_macro: str,
-                 resolve: "Callable[[str], tuple[bool | None, int | None]] | None" = None) -> None:
+                 resolve: "Callable[[str], tuple[bool | None, int | None]] | None" = None,
+                 arch_macro: "Callable[[str], bool] | None" = None) -> None:
         self.line_count = data.count(b"\n") + 1
         self.gate_macro = gate_macro
         self.directive_lines: set[int] = set()
@@ -446,7 +455,7 @@ class Conditionals:
             defined, undefined = {m: 1 for m in rocm_macros}, set(nvidia_macros)
             undefined |= _defined_only_in_dead_branches(found, defined, undefined)
         self.evaluator = Evaluator(defined, undefined, resolve)
-        walker = ChainWalker(self.evaluator)
+        walker = ChainWalker(self.evaluator, arch_macro)
         for first, last, name, rest in found:
             self.directive_lines.update(range(first, last + 1))
             walker.feed(first, last, name, rest)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
-from ..cpp.preprocessor import ChainWalker, Evaluator, define_parts, gate_polarity
+from ..cpp.preprocessor import WAVE_SIZE_MACRO, ChainWalker, Evaluator, define_parts, gate_polarity
 from . import Evidence, Verdict, digest
 from .buildfiles import (
     BuildFacts,
@@ -228,6 +228,20 @@ class CppModel:
                 break
         memo[rel] = True if True in states else (False if states == {False} else None)
         return memo[rel]
+
+    def arch_macro(self, name: str) -> bool:
+        """A project macro that selects by GPU architecture: every #define of it sits under
+        conditions naming __gfx*__/wave-size macros or other such macros (``CDNA``, ``RDNA``)."""
+        memo = self._memo.setdefault("arch", {})
+        if name in memo:
+            return memo[name]
+        memo[name] = False  # cycles: not an architecture selector
+        defines = [d for d in self.defs.get(name, ()) if d.kind == "define"]
+        memo[name] = bool(defines) and all(
+            WAVE_SIZE_MACRO.search(d.guard) or any(self.arch_macro(n) for n in _IDENT.findall(d.guard)
+                                                   if n != "defined" and n != name)
+            for d in defines)
+        return memo[name]
 
     def amd_only_macro(self, name: str) -> bool:
         """A macro only the AMD build can define (e.g. derived from the ROCm macro)."""
