@@ -30,8 +30,11 @@ def engine_finding(code: str, path: str, message: str, span: Span | None = None)
 
 
 def analyse_buffer(display: str, buffer: bytes, language: str, settings: Settings,
-                   rules: tuple[Rule, ...], suppress: bool = True) -> list[Finding]:
-    """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches."""
+                   rules: tuple[Rule, ...], suppress: bool = True,
+                   fix_written: set[int] | None = None) -> list[Finding]:
+    """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches.
+    Wave-size design choices in code written for AMD are not reported, except on the lines
+    ``fix_written`` (0-based) that rocmlint's own fixes wrote into the buffer."""
     hits: dict[str, list[Span]] = {}
     candidates = _prefilter(rules)(buffer)
     for rule in rules:
@@ -68,7 +71,9 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         if ctx.nvidia_only(start):
             continue
         rule_cls = type(_rule_by_code(rules, finding.code)) if finding.code not in ENGINE_CODES else None
-        if rule_cls is not None and rule_cls.wave_size_rule and ctx.wave_size_aware(start):
+        if rule_cls is not None and rule_cls.wave_size_rule and (
+                ctx.wave_size_aware(start) or (not rule_cls.definite_on_amd and ctx.written_for_amd(start)
+                 and (fix_written is None or ctx.lines.line_of(start) not in fix_written))):
             continue
         key = (finding.code, finding.span)
         if key in seen:
@@ -78,6 +83,17 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
             finding.evidence = tuple(ctx.evidence(start))
         kept.append(finding)
     return _finish(ctx, kept, buffer, suppress)
+
+
+def lines_not_in(original: bytes, fixed: bytes) -> set[int]:
+    """0-based lines of ``fixed`` that a fix wrote (not matched to a line of ``original``)."""
+    from difflib import SequenceMatcher
+
+    before, after = original.split(b"\n"), fixed.split(b"\n")
+    kept: set[int] = set()
+    for block in SequenceMatcher(None, before, after, autojunk=False).get_matching_blocks():
+        kept.update(range(block.b, block.b + block.size))
+    return set(range(len(after))) - kept
 
 
 @lru_cache(maxsize=64)

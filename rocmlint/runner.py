@@ -9,7 +9,7 @@ from typing import Iterable, Iterator
 
 from .cache import Cache, content_hash
 from .discovery import Target
-from .engine import FileResult, active_rules, analyse_buffer, engine_finding
+from .engine import FileResult, active_rules, analyse_buffer, engine_finding, lines_not_in
 from .languages import get_language, language_for
 from .project import Project, activate
 from .source import SourceError, atomic_write, read_source
@@ -101,7 +101,10 @@ def fix_buffer(buffer: bytes, newline: str, display: str, language: str, setting
     lang = get_language(language)
     return fix_to_fixpoint(
         buffer,
-        lambda b: analyse_buffer(display, b, language, settings, rules),
+        # Code in AMD-only branches is left alone (engine), except in the blocks rocmlint's
+        # own fixes wrote: later rounds finish those (a gated copy still needing ROC203).
+        lambda b: analyse_buffer(display, b, language, settings, rules,
+                                 fix_written=None if b is buffer else lines_not_in(buffer, b)),
         unsafe=unsafe, newline=newline,
         syntax_errors=lambda b: lang.syntax_errors(b, display),
         nvidia_view=lambda b: lang.nvidia_view(b, display, settings),

@@ -9,8 +9,9 @@ class ShuffleReductionFixedWidth(Rule):
 
     ## What it does
     Reports butterfly and tree reductions whose loop starts at offset 16
-    (`for (int o = 16; o > 0; o /= 2)`), unrolled ones whose first step is 16, and shuffles
-    that pass an explicit width of 32.
+    (`for (int o = 16; o > 0; o /= 2)`), unrolled ones that start at 16 or climb
+    1, 2, 4, 8, 16 and stop there (no step at 32), and shuffles that pass an explicit width
+    of 32.
 
     ## Why is this bad?
     On a 64-lane wavefront the reduction never combines lanes 0-31 with lanes 32-63:
@@ -98,7 +99,9 @@ class ShuffleReductionFixedWidth(Rule):
             call = node if node is not None and node.type == "call_expression" else \
                 ctx.ancestor(node, {"call_expression"}) if node is not None else None
             operands = shuffle_operands(ctx, call) if call is not None else None
-            if operands is None:
+            # The call decides: a loop header outside an NVIDIA-only branch may feed only
+            # NVIDIA-only shuffles.
+            if call is None or operands is None or ctx.nvidia_only(call.start_byte):
                 continue
             args, value_index = operands
             if len(args) > value_index + 2 and ctx.node_text(args[value_index + 2]) == "32":
@@ -116,8 +119,26 @@ class ShuffleReductionFixedWidth(Rule):
                 ctx.report(ctx.node_span(start), "shuffle reduction starts at offset 16: lanes 32-63 of a "
                            "wave64 are never combined", fix)
             elif ctx.node_text(offset) == "16" and ctx.ancestor(call, {"for_statement", "while_statement"}) is None:
-                ctx.report(ctx.node_span(offset), "unrolled shuffle reduction starts at offset 16: add a step "
+                steps = self._unrolled_steps(ctx, call)
+                if "32" in steps.values():
+                    continue  # 1, 2, ..., 16, 32: the whole wave64
+                ascending = any(text == "8" and start < call.start_byte for start, text in steps.items())
+                shape = "stops" if ascending else "starts"
+                ctx.report(ctx.node_span(offset), f"unrolled shuffle reduction {shape} at offset 16: add a step "
                            "at offset 32 for wave64")
+
+    @staticmethod
+    def _unrolled_steps(ctx, call) -> dict[int, str]:
+        """Offsets of the shuffles in the statements around ``call`` (its block): start -> text."""
+        from rocmlint.cpp.wavesize import shuffle_operands
+
+        block = ctx.ancestor(call, {"compound_statement", "translation_unit"})
+        steps = {}
+        for node in ctx.descendants(block, {"call_expression"}) if block is not None else ():
+            operands = shuffle_operands(ctx, node)
+            if operands is not None and len(operands[0]) > operands[1] + 1:
+                steps[node.start_byte] = ctx.node_text(operands[0][operands[1] + 1])
+        return steps
 
     @staticmethod
     def _loop_start_16(ctx, call, offset):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 
+from rocmlint.model import Span
 from rocmlint.rule import Example, Rule
 
 _FAILS = re.compile(r"\b(?:throw|abort|exit|assert|\w*CHECK\w*|\w*ASSERT\w*|return|std::terminate|"
@@ -13,7 +14,9 @@ class WarpSize32RuntimeGuard(Rule):
 
     ## What it does
     Reports checks like `if (prop.warpSize != 32) throw ...`,
-    `TORCH_CHECK(warp_size() == 32, ...)` or `assert(warpSize == 32)`.
+    `TORCH_CHECK(warp_size() == 32, ...)`, `assert(warpSize == 32)`, or the same against a
+    named constant equal to 32 (`if (prop.warpSize != kWarpSize) abort();`). Compile-time
+    checks (`static_assert`, `if constexpr`) are not run-time guards.
 
     ## Why is this bad?
     Every AMD CDNA GPU (MI100-MI300) reports a warp size of 64: the program aborts on them
@@ -39,9 +42,9 @@ class WarpSize32RuntimeGuard(Rule):
     name = "warpsize-32-runtime-guard"
     language = "cpp"
     message = "run-time check that the warp size is 32 fails on every AMD CDNA GPU (wave64)"
-    # Spelled-out case variants (not (?i:)) so the prefilter gets literal factors.
-    pattern = (r"(?:[wW]arp_?[sS]ize|WARP_?SIZE)\w*\s*(?:\(\s*\))?\s*[!=]=\s*32\b"
-               r"|\b32\s*[!=]=\s*[\w.>-]*(?:[wW]arp_?[sS]ize|WARP_?SIZE)")
+    # A warp-size name (spelled-out case variants, so the prefilter gets literal factors and
+    # ``re`` a fast start); ``check`` reads the comparison around it.
+    pattern = r"(?:[wW]arp_?[sS]ize|WARP_?SIZE)\w*"
     wave_size_rule = True
     reference_kernel = "wave_size_constexpr.hip"
 
@@ -58,16 +61,75 @@ class WarpSize32RuntimeGuard(Rule):
     )
 
     def check(self, ctx) -> None:
+        done = -1
         for hit in ctx.hits():
-            node = ctx.node_at(hit)
-            if node is None:
+            name = _identifier(ctx.source, hit.start, hit.end)
+            if name.start < done or not ctx.in_code(name.start):
                 continue
-            guard = ctx.ancestor(node, {"if_statement", "call_expression", "conditional_expression"})
-            if guard is None or guard.type == "conditional_expression":
-                continue
-            text = ctx.node_text(guard)
-            if guard.type == "call_expression":
-                fn = guard.child_by_field_name("function")
-                text = ctx.node_text(fn) if fn is not None else ""
-            if _FAILS.search(text):
-                ctx.report(hit)
+            done = name.end
+            other = _compared_with(ctx.source, name)
+            if other is None or not self._is_32(ctx, other) or self._is_32(ctx, ctx.text(name)):
+                continue  # not compared with 32, or both sides are constants
+            node = ctx.node_at(name)
+            comparison = ctx.ancestor(node, {"binary_expression"}) if node is not None else None
+            if comparison is not None and self._guards(ctx, comparison):
+                ctx.report(ctx.node_span(comparison))
+
+    @staticmethod
+    def _is_32(ctx, text: str) -> bool:
+        """``32``, or a name this file defines as 32 (``#define``, ``constexpr``/``const``, enum)."""
+        if re.fullmatch(r"32[uUlL]*", text):
+            return True
+        if not re.fullmatch(r"[A-Za-z_]\w*", text):
+            return False
+        value = ctx.macro_value(text)
+        if value is not None:
+            return re.fullmatch(r"\(?\s*32[uUlL]*\s*\)?", value) is not None
+        constant = re.compile(rb"\b" + text.encode() + rb"\s*(?:=|\{)\s*32[uUlL]*\s*[;},]")
+        return any(ctx.in_code(m.start()) for m in constant.finditer(ctx.source))
+
+    @staticmethod
+    def _guards(ctx, comparison) -> bool:
+        """The comparison decides a failure at run time: the condition of a (non-constexpr)
+        ``if`` whose branches fail, or an argument of a check or assert call."""
+        node = comparison
+        while node.parent is not None and node.parent.type in _CONDITION_WRAPPERS:
+            node = node.parent
+        parent = node.parent
+        if parent is None:
+            return False
+        if parent.type == "condition_clause":
+            statement = parent.parent
+            if statement is None or statement.type != "if_statement" or \
+                    any(child.type == "constexpr" for child in statement.children):
+                return False
+            branches = [statement.child_by_field_name(f) for f in ("consequence", "alternative")]
+            return any(b is not None and _FAILS.search(ctx.node_text(b)) for b in branches)
+        if parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "call_expression":
+            function = parent.parent.child_by_field_name("function")
+            return function is not None and _FAILS.search(ctx.node_text(function)) is not None
+        return False
+
+
+_CONDITION_WRAPPERS = frozenset({"parenthesized_expression", "binary_expression", "unary_expression"})
+_AFTER = re.compile(rb"\s*(?:\(\s*\))?\s*[!=]=\s*([\w:]+)")
+_BEFORE = re.compile(rb"(\w+)\s*[!=]=\s*[\w:.>-]*$")
+
+
+def _identifier(source: bytes, start: int, end: int) -> Span:
+    """The whole identifier around a match (``kWarpSize`` for a match at ``WarpSize``)."""
+    while start > 0 and (source[start - 1 : start].isalnum() or source[start - 1] == 0x5F):
+        start -= 1
+    return Span(start, end)
+
+
+def _compared_with(source: bytes, name: Span) -> str | None:
+    """The other operand of ``name == X`` / ``X != obj.name`` on the same line, as text."""
+    after = _AFTER.match(source, name.end)
+    if after and b"\n" not in after.group():
+        return after.group(1).decode("utf-8", "replace").split("::")[-1]
+    line_start = source.rfind(b"\n", 0, name.start) + 1
+    before = _BEFORE.search(source, line_start, name.start)
+    if before:
+        return before.group(1).decode("utf-8", "replace").split("::")[-1]
+    return None

@@ -81,26 +81,35 @@ class InlinePtx(Rule):
     )
 
     def check(self, ctx) -> None:
-        from rocmlint.cpp.ptx import PTX_MARKER, asm_template, hip_equivalent
+        from rocmlint.cpp.ptx import hip_equivalent, is_ptx, read_asm
         from rocmlint.fixers.cpp_gate import build_fix
 
+        covered = -1  # end of the last asm statement read: one finding per statement
         for hit in ctx.hits():
-            node = ctx.node_at(hit)
-            asm = node if node is not None and node.type == "gnu_asm_expression" else \
-                ctx.ancestor(node, {"gnu_asm_expression"}) if node is not None else None
-            if asm is None:
-                text = ctx.source[hit.start : ctx.lines.line_end(ctx.line_of(hit.start))].decode("utf-8", "replace")
-                if PTX_MARKER.search(text):  # in a broken region: report, no fix
-                    ctx.report(hit)
+            if hit.start < covered or not ctx.in_code(hit.start) or ctx.nvidia_only(hit.start):
                 continue
-            if not PTX_MARKER.search(asm_template(ctx, asm)):
+            asm = read_asm(ctx.source, hit.start)
+            if asm is None or not is_ptx(asm.template):
                 continue
-            statement = asm.parent
-            replacement = hip_equivalent(ctx, asm)
+            covered = asm.span.end
+            replacement = hip_equivalent(asm) if asm.closed else None
             fix = None
-            if replacement is not None and statement is not None and statement.type == "expression_statement":
-                fix = build_fix(ctx, statement, [Edit(ctx.node_span(statement), replacement[0])],
-                                f"replace PTX {replacement[1]} with its HIP equivalent", Applicability.UNSAFE)
+            if replacement is not None:  # the only place ROC301 needs the tree
+                statement = self._statement(ctx, asm)
+                if statement is not None:
+                    fix = build_fix(ctx, statement, [Edit(ctx.node_span(statement), replacement[0])],
+                                    f"replace PTX {replacement[1]} with its HIP equivalent", Applicability.UNSAFE)
             message = self.message if replacement is None else \
                 f"inline PTX `{replacement[1]}` reachable in the AMD build: use `{replacement[0]}`"
-            ctx.report(ctx.node_span(asm), message, fix)
+            ctx.report(asm.span, message, fix)
+
+    @staticmethod
+    def _statement(ctx, asm):
+        """The expression statement that is exactly this asm statement, or None."""
+        node = ctx.node_at(asm.span)
+        while node is not None and node.type != "gnu_asm_expression":
+            node = node.parent
+        statement = node.parent if node is not None else None
+        if statement is None or statement.type != "expression_statement" or node.start_byte != asm.span.start:
+            return None
+        return statement

@@ -79,6 +79,8 @@ class CudaOnlyHeader(Rule):
         from rocmlint.fixers.cpp_gate import build_fix
 
         for hit in ctx.hits():
+            if not ctx.in_code(hit.start):  # `//#include <mma.h>`
+                continue
             match = _INCLUDE.match(ctx.source[hit.start : hit.end].decode("utf-8", "replace"))
             if match is None:  # every hit of `pattern` is an include directive
                 continue
@@ -87,11 +89,9 @@ class CudaOnlyHeader(Rule):
                 continue  # the project's build hipifies this file: the include is renamed for AMD
             hip = HIP_HEADERS.get("cub/cub.cuh" if header.startswith("cub/") else header)
             fix = None
-            node = ctx.node_at(hit)
-            if hip is not None and node is not None:
+            if hip is not None:
                 path_start = hit.start + match.start(2) - 1
                 edit = Edit(Span(path_start, hit.end), f"<{hip}>")
-                include = node if node.type == "preproc_include" else ctx.ancestor(node, {"preproc_include"}) or node
-                fix = build_fix(ctx, include, [edit], f"include {hip} on ROCm", Applicability.SAFE)
+                fix = build_fix(ctx, ctx.directive_node(hit.start), [edit], f"include {hip} on ROCm", Applicability.SAFE)
             suggestion = f": use <{hip}>" if hip else ": no HIP equivalent"
             ctx.report(Span(hit.start, hit.end), f"CUDA-only header <{header}> reachable in the AMD build{suggestion}", fix)

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 from ..model import Span
 from ..rule import FileContext
+from .lexical import NonCode
 from .preprocessor import Conditionals
 from .treesitter import parse
 
@@ -63,6 +65,18 @@ def uses_gate(settings: "Settings", hip_only: bool) -> bool:
     return not hip_only
 
 
+@dataclass(frozen=True)
+class DirectiveNode:
+    """A preprocessor line standing in for its tree node where a fix gates it: directives
+    are whole lines, so rules reading them need no parse."""
+
+    type: str
+    start_byte: int
+    end_byte: int
+    start_point: tuple[int, int]
+    parent: None = None
+
+
 class CppContext(FileContext):
     language = "cpp"
 
@@ -70,7 +84,8 @@ class CppContext(FileContext):
         super().__init__(path, source, settings)
         # The project model's C++ part (None for a lone buffer or a CUDA-only project).
         part = self.project.part("cpp") if self.project is not None else None
-        self.model = part if part is not None and part.rel(path) in part.files else None
+        rel = getattr(part, "rel", None)  # a part may offer only some queries (tests, other halves)
+        self.model = part if part is not None and rel is not None and rel(path) in part.files else None
         self.file_verdict = self.model.file_verdict(path) if self.model is not None else None
         self.pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
                                settings.gate_macro,
@@ -78,6 +93,8 @@ class CppContext(FileContext):
                                self.model.arch_macro if self.model is not None else None)
         self.cache: dict = {}  # per-file memo for rules (e.g. data flow per function)
 
+    # The tree is parsed on first use: rules that read only the text and the #if stack
+    # (ROC301-ROC303) leave most files unparsed.
     @cached_property
     def tree(self):
         return parse(self.source, self.path)
@@ -91,27 +108,24 @@ class CppContext(FileContext):
         """The AMD build never compiles this file (project model): no finding stands."""
         return self.file_verdict is not None and self.file_verdict.value is False
 
+    @cached_property
+    def _non_code(self) -> NonCode:
+        return NonCode(self.source)
+
+    def in_code(self, offset: int) -> bool:
+        """Outside comments and string literals (read from the text, no parse)."""
+        return not self._non_code.covers(offset)
+
+    def directive_node(self, offset: int, kind: str = "preproc_include") -> DirectiveNode:
+        """The directive line holding ``offset``, as a node a fix can gate."""
+        line = self.line_of(offset)
+        start = self.lines.line_start(line)
+        end = self.lines.line_start(line + 1) if line + 1 < self.lines.line_count else len(self.source)
+        return DirectiveNode(kind, start, end, (line, 0))
+
     # --- gates ----------------------------------------------------------------------
     def nvidia_only(self, offset: int) -> bool:
         return self.outside_amd_build or self.pp.nvidia_only(self.lines.line_of(offset))
-
-    @cached_property
-    def nvidia_pp(self) -> Conditionals:
-        """The #if gates evaluated for the NVIDIA build (ROCm macros undefined there)."""
-        settings = self.settings
-        if self.model is not None:
-            return Conditionals(self.source, (), (), settings.gate_macro,
-                                self.model.nvidia_resolver(self.path, settings))
-        return Conditionals(self.source, (), settings.all_rocm_macros, settings.gate_macro)
-
-    def amd_only(self, offset: int) -> bool:
-        """Code only the AMD build compiles: inside branches false for NVIDIA (``#if
-        defined(GGML_USE_HIP)``, a macro the project derives from it, ...), or a HIP-only file.
-        Written for AMD by someone who knew the target."""
-        line = self.lines.line_of(offset)
-        if self.pp.nvidia_only(line):
-            return False
-        return self.hip_only or self.nvidia_pp.nvidia_only(line)
 
     def evidence(self, offset: int) -> list[str]:
         """Why the AMD build compiles this offset: file verdict and #if stack (project model)."""
@@ -129,6 +143,38 @@ class CppContext(FileContext):
     @cached_property
     def hip_only(self) -> bool:
         return is_hip_only(self.path, self.source, self.pp)
+
+    @cached_property
+    def _without_rocm(self) -> Conditionals:
+        """The #if stack of a build that defines none of the ROCm macros (the NVIDIA one);
+        with a project model, also what the project derives from them (``AMD_MFMA_AVAILABLE``
+        defined only under ``GGML_USE_HIP``); nothing else is assumed about it."""
+        settings = self.settings
+        if self.model is not None:
+            return Conditionals(self.source, (), (), settings.gate_macro,
+                                self.model.nvidia_resolver(self.path, settings))
+        return Conditionals(self.source, (), settings.all_rocm_macros, settings.gate_macro)
+
+    def written_for_amd(self, offset: int) -> bool:
+        """Code only the AMD build compiles, written by someone who knew the target: a
+        branch the build without ROCm macros never takes, a template branch on a ROCm gate
+        name (``{% if is_rocm %}``), or a file of a project the
+        project model says only the AMD build compiles (the cpp part's ``hip_only(path)``).
+        A HIP-only file alone is not enough: hipified ports keep CUDA's wave-size choices."""
+        part = self.project.part("cpp") if self.project is not None else None
+        if part is not None and callable(getattr(part, "hip_only", None)) and part.hip_only(self.path):
+            return True
+        line = self.line_of(offset)
+        if line in self._template_amd_lines:
+            return True
+        return self._without_rocm.nvidia_only(line) and not self.pp.nvidia_only(line)
+
+    @cached_property
+    def _template_amd_lines(self) -> set[int]:
+        """Lines in a code generator's ``{% if is_rocm %}`` branch."""
+        from .templating import amd_only_lines
+
+        return amd_only_lines(self.source, self.settings.gate_names)
 
     @cached_property
     def gated(self) -> bool:

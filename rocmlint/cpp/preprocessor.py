@@ -53,12 +53,6 @@ class GateBlock:
     endif_line: int
 
 
-_DIRECTIVE_START = re.compile(rb"\n[ \t]*#[ \t]*\w")  # searched in b"\n" + data: fast literal scan
-# Block comments, skipping line comments and string/char literals that may hold "/*".
-_COMMENT_OR_LITERAL = re.compile(
-    rb'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
-
-
 def directive_parts(text: bytes) -> tuple[str, bytes]:
     """Name and remainder of a directive from ``logical_lines`` (which yields only directives)."""
     m = _DIRECTIVE.match(text)
@@ -68,37 +62,52 @@ def directive_parts(text: bytes) -> tuple[str, bytes]:
 
 def logical_lines(data: bytes) -> list[tuple[int, int, bytes]]:
     """(first line, last line, text joined over backslash continuations) of each directive,
-    skipping lines inside block comments."""
-    blocks: list[tuple[int, int]] = []
-    if b"/*" in data:
-        blocks = [m.span() for m in _COMMENT_OR_LITERAL.finditer(data) if m.group().startswith(b"/*")]
+    skipping lines inside block comments.
+
+    Only lines holding a directive, ``/*`` or ``*/`` can change anything, so only those are
+    looked at (a header of thousands of lines has a few dozen)."""
+    raw = data.split(b"\n")
     out = []
-    line = 0
-    counted = 0  # newlines before this offset are in ``line``
-    block = 0
-    size = len(data)
-    for m in _DIRECTIVE_START.finditer(b"\n" + data):
-        pos = m.start()  # offset in data of the line start (the prefix shifts by one)
-        if pos < counted:
-            continue  # a continuation line of the previous directive
-        while block < len(blocks) and blocks[block][1] <= pos:
-            block += 1
-        if block < len(blocks) and blocks[block][0] < pos:
-            continue  # inside a block comment
-        line += data.count(b"\n", counted, pos)
-        end = data.find(b"\n", pos)
-        end = size if end < 0 else end
-        text = data[pos:end].rstrip(b"\r")
-        first = line
-        while text.endswith(b"\\") and end < size:
-            following = data.find(b"\n", end + 1)
-            following = size if following < 0 else following
-            text = text[:-1] + b" " + data[end + 1:following].rstrip(b"\r")
-            end = following
-            line += 1
-        counted = end
-        out.append((first, line, _strip_comments(text)))
+    in_comment = False
+    line_no, pos, done = 0, 0, -1
+    for match in _INTERESTING.finditer(data):
+        i = line_no = line_no + data.count(b"\n", pos, match.start())
+        pos = match.start()
+        if i <= done:
+            continue
+        line = raw[i]
+        if not in_comment and _DIRECTIVE.match(line):
+            first = i
+            text = line.rstrip(b"\r")
+            while text.endswith(b"\\") and i + 1 < len(raw):
+                i += 1
+                text = text[:-1] + b" " + raw[i].rstrip(b"\r")
+            out.append((first, i, _strip_comments(text)))
+            in_comment = _ends_in_comment(text, False)
+        else:
+            in_comment = _ends_in_comment(line, in_comment)
+        done = i
     return out
+
+
+# A superset of those lines (any '#'); no anchor, so ``re`` scans fast.
+_INTERESTING = re.compile(rb"#|/\*|\*/")
+
+
+def _ends_in_comment(line: bytes, in_comment: bool) -> bool:
+    pos = 0
+    while True:
+        if in_comment:
+            end = line.find(b"*/", pos)
+            if end < 0:
+                return True
+            in_comment, pos = False, end + 2
+        else:
+            start = line.find(b"/*", pos)
+            line_comment = line.find(b"//", pos)
+            if start < 0 or (0 <= line_comment < start):
+                return False
+            in_comment, pos = True, start + 2
 
 
 def _strip_comments(text: bytes) -> bytes:

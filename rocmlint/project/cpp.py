@@ -243,6 +243,14 @@ class CppModel:
             for d in defines)
         return memo[name]
 
+    def hip_only(self, path) -> bool:
+        """A file only the AMD build compiles (a HIP vendor header included under the ROCm
+        macro): code in it was written for AMD."""
+        rel = self.rel(path)
+        if rel is None or rel not in self.files:
+            return False
+        return self.reach.get(rel, Verdict(None)).value is not False and self.nvidia_file(rel) is False
+
     def amd_only_macro(self, name: str) -> bool:
         """A macro only the AMD build can define (e.g. derived from the ROCm macro)."""
         return self.nvidia_macro(name) is False and self.macro(name).state is not False

@@ -122,8 +122,14 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
             quiet += 1
             continue
         if not here:
-            why = "the file is not in the AMD build" if getattr(ctx, "outside_amd_build", False) else \
-                "its pattern matches here but the rule found no hazard"
+            if getattr(ctx, "outside_amd_build", False):
+                why = "the file is not in the AMD build"
+            elif ctx.nvidia_only(start):
+                why = "the AMD build never compiles this line"
+            elif rule.wave_size_rule and ctx.wave_size_aware(start):
+                why = "inside a branch that picks code by wave size"
+            else:
+                why = "its pattern matches here but the rule found no hazard"
             print(f"  {rule.code} {rule.name}: silent: {why}", file=out)
             continue
         text = ctx.lines.line_text(line)

@@ -1,0 +1,40 @@
+"""Where a C-family file has comments and string literals, from the text alone (no parse).
+
+Rules that read the text rather than the tree (ROC301-ROC303) must not take
+``//#include <mma.h>`` or a commented-out ``asm volatile(...)`` for code.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+# One alternation, left to right, so a `//` inside a string or a `"` inside a comment is
+# read as part of the enclosing token. Line comments continue over a backslash-newline.
+# Every alternative starts with a literal character, which keeps ``re`` fast; raw strings
+# (rare, and costly to try at every position) get their own pattern.
+_COMMENTS_AND_LITERALS = (
+    rb"//[^\n]*(?:(?:(?<=\\)|(?<=\\\r))\n[^\n]*)*"
+    rb"|/\*.*?(?:\*/|\Z)"
+    rb"|\"(?:[^\"\\\n]|\\.)*\""
+    rb"|'(?:[^'\\\n]|\\.)*'"
+)
+_NOT_CODE = re.compile(_COMMENTS_AND_LITERALS, re.DOTALL)
+_NOT_CODE_RAW = re.compile(rb"(?:u8|[uUL])?R\"([^()\\\s\"]{0,16})\(.*?\)\1\"|" + _COMMENTS_AND_LITERALS,
+                           re.DOTALL)
+
+
+class NonCode:
+    """Sorted spans of comments and string/character literals of one buffer."""
+
+    def __init__(self, source: bytes) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        pattern = _NOT_CODE_RAW if b'R"' in source else _NOT_CODE
+        for match in pattern.finditer(source):
+            self.starts.append(match.start())
+            self.ends.append(match.end())
+
+    def covers(self, offset: int) -> bool:
+        """Whether ``offset`` lies inside a comment or a literal."""
+        index = bisect_right(self.starts, offset) - 1
+        return index >= 0 and offset < self.ends[index]
