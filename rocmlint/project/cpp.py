@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
-from ..cpp.preprocessor import WAVE_SIZE_MACRO, ChainWalker, Evaluator, define_parts, gate_polarity
+from ..cpp.preprocessor import (
+    WAVE_SIZE_MACRO,
+    ChainWalker,
+    Evaluator,
+    define_parts,
+    gate_polarity,
+)
 from . import Evidence, Verdict, digest
 from .buildfiles import (
     BuildFacts,
