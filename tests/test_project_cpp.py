@@ -490,3 +490,14 @@ def test_project_macro_that_selects_by_architecture_makes_a_wave_size_aware_bran
     model = model_for(toy)
     assert model.arch_macro("TOY_MFMA") and model.arch_macro("TOY_CDNA") and not model.arch_macro("TOY_USE_CUB")
     assert not any(path == "src/tile.cu" for _, path, _ in where(findings(toy, capsys)))
+
+
+def test_constants_defined_in_another_header_are_visible_to_rules(toy):
+    from rocmlint.cpp.context import CppContext
+
+    model = model_for(toy)
+    assert model.macro_body("WARP_LANES", toy / "src/rowmax.cu") == ("32", "src/common.cuh:9")
+    assert model.macro_body("CP_ASYNC_AVAILABLE") is None  # only where the AMD build never goes
+    activate(Project(toy, parts={"cpp": model}))
+    ctx = CppContext(str(toy / "src/rowmax.cu"), (toy / "src/rowmax.cu").read_bytes(), Settings())
+    assert ctx.macro_value("WARP_LANES") == "32"

@@ -267,10 +267,15 @@ class CppContext(FileContext):
         return out
 
     def macro_value(self, name: str) -> str | None:
-        """Value of an object-like ``#define name value`` in this file reachable on AMD."""
+        """Value of an object-like ``#define name value`` reachable on AMD: in this file, else
+        (project model) the one another header of the project gives it."""
         for line, value in self.pp.defines.get(name, []):
             if not self.pp.nvidia_only(line):
                 return value
+        if self.model is not None and name not in self.pp.macro_lines:
+            found = self.model.macro_body(name, self.path)
+            if found is not None:
+                return found[0]
         return None
 
     def macros_defined_as(self, regex: "re.Pattern[str]") -> dict[str, int]:

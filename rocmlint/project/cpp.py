@@ -274,6 +274,18 @@ class CppModel:
             return self.nvidia_macro(name), None
         return resolve
 
+    def macro_body(self, name: str, path=None) -> tuple[str, str] | None:
+        """(replacement text, where) of an object-like macro another file of the project
+        defines for the AMD build, when its live definitions agree (constants in headers)."""
+        rel = self.rel(path) if path is not None else None
+        live = [d for d in self.defs.get(name, ()) if d.rel != rel and d.reach is not False
+                and self.reach.get(d.rel, Verdict(None)).value is not False]
+        if not live or any(d.kind != "define" or d.params is not None or d.reach is None for d in live):
+            return None
+        if len({d.body for d in live}) != 1:
+            return None
+        return live[0].body, f"{live[0].rel}:{live[0].line + 1}"
+
     def shim(self, name: str) -> Shim | None:
         """The AMD build's function-like #define of a CUDA intrinsic, if the project has one."""
         return self.shims.get(name)
