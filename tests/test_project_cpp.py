@@ -501,3 +501,20 @@ def test_constants_defined_in_another_header_are_visible_to_rules(toy):
     activate(Project(toy, parts={"cpp": model}))
     ctx = CppContext(str(toy / "src/rowmax.cu"), (toy / "src/rowmax.cu").read_bytes(), Settings())
     assert ctx.macro_value("WARP_LANES") == "32"
+
+
+def test_compile_commands_flags_apply_per_unit(toy):
+    build = toy / "build-rocm"
+    build.mkdir()
+    (toy / "src/other.cu").write_text('#include "cp-async.cuh"\n')
+    (build / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(build), "file": str(toy / "src/rowmax.cu"),
+         "arguments": ["hipcc", "-DTOY_USE_HIP", "-DTOY_TILE=64", "-c", str(toy / "src/rowmax.cu")]},
+        {"directory": str(build), "file": str(toy / "src/other.cu"),
+         "arguments": ["hipcc", "-DTOY_USE_HIP", "-DTOY_TILE=32", "-c", str(toy / "src/other.cu")]},
+    ]))
+    model = model_for(toy, compile_commands=str(build))
+    assert model.macro("TOY_TILE").state is True and model.macro("TOY_TILE").value is None  # differs by unit
+    assert model.macro("TOY_TILE", toy / "src/rowmax.cu").value == 64
+    fact = model.macro("TOY_TILE", toy / "src/other.cu")
+    assert fact.value == 32 and "command line of src/other.cu" in fact.evidence[0].what

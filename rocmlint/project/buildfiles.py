@@ -318,6 +318,17 @@ class CompileDatabase:
     units: dict[str, list[str]] = field(default_factory=dict)  # absolute file -> its -D/-U/-I flags
     include_dirs: list[str] = field(default_factory=list)  # absolute
 
+    def unit_macro(self, unit: str, name: str) -> tuple[bool, int | None] | None:
+        """-D/-U of ``name`` on one unit's command line (the last one wins), or None."""
+        found = None
+        for flag in self.units.get(unit, ()):
+            if flag.startswith("-D") and flag[2:].partition("=")[0] == name:
+                value = flag[2:].partition("=")[2]
+                found = (True, _number(value))
+            elif flag == "-U" + name:
+                found = (False, None)
+        return found
+
     def macro_facts(self) -> dict[str, tuple[bool | None, int | None]]:
         """macro -> (defined in every unit / undefined in every unit / None mixed, value)."""
         per_unit: list[dict[str, tuple[bool, int | None]]] = []
@@ -326,8 +337,7 @@ class CompileDatabase:
             for flag in flags:
                 if flag.startswith("-D"):
                     macro, _, value = flag[2:].partition("=")
-                    num = int(value, 0) if re.fullmatch(r"-?(?:0[xX][0-9a-fA-F]+|\d+)", value) else (1 if not value else None)
-                    state[macro] = (True, num)
+                    state[macro] = (True, _number(value))
                 elif flag.startswith("-U"):
                     state[flag[2:]] = (False, None)
             per_unit.append(state)
@@ -338,6 +348,13 @@ class CompileDatabase:
             out[name] = next(iter(seen)) if len(seen) == 1 else (
                 (True, None) if all(s[0] for s in seen) else (None, None))
         return out
+
+
+def _number(value: str) -> int | None:
+    """The value of ``-DNAME=value`` (``-DNAME`` is 1), None when not a number."""
+    if not value:
+        return 1
+    return int(value, 0) if re.fullmatch(r"-?(?:0[xX][0-9a-fA-F]+|\d+)", value) else None
 
 
 def read_compile_commands(location: str) -> CompileDatabase:

@@ -157,6 +157,11 @@ class CppModel:
             rel = includer
         return list(reversed(chain))
 
+    def _unit_of(self, rel: str) -> str | None:
+        """The translation unit through which the model reached this file."""
+        chain = self.include_chain(os.path.join(self.root, rel))
+        return chain[0][0] if chain else (rel if rel in self.roots else None)
+
     def macro(self, name: str, path=None) -> MacroFact:
         """The AMD value of ``name`` as seen from file ``path`` (before its own #defines)."""
         rel = self.rel(path) if path is not None else None
@@ -336,6 +341,15 @@ class CppModel:
         return fact
 
     def _compute_fact(self, rel: str | None, name: str) -> MacroFact:
+        database = self.database
+        fixed = self.fixed.get(name)
+        if database is not None and rel is not None and fixed is not None and fixed.evidence and \
+                fixed.evidence[0].what.startswith("-D/-U"):
+            unit = self._unit_of(rel)
+            flag = database.unit_macro(os.path.join(self.root, unit), name) if unit else None
+            if flag is not None:  # this file's own translation unit decides
+                return MacroFact(flag[0], flag[1], (Evidence(f"{'-D' if flag[0] else '-U'}{name} on the command "
+                                                             f"line of {unit}", database.path),))
         if name in self.fixed:
             return self.fixed[name]
         if name in self.facts.amd_defines:
