@@ -390,7 +390,7 @@ class CppModel:
         lines = []
         state = {True: "compiled by the AMD build", False: "NOT compiled by the AMD build",
                  None: "maybe compiled by the AMD build"}[verdict.value]
-        lines.append(f"file: {state}  (project model of {self.root}; paths relative to it)")
+        lines.append(f"file: {state}")
         chain = self.include_chain(path)
         rel = self.rel(path)
         if chain:

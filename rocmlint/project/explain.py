@@ -156,6 +156,8 @@ def _explain_cpp(ctx: "CppContext", line: int, out) -> None:
     amd = ctx.pp.amd[line] if not ctx.outside_amd_build else False
     print(f"AMD build compiles this line: {_yes(amd)}", file=out)
     lines = file_lines(ctx)
+    if ctx.model is not None:
+        print(f"project: {ctx.model.root} (the paths below are relative to it)", file=out)
     if not lines:
         print("file: no project model (a lone file, or CUDA-only code with no HIP anywhere): "
               "judged on its own", file=out)
