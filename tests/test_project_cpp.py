@@ -519,3 +519,8 @@ def test_compile_commands_flags_apply_per_unit(toy):
     assert model.macro("TOY_TILE", toy / "src/rowmax.cu").value == 64
     fact = model.macro("TOY_TILE", toy / "src/other.cu")
     assert fact.value == 32 and "command line of src/other.cu" in fact.evidence[0].what
+
+
+def test_hip_sources_make_a_project_dual_platform(tmp_path):
+    write_tree(tmp_path, {"k.hip": "__global__ void k() {}\n", "common.h": "#define LANES 64\n"})
+    assert model_for(tmp_path) is not None

@@ -465,7 +465,8 @@ def _build(project, root, stats, build_stats, location, cache_dir) -> CppModel |
         else:
             read_cmake(facts, rel, text)
     database = read_compile_commands(location) if location else None
-    dual = database is not None or bool(facts.amd_defines) or bool(facts.hipify_dirs)
+    dual = database is not None or bool(facts.amd_defines) or bool(facts.hipify_dirs) or \
+        any(rel.endswith(".hip") for rel in stats)
     if not dual and not mentions_hip(root, stats):
         return None  # CUDA-only code, no HIP anywhere: every file is judged on its own, as before
     files = load_summaries(root, stats, cache_dir)
