@@ -10,6 +10,7 @@ from pathlib import Path
 from . import __version__
 from .output import FORMATS
 from .output import text as text_output
+from .registry import INTERNAL_ERROR
 
 SUBCOMMANDS = ("check", "rule", "rules", "verify", "explain")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -170,6 +171,14 @@ def _cmd_check(args) -> int:
                   project=project)
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: f.sort_key())
+    # Files rocmlint crashed on carry an ROC003 finding (so no format calls them clean) and
+    # make the run exit 2 whatever --exit-zero says: that option is about findings.
+    crashed = [r for r in results if r.internal_error]
+    for r in crashed:
+        print(f"rocmlint: internal error on {r.display} (file not checked; please report): {r.internal_error}",
+              file=sys.stderr)
+    if crashed and not _debug():
+        print("rocmlint: set ROCMLINT_DEBUG=1 for the tracebacks", file=sys.stderr)
 
     if args.baseline is not None:
         from .baseline import filter_baseline
@@ -179,18 +188,17 @@ def _cmd_check(args) -> int:
         from .baseline import write_baseline
 
         write_baseline(findings, args.write_baseline)
-        print(f"rocmlint: wrote {len(findings)} finding(s) to {args.write_baseline}", file=sys.stderr)
-        return EXIT_CLEAN
+        recorded = sum(f.code != INTERNAL_ERROR for f in findings)
+        print(f"rocmlint: wrote {recorded} finding(s) to {args.write_baseline}", file=sys.stderr)
+        if crashed:
+            print(f"rocmlint: error: {text_output.not_checked(findings)} The baseline lacks their findings.",
+                  file=sys.stderr)
+        return EXIT_ERROR if crashed else EXIT_CLEAN
 
     fixed = sum(r.fixed_count for r in results)
-    errors = [(r.display, r.fix_error) for r in results if r.fix_error]
-    for display, message in errors:
+    refused = [(r.display, r.fix_error) for r in results if r.fix_error]
+    for display, message in refused:
         print(f"rocmlint: error: {display}: fix not applied: {message}", file=sys.stderr)
-    for r in results:
-        if r.internal_error:
-            errors.append((r.display, r.internal_error))
-            print(f"rocmlint: internal error on {r.display} (file skipped; please report): {r.internal_error}",
-                  file=sys.stderr)
 
     out = sys.stdout
     if mode == "diff":
@@ -198,11 +206,17 @@ def _cmd_check(args) -> int:
         text_output.write(out, diffs)
         if not args.quiet:
             n = sum(r.fixed_count for r in results if r.diff)
-            print(f"Would fix {n} finding{'s' if n != 1 else ''}.", file=sys.stderr)
+            skipped = text_output.not_checked(findings)
+            print(f"Would fix {n} finding{'s' if n != 1 else ''}." + (f" {skipped}" if skipped else ""),
+                  file=sys.stderr)
+        if crashed:
+            return EXIT_ERROR
         return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_CLEAN
 
     _emit(args, findings, fixed, out)
-    if errors:
+    if crashed:
+        return EXIT_ERROR
+    if refused:
         return EXIT_ERROR if not args.exit_zero else EXIT_CLEAN
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 

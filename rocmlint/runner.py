@@ -12,6 +12,7 @@ from .discovery import Target
 from .engine import FileResult, active_rules, analyse_buffer, engine_finding, lines_not_in
 from .languages import get_language, language_for
 from .project import Project, activate
+from .registry import INTERNAL_ERROR
 from .source import SourceError, atomic_write, read_source
 
 # Below this many files a pool costs more than it saves (pre-commit runs on a few).
@@ -35,11 +36,18 @@ def run_job(job: Job) -> FileResult:
     except Exception as exc:  # noqa: BLE001 - isolate one file's failure
         import traceback
 
-        result = FileResult(path=job.target.path, display=job.target.display)
-        result.internal_error = f"{type(exc).__name__}: {exc}"
-        if os.environ.get("ROCMLINT_DEBUG"):
-            result.internal_error += "\n" + traceback.format_exc()
-        return result
+        details = traceback.format_exc() if os.environ.get("ROCMLINT_DEBUG") else ""
+        return crashed(job, f"{type(exc).__name__}: {exc}", details)
+
+
+def crashed(job: Job, summary: str, details: str = "") -> FileResult:
+    """The result of a file rocmlint crashed on: reported as not checked in every output
+    format (ROC003), never as clean."""
+    result = FileResult(path=job.target.path, display=job.target.display)
+    result.findings = [engine_finding(INTERNAL_ERROR, job.target.display,
+                                      f"internal error, file not checked ({summary}); please report it")]
+    result.internal_error = summary + (f"\n{details}" if details else "")
+    return result
 
 
 def _run_job(job: Job) -> FileResult:
@@ -119,6 +127,92 @@ def unified_diff(display: str, before: bytes, after: bytes) -> str:
     return "".join(difflib.unified_diff(a, b, fromfile=f"a/{display}", tofile=f"b/{display}"))
 
 
+def run_parallel(todo: Iterable[Job], workers: int) -> list[FileResult]:
+    """Every job's result, from a pool of forked workers (one job per task: a few huge files
+    must not land on one worker together).
+
+    A worker that dies (a crash in a C extension, the OOM killer) breaks the pool and takes
+    the queued jobs with it. They are run again: the first few, in flight when it broke
+    (work is handed out in order), each in a process of its own, so the file that kills
+    its process is reported as an internal error; the rest in a fresh pool.
+    """
+    # ~10 ms to import: only for big runs.
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing import get_context
+
+    results: list[FileResult] = []
+    remaining: Iterable[Job] = todo
+    while True:
+        lost: list[Job] = []
+        submitted: list[tuple[Job, Future[FileResult]]] = []
+        # Workers ignore Ctrl-C: the parent drops the queue and exits without their tracebacks.
+        pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_ignore_interrupts)
+        try:
+            for job in remaining:
+                try:
+                    submitted.append((job, pool.submit(run_job, job)))
+                except BrokenProcessPool:
+                    lost.append(job)  # the pool broke while discovery was still feeding it
+            for job, future in submitted:
+                try:
+                    results.append(future.result())
+                except BrokenProcessPool:
+                    lost.append(job)
+        except BaseException:  # Ctrl-C: cancel here, the pool's own cancelling can miss a freed pool
+            for _job, future in submitted:
+                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        if not lost:
+            return results
+        lost_order = {id(job): n for n, (job, _future) in enumerate(submitted)}
+        lost.sort(key=lambda job: lost_order.get(id(job), len(lost_order)))
+        suspects, remaining = lost[: 2 * workers + 1], lost[2 * workers + 1:]
+        results.extend(run_alone(job) for job in suspects)
+
+
+def run_alone(job: Job) -> FileResult:
+    """``run_job`` in a forked process of its own; a process that dies is an internal error."""
+    import signal
+    from multiprocessing import get_context
+
+    context = get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_send_result, args=(job, send))
+    process.start()
+    send.close()
+    try:
+        result: FileResult | None = receive.recv()
+    except EOFError:
+        result = None
+    process.join()
+    if result is not None:
+        return result
+    code = process.exitcode or 0
+    how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+    return crashed(job, f"the worker process died ({how}) while checking this file")
+
+
+def _ignore_interrupts() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _send_result(job: Job, connection) -> None:
+    connection.send(run_job(job))
+    connection.close()
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (a container's or taskset's limit, not the host's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False, use_cache: bool = True,
         jobs: int | None = None, cache_dir: Path | None = None, project: Project | None = None) -> list[FileResult]:
     """Results for every target, sorted by path. ``targets`` may be a generator: discovery
@@ -150,15 +244,12 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
 
     todo = pending()
     first = list(itertools.islice(todo, PARALLEL_THRESHOLD))
-    jobs = jobs or os.cpu_count() or 1
+    every_job = itertools.chain(first, todo)  # the whole queue, whichever path runs it
+    jobs = jobs or usable_cpus()
     if jobs > 1 and len(first) == PARALLEL_THRESHOLD:
-        from multiprocessing import get_context  # ~10 ms to import: only for big runs
-
-        with get_context("fork").Pool(jobs) as pool:
-            # Small chunks: a few huge files must not land on one worker together.
-            fresh = list(pool.imap_unordered(run_job, itertools.chain(first, todo), chunksize=32))
+        fresh = run_parallel(every_job, jobs)
     else:
-        fresh = [run_job(job) for job in first]
+        fresh = [run_job(job) for job in every_job]
     if cache is not None:
         for result in fresh:
             if result.content_hash is not None:

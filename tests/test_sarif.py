@@ -21,7 +21,10 @@ from rocmlint.runner import fix_buffer
 from rocmlint.fixers.apply import select_edits
 
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA_PATH = Path(__file__).parents[1].parent / "shared/data/sarif-schema-2.1.0.json"
+# shared/ sits beside the repository (or beside the folder of its worktrees).
+SCHEMA_PATH = next((folder / "shared/data/sarif-schema-2.1.0.json" for folder in Path(__file__).resolve().parents
+                    if (folder / "shared/data/sarif-schema-2.1.0.json").is_file()),
+                   REPO.parent / "shared/data/sarif-schema-2.1.0.json")
 
 
 # Helpers ---------------------------------------------------------------------------------
