@@ -524,3 +524,17 @@ def test_compile_commands_flags_apply_per_unit(toy):
 def test_hip_sources_make_a_project_dual_platform(tmp_path):
     write_tree(tmp_path, {"k.hip": "__global__ void k() {}\n", "common.h": "#define LANES 64\n"})
     assert model_for(tmp_path) is not None
+
+
+def test_sarif_results_carry_the_evidence_and_stay_valid(toy, capsys):
+    from test_sarif import SCHEMA_PATH
+
+    code, out, err = run_cli(["check", "--no-cache", "--output-format", "sarif", "--select", "ROC301", "."], toy, capsys)
+    assert code == 1, err
+    log = json.loads(out)
+    result = log["runs"][0]["results"][0]
+    assert "src/vendors/hip.h:4" in "\n".join(result["properties"]["evidence"])
+    if SCHEMA_PATH.is_file():
+        import jsonschema
+
+        jsonschema.Draft4Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))).validate(log)
