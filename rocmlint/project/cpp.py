@@ -327,7 +327,7 @@ class CppModel:
                  repr(verdict.evidence), repr(self.include_chain(path))]  # the evidence findings carry
         for name in sorted(summary.conditions):
             fact = self._fact(rel, name)
-            parts.append(f"{name}={fact.state}:{fact.value}")
+            parts.append(f"{name}={fact.state}:{fact.value}:{self.nvidia_macro(name)}:{self.arch_macro(name)}")
         return digest(*parts)
 
     # --- macro values -----------------------------------------------------------------
