@@ -323,11 +323,18 @@ class CppModel:
         if rel is None or summary is None:
             return ""
         verdict = self.reach.get(rel, Verdict(None))
-        parts = [str(verdict.value), str(self.hipified(path).value), digest(*sorted(map(repr, self.shims.values()))),
+        shims = self._memo.get("shims-digest")
+        if shims is None:
+            shims = self._memo["shims-digest"] = digest(*sorted(map(repr, self.shims.values())))
+        parts = [str(verdict.value), str(self.hipified(path).value), shims,
                  repr(verdict.evidence), repr(self.include_chain(path))]  # the evidence findings carry
+        names = self._memo.setdefault("name-facts", {})
         for name in sorted(summary.conditions):
             fact = self._fact(rel, name)
-            parts.append(f"{name}={fact.state}:{fact.value}:{self.nvidia_macro(name)}:{self.arch_macro(name)}")
+            other = names.get(name)
+            if other is None:
+                other = names[name] = f"{self.nvidia_macro(name)}:{self.arch_macro(name)}"
+            parts.append(f"{name}={fact.state}:{fact.value}:{other}")
         return digest(*parts)
 
     # --- macro values -----------------------------------------------------------------
