@@ -167,8 +167,9 @@ def _cmd_check(args) -> int:
     targets = discover(args.paths, resolver, force_exclude=args.force_exclude)
     mode = "diff" if args.diff else ("fix" if args.fix else "check")
     project = _project(args.paths, resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands)
+    # A text report counts fixes and never prints their edits: they need not be built.
     results = run(targets, mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache, jobs=args.jobs,
-                  project=project)
+                  project=project, build_fixes=args.output_format != "text")
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: f.sort_key())
     # Files rocmlint crashed on carry an ROC003 finding (so no format calls them clean) and

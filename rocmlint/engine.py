@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .config import Settings
 from .languages import ParseFailure, get_language, language_for
-from .model import Finding, LineIndex, Span
+from .model import Applicability, Finding, LineIndex, Span
 from .registry import ENGINE_CODES, select_rules
 from .rule import Rule
 from .source import SourceError, SourceFile, read_source
@@ -31,10 +31,15 @@ def engine_finding(code: str, path: str, message: str, span: Span | None = None)
 
 def analyse_buffer(display: str, buffer: bytes, language: str, settings: Settings,
                    rules: tuple[Rule, ...], suppress: bool = True,
-                   fix_written: set[int] | None = None) -> list[Finding]:
+                   fix_written: set[int] | None = None,
+                   build_fixes: bool | frozenset[Applicability] = True) -> list[Finding]:
     """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches.
     Wave-size design choices in code written for AMD are not reported, except on the lines
-    ``fix_written`` (0-based) that rocmlint's own fixes wrote into the buffer."""
+    ``fix_written`` (0-based) that rocmlint's own fixes wrote into the buffer.
+
+    ``build_fixes``: which fixes' edits are needed (True: all). Fixes costly to build
+    (Python's libcst fixes) that nothing will apply or print (a text report; unsafe fixes
+    in a --fix run without --unsafe-fixes) keep their stand-in edits, counted but unbuilt."""
     hits: dict[str, list[Span]] = {}
     candidates = _prefilter(rules)(buffer)
     for rule in rules:
@@ -58,6 +63,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
     ctx._hits = hits
     if getattr(ctx, "outside_amd_build", False):
         return []  # the project model says the AMD build never compiles this file
+    ctx.build_fixes = build_fixes
     for rule in rules:
         if rule.code not in hits:
             continue
@@ -149,16 +155,19 @@ def _finish(ctx, findings: list[Finding], buffer: bytes, suppress: bool = True) 
         line0 = finding.line - 1
         text = lines.line_text(line0)
         finding.source_line = text
-        if finding.fix is not None:
-            finding.edit_positions = tuple(
-                lines.position(e.span.start) + lines.position(e.span.end) for e in finding.fix.edits
-            )
         sets = suppressed_codes(text, lines.line_text(line0 - 1) if line0 > 0 else "")
         if finding.end_line != finding.line:
             sets += suppressed_codes(lines.line_text(finding.end_line - 1))
         if suppress and finding.code not in ENGINE_CODES and is_suppressed(finding.code, sets):
             continue
         result.append(finding)
+    for finish in ctx.finishers if ctx is not None else ():
+        finish(ctx, result)
+    for finding in result:
+        if finding.fix is not None:
+            finding.edit_positions = tuple(
+                lines.position(e.span.start) + lines.position(e.span.end) for e in finding.fix.edits
+            )
     result.sort(key=Finding.sort_key)
     return result
 

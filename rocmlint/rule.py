@@ -130,6 +130,12 @@ class FileContext:
         self.rule: Rule | None = None
         self._hits: dict[str, list[Span]] = {}
         self.project = active_project()  # the project model (None when linting a lone buffer)
+        # Called as f(ctx, findings) once every rule has run and suppressions are applied:
+        # fix builders that need the whole file's findings (merged gate blocks) finish there.
+        self.finishers: list = []
+        # Which fixes need real edits: True (all), False (none: only counted) or the
+        # applicabilities that this run applies (engine.analyse_buffer).
+        self.build_fixes: bool | frozenset = True
 
     def hits(self) -> list[Span]:
         """Where the current rule's ``pattern`` matched (its anchors), in file order."""

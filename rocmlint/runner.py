@@ -11,6 +11,7 @@ from .cache import Cache, content_hash
 from .discovery import Target
 from .engine import FileResult, active_rules, analyse_buffer, engine_finding, lines_not_in
 from .languages import get_language, language_for
+from .model import Applicability
 from .project import Project, activate
 from .registry import INTERNAL_ERROR
 from .source import SourceError, atomic_write, read_source
@@ -27,6 +28,7 @@ class Job:
     mode: str  # "check" | "fix" | "diff"
     unsafe: bool = False
     cache: bool = False  # hash the content for the result cache
+    build_fixes: bool = True  # check mode: fix edits are shown (json, sarif, github), not only counted
 
 
 def run_job(job: Job) -> FileResult:
@@ -64,7 +66,8 @@ def _run_job(job: Job) -> FileResult:
         return analyse_buffer(target.display, buffer, language, settings, rules)
 
     if job.mode == "check":
-        result.findings = analyse(source.buffer)
+        result.findings = analyse_buffer(target.display, source.buffer, language, settings, rules,
+                                         build_fixes=job.build_fixes)
         if job.cache:
             result.content_hash = content_hash(source.raw)
         return result
@@ -73,7 +76,7 @@ def _run_job(job: Job) -> FileResult:
 
     try:
         outcome = fix_buffer(source.buffer, source.newline, target.display, language, settings,
-                             rules, unsafe=job.unsafe)
+                             rules, unsafe=job.unsafe, build_fixes=job.build_fixes)
     except FixRejected as exc:
         result.fix_error = str(exc)
         result.findings = analyse(source.buffer)
@@ -102,17 +105,22 @@ def _run_job(job: Job) -> FileResult:
 
 
 def fix_buffer(buffer: bytes, newline: str, display: str, language: str, settings, rules, *,
-               unsafe: bool):
-    """Fixed buffer and remaining findings; raises FixRejected when a check fails."""
+               unsafe: bool, build_fixes: bool = True):
+    """Fixed buffer and remaining findings; raises FixRejected when a check fails.
+    ``build_fixes=False``: the remaining findings' fixes are only counted, so only the
+    fixes this run applies are built."""
     from rocmlint.fixers.apply import fix_to_fixpoint
 
     lang = get_language(language)
+    applied = frozenset({Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE})
+    build: bool | frozenset[Applicability] = True if build_fixes else applied
     return fix_to_fixpoint(
         buffer,
         # Code in AMD-only branches is left alone (engine), except in the blocks rocmlint's
         # own fixes wrote: later rounds finish those (a gated copy still needing ROC203).
         lambda b: analyse_buffer(display, b, language, settings, rules,
-                                 fix_written=None if b is buffer else lines_not_in(buffer, b)),
+                                 fix_written=None if b is buffer else lines_not_in(buffer, b),
+                                 build_fixes=build),
         unsafe=unsafe, newline=newline,
         syntax_errors=lambda b: lang.syntax_errors(b, display),
         nvidia_view=lambda b: lang.nvidia_view(b, display, settings),
@@ -214,10 +222,12 @@ def usable_cpus() -> int:
 
 
 def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False, use_cache: bool = True,
-        jobs: int | None = None, cache_dir: Path | None = None, project: Project | None = None) -> list[FileResult]:
+        jobs: int | None = None, cache_dir: Path | None = None, project: Project | None = None,
+        build_fixes: bool = True) -> list[FileResult]:
     """Results for every target, sorted by path. ``targets`` may be a generator: discovery
     then overlaps with the workers. ``project`` (already prepared) is what rules see as
-    ``ctx.project``; it is activated before the pool forks."""
+    ``ctx.project``; it is activated before the pool forks. ``build_fixes=False`` (a report
+    that only counts fixes) spares building fix edits nothing applies or prints."""
     activate(project)
     cache = Cache(cache_dir or Path.cwd() / ".rocmlint_cache") if (use_cache and mode == "check") else None
     results: list[FileResult] = []
@@ -232,7 +242,7 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
             if not rules:
                 continue  # e.g. --select ROC1 and a C++ header: nothing to do
             if cache is not None:
-                key = target.settings.fingerprint
+                key = target.settings.fingerprint + ("" if build_fixes else "-unbuilt-fixes")
                 if project is not None:
                     key += project.fingerprint_for(target.path, language)
                 settings_keys[target.path] = key
@@ -240,7 +250,7 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
                 if cached is not None:
                     results.append(FileResult(path=target.path, display=target.display, findings=cached))
                     continue
-            yield Job(target, language, rules, mode, unsafe, cache is not None)
+            yield Job(target, language, rules, mode, unsafe, cache is not None, build_fixes)
 
     todo = pending()
     first = list(itertools.islice(todo, PARALLEL_THRESHOLD))

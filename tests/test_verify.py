@@ -317,3 +317,20 @@ def test_cuda_with_neither_compiler_exits_2(tmp_path):
     empty.mkdir()
     done = run_verify("--cuda", "--offload-arch", "gfx942", path=str(empty))
     assert done.returncode == 2 and "no HIP-capable clang found" in done.stderr
+
+
+def test_cuda_skips_hip_only_files_with_the_reason(tmp_path):
+    # A .hip file or a hipified copy has no NVIDIA build: nvcc must not be asked to compile it.
+    hip_copy = tmp_path / "compact.cu"
+    hip_copy.write_text("#include <hip/hip_runtime.h>\n__global__ void k(int* p) { p[threadIdx.x] = 1; }\n")
+    shared = tmp_path / "shared.cu"
+    shared.write_text("__global__ void k(int* p) { p[threadIdx.x] = 1; }\n")
+    path = _cuda_only_path(tmp_path)
+    done = run_verify(str(hip_copy), str(shared), "--cuda", "--offload-arch", "gfx942", "--output-format", "json",
+                      path=path, cwd=tmp_path)
+    rows = {(row["target"], row["arch"]): row for row in json_rows(done)}
+    assert rows["compact.cu", "sm_90"]["build_skipped"]
+    assert rows["compact.cu", "sm_90"]["reason"] == "not built: HIP-only file: it has no NVIDIA build"
+    assert rows["shared.cu", "sm_90"]["built"]
+    assert "compact.cu" not in (Path(path) / "nvcc.log").read_text()
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -62,9 +62,13 @@ class Fp8E4m3fnHardcoded(Rule):
     invalid = (
         Example(
             "import torch\n\nFP8_MAX = torch.finfo(torch.float8_e4m3fn).max\n",
-            expected="import torch\n"
-                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n'
-                     "FP8_MAX = torch.finfo(torch.float8_e4m3fnuz if IS_ROCM else torch.float8_e4m3fn).max\n",
+            expected=(
+                'import torch\n'
+                '\n'
+                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                '\n'
+                'FP8_MAX = torch.finfo(torch.float8_e4m3fnuz if IS_ROCM else torch.float8_e4m3fn).max\n'
+            ),
             unsafe=True,
         ),
         "import torch\n\n\ndef quantize(x, scale):\n    return (x / scale).to(torch.float8_e4m3fn)\n",

@@ -20,6 +20,7 @@ Item = TypeVar("Item")
 CUDA_WAVE_SIZE = 32  # every NVIDIA architecture
 NOT_A_REFERENCE_TEST = "build-only check: only reference kernels have tests to run"
 NO_NVCC = "nvcc not found (PATH, CUDA_HOME)"
+HIP_ONLY = "HIP-only file: it has no NVIDIA build"
 # As hipcc does: CUDA-style files use threadIdx & co. without including a runtime header.
 HIP_RUNTIME_PRELUDE = ["-include", "hip/hip_runtime.h"]
 
@@ -156,6 +157,8 @@ def verify_cuda_files(setup: CudaSetup, sources: list[tuple[Path, str, list[str]
     if setup.nvcc is None:
         return skipped_builds([name for _path, name, _flags in sources], [arch_name], NO_NVCC)
     nvcc = setup.nvcc
+    hip_only = [name for path, name, _flags in sources if _hip_only(path)]
+    sources = [source for source in sources if source[1] not in hip_only]
 
     def task(job: tuple[int, tuple[Path, str, list[str]]]) -> Row:
         index, (path, name, flags) = job
@@ -163,4 +166,20 @@ def verify_cuda_files(setup: CudaSetup, sources: list[tuple[Path, str, list[str]
         row = _cuda_row(name, arch_name, build_executable(cuda_compile_argv(nvcc, path, setup.arch, flags, obj)))
         return _skip_run(row, NOT_A_REFERENCE_TEST) if row.built else row
 
-    return parallel_map(task, list(enumerate(sources)), jobs, "verify --cuda")
+    return skipped_builds(hip_only, [arch_name], HIP_ONLY) + parallel_map(task, list(enumerate(sources)), jobs,
+                                                                          "verify --cuda")
+
+
+def _hip_only(path: Path) -> bool:
+    """Compiled only by hipcc (``.hip``, or the HIP runtime and no CUDA path): nvcc never sees it."""
+    from ..config import Settings
+    from ..cpp.context import is_hip_only
+    from ..cpp.preprocessor import Conditionals
+
+    try:
+        source = path.read_bytes()
+    except OSError:
+        return False  # the build reports the unreadable file
+    settings = Settings()
+    pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros, settings.gate_macro)
+    return is_hip_only(str(path), source, pp)
