@@ -74,6 +74,8 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
             contexts[half]._hits = hits
             contexts[half].build_fixes = build_fixes
         ctx = contexts[half]
+        if ctx.outside_amd_build:
+            continue  # the project model says the AMD build never compiles this file
         ctx.rule = rule
         rule.check(ctx)
         ctx.rule = None
@@ -92,6 +94,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         if key in seen:
             continue
         seen.add(key)
+        finding.evidence = tuple(ctx.evidence(start))
         kept.append(finding)
     return _finish(list(contexts.values()), kept, buffer, suppress)
 

@@ -166,6 +166,15 @@ class FileContext:
             )
         )
 
+    @property
+    def outside_amd_build(self) -> bool:
+        """True when the AMD build never compiles or runs this file (project model)."""
+        return False
+
+    def evidence(self, offset: int) -> list[str]:
+        """Why the AMD build reaches this offset (project model facts, for JSON/SARIF)."""
+        return []
+
     def nvidia_only(self, offset: int) -> bool:
         """True where only the NVIDIA build reaches this byte (never reported)."""
         return False
