@@ -538,3 +538,22 @@ def test_sarif_results_carry_the_evidence_and_stay_valid(toy, capsys):
         import jsonschema
 
         jsonschema.Draft4Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))).validate(log)
+
+
+def test_rocm_native_project_reports_only_definite_wave_size_defects(tmp_path, capsys):
+    # Written for ROCm (HIP everywhere, no CUDA path anywhere): wave-size choices were made
+    # for AMD on purpose; a ballot kept in 32 bits is still a defect.
+    kernel = ("#include <hip/hip_runtime.h>\n"
+              "__global__ void k(unsigned* out, float* v) {\n"
+              "  int lane = threadIdx.x % 32;\n"
+              "  unsigned votes = __ballot(v[lane] > 0.f);\n"
+              "  out[lane] = votes;\n"
+              "}\n")
+    write_tree(tmp_path, {"include/ops/reduce.hpp": kernel})
+    model = model_for(tmp_path)
+    assert model is not None and model.rocm_native and model.hip_only(tmp_path / "include/ops/reduce.hpp")
+    assert {code for code, _, _ in where(findings(tmp_path, capsys))} == {"ROC201"}
+    # The same kernel beside a CUDA original (a hipified copy) is judged as a port.
+    write_tree(tmp_path, {"cuda/reduce.cu": "#include <cuda_runtime.h>\n"})
+    assert not model_for(tmp_path).rocm_native
+    assert "ROC204" in {code for code, _, _ in where(findings(tmp_path, capsys))}

@@ -256,11 +256,23 @@ class CppModel:
 
     def hip_only(self, path) -> bool:
         """A file only the AMD build compiles (a HIP vendor header included under the ROCm
-        macro): code in it was written for AMD."""
+        macro, or any file of a ROCm-native project): code in it was written for AMD."""
         rel = self.rel(path)
         if rel is None or rel not in self.files:
             return False
+        if self.rocm_native:
+            return True
         return self.reach.get(rel, Verdict(None)).value is not False and self.nvidia_file(rel) is False
+
+    @property
+    def rocm_native(self) -> bool:
+        """Written for ROCm: some file includes HIP and none has a CUDA path (no CUDA toolkit
+        header, no nvcc macro). A hipified copy beside its CUDA original is not."""
+        native = self._memo.get("rocm-native")
+        if native is None:
+            files = self.files.values()
+            native = self._memo["rocm-native"] = any(s.hip for s in files) and not any(s.cuda for s in files)
+        return native
 
     def amd_only_macro(self, name: str) -> bool:
         """A macro only the AMD build can define (e.g. derived from the ROCm macro)."""
@@ -326,7 +338,7 @@ class CppModel:
         shims = self._memo.get("shims-digest")
         if shims is None:
             shims = self._memo["shims-digest"] = digest(*sorted(map(repr, self.shims.values())))
-        parts = [str(verdict.value), str(self.hipified(path).value), shims,
+        parts = [str(verdict.value), str(self.hipified(path).value), shims, str(self.rocm_native),
                  repr(verdict.evidence), repr(self.include_chain(path))]  # the evidence findings carry
         names = self._memo.setdefault("name-facts", {})
         for name in sorted(summary.conditions):

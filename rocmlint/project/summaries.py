@@ -21,6 +21,9 @@ _SKIP_DIRS = frozenset(p for p in DEFAULT_EXCLUDES if "*" not in p)
 _KEPT = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _HIP_MARK = re.compile(r"\bhip/|__HIP|\bUSE_ROCM\b|__AMDGCN__|__HIPCC__")
+# A CUDA path: a CUDA toolkit header, or a test of an nvcc-only macro.
+_CUDA_MARK = re.compile(r"[<\"](?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h|cute/|cutlass/)"
+                        r"|__CUDACC__|__NVCC__|__CUDA_ARCH__")
 MAX_SUMMARY_BYTES = 8 << 20  # a file larger than this is summarised as empty
 
 
@@ -49,6 +52,12 @@ class Summary:
                    if name in ("include", "if", "ifdef", "ifndef", "elif"))
 
     @cached_property
+    def cuda(self) -> bool:
+        """Has a CUDA path: includes a CUDA toolkit header or tests an nvcc-only macro."""
+        return any(_CUDA_MARK.search(rest) for _, _, name, rest in self.directives
+                   if name in ("include", "if", "ifdef", "ifndef", "elif"))
+
+    @cached_property
     def conditions(self) -> frozenset[str]:
         """The macro names the file's #if conditions read."""
         names: set[str] = set()
@@ -60,7 +69,7 @@ class Summary:
 
     def release(self) -> None:
         """Keep only what queries need once the model is solved (memory, cache size)."""
-        _ = self.conditions, self.guard, self.hip
+        _ = self.conditions, self.guard, self.hip, self.cuda
         self.__dict__.pop("_include_branches", None)
         self.directives = []
 
