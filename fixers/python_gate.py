@@ -406,7 +406,17 @@ def import_guard_edit(ctx, stmt: ast.Import | ast.ImportFrom) -> Edit | None:
     """``import x`` -> ``try: import x / except ImportError: x = None``, built with libcst
     once all rules have run (``finish_fixes``)."""
     lines = statement_lines(ctx, stmt)
-    if lines is None or not bound_names(stmt):
+    names = bound_names(stmt)
+    if lines is None or not names:
         return None
     _await_finish(ctx)
-    return PendingEdit(lines, "", stmt=stmt, kind="guard")
+    return PendingEdit(lines, _guard_text(ctx.text(lines), names), stmt=stmt, kind="guard")
+
+
+def _guard_text(text: str, names: list[str]) -> str:
+    """The plain-text guard a display-only suggestion shows without importing libcst."""
+    indent = text[: len(text) - len(text.lstrip(" \t"))]
+    unit = "\t" if "\t" in indent else "    "
+    body = "".join(f"{indent}{unit}{line}\n" for line in text[len(indent):].split("\n"))
+    nones = "".join(f"{indent}{unit}{name} = None\n" for name in names)
+    return f"{indent}try:\n{body}{indent}except ImportError:\n{nones}".rstrip("\n")

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from .rule import Rule
 
-RULE_PACKAGES = ("rocmlint.checks.python", "rocmlint.checks.cpp")
+RULE_PACKAGES = ("rocmlint.checks.python", "rocmlint.checks.cpp", "rocmlint.checks.manifest")
 ENTRY_POINT_GROUP = "rocmlint.rules"
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from rocmlint.languages import language_for
 from rocmlint.registry import all_rules
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +42,8 @@ def tree(tmp_path, monkeypatch) -> Path:
 
 def test_measure_counts_crashes_disagreements_and_fixes(tree):
     report = real_repos.measure(tree, fix=HAVE_UNIFDEF)
-    assert report.files == sum(1 for p in tree.rglob("*") if p.suffix in {".py", ".cu", ".cuh", ".h", ".hip"})
+    # Every file rocmlint reads: code and manifests (pyproject.toml, requirement files, ...).
+    assert report.files == sum(1 for p in tree.rglob("*") if p.is_file() and language_for(p) is not None)
     [crash] = report.internal_errors
     assert crash["path"] == "boom.py" and "KeyError: 'lane'" in crash["error"]
     assert crash["where"].endswith("(check)")

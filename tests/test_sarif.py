@@ -141,7 +141,7 @@ def synthetic(buffer: bytes, needle: bytes, *, code: str | None = None, path: st
     span = Span(start, start + len(needle))
     fix = None if applicability is None else Fix((Edit(span, content),), "replace it", applicability)
     finding = Finding(code=code, name="demo-rule", path=path, span=span, message="demo message", fix=fix)
-    return _finish(None, [finding], buffer)[0]
+    return _finish([], [finding], buffer)[0]
 
 
 # Schema validity -------------------------------------------------------------------------
@@ -292,7 +292,7 @@ def test_deletion_and_insertion_replacements(validator):
     deletion = Finding(code="ROC101", name="demo", path="demo.py", span=Span(start, start + 4), message="m",
                        fix=Fix((Edit(Span(start, start + len(b"drop me\n")), ""),
                                 Edit(Span(len(buffer), len(buffer)), "# appended\n")), "drop the line"))
-    (deletion,) = _finish(None, [deletion], buffer)
+    (deletion,) = _finish([], [deletion], buffer)
     log = json.loads(sarif.render([deletion]))
     assert_valid(validator, log)
     reps = all_replacements(log)

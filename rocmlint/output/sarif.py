@@ -266,6 +266,7 @@ def build_log(findings: list[Finding], *, root: Path | None = None,
             locations=[location],
             partial_fingerprints={SARIF_KEY: fingerprint},
             fixes=[fix] if fix is not None else None,
+            properties={"evidence": list(f.evidence)} if f.evidence else None,
         ))
     invocation = om.Invocation(execution_successful=not crashes)
     notifications = [om.Notification(
