@@ -27,6 +27,22 @@ def nvidia_view(path: Path) -> bytes:
     return subprocess.run(["unifdef", "-U__HIP_PLATFORM_AMD__", str(path)], capture_output=True).stdout
 
 
+def changed_files(original: Path, fixed: Path, extensions: set[str]) -> list[tuple[Path, Path]]:
+    """(original, fixed) pairs of the files with these extensions that the fix changed."""
+    changed = []
+    for path in sorted(fixed.rglob("*")):
+        if path.is_file() and not path.is_symlink() and path.suffix.lower() in extensions:
+            before = original / path.relative_to(fixed)
+            if not filecmp.cmp(before, path, shallow=False):
+                changed.append((before, path))
+    return changed
+
+
+def nvidia_mismatches(changed: list[tuple[Path, Path]]) -> list[Path]:
+    """The fixed files whose NVIDIA view (unifdef -U__HIP_PLATFORM_AMD__) is not the original's."""
+    return [fixed for original, fixed in changed if nvidia_view(original) != nvidia_view(fixed)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tree", type=Path)
@@ -43,13 +59,8 @@ def main() -> int:
                            "--exit-zero", "."], cwd=work, capture_output=True, text=True)
     wall = time.perf_counter() - start
     refused = [line for line in proc.stderr.splitlines() if "fix not applied" in line]
-    changed = []
-    for path in sorted(work.rglob("*")):
-        if path.is_file() and path.suffix.lower() in CPP_EXT:
-            original = tree / path.relative_to(work)
-            if not filecmp.cmp(original, path, shallow=False):
-                changed.append((original, path))
-    mismatches = [str(p.relative_to(work)) for o, p in changed if nvidia_view(o) != nvidia_view(p)]
+    changed = changed_files(tree, work, CPP_EXT)
+    mismatches = [str(p.relative_to(work)) for p in nvidia_mismatches(changed)]
     print(f"tree: {tree}")
     print(f"--fix --unsafe-fixes: {wall:.2f} s, exit {proc.returncode}, {len(changed)} C++ files changed, "
           f"{len(refused)} fixes refused")

@@ -15,5 +15,7 @@ def gpu_memory_report() -> str:
 
 
 def build(model: torch.nn.Module) -> torch.nn.Module:
+    # TF32 matmuls and convolutions on Ampere and newer
     torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
     return torch.compile(model, mode="reduce-overhead")

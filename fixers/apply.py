@@ -31,6 +31,8 @@ def applicable(finding: Finding, unsafe: bool) -> bool:
     fix = finding.fix
     if fix is None or not fix.edits:
         return False
+    if any(getattr(edit, "unbuilt", False) for edit in fix.edits):
+        return False  # a stand-in for a fix built only on demand (python_gate.PendingEdit)
     if fix.applicability is Applicability.SAFE:
         return True
     return unsafe and fix.applicability is Applicability.UNSAFE

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 from rocmlint.model import Applicability, Edit, Fix, Span
 from rocmlint.python.view import is_import_guard
@@ -141,11 +142,13 @@ def _make_plan(ctx) -> GatePlan | None:
         expression, applicability = GATE_NAME, Applicability.UNSAFE
     else:
         return None
+    # After the import block; an assignment one blank line apart (isort and ruff's I001 want it).
     last = imports[-1]
+    gap = "" if definition.startswith("from ") else "\n"
     if last.end_lineno < ctx.lines.line_count:
-        at, content = ctx.lines.line_start(last.end_lineno), definition + "\n"
+        at, content = ctx.lines.line_start(last.end_lineno), gap + definition + "\n"
     else:
-        at, content = len(ctx.source), "\n" + definition + "\n"
+        at, content = len(ctx.source), "\n" + gap + definition + "\n"
     return GatePlan(expression, (Edit(Span(at, at), content),), applicability)
 
 
@@ -155,8 +158,187 @@ def gated_fix(ctx, title: str, edits, applicability: Applicability = Applicabili
     plan = gate_plan(ctx)
     if plan is None:
         return None
-    concrete = tuple(Edit(e.span, e.content.replace(GATE, plan.expression)) for e in edits)
+    concrete = tuple(replace(e, content=e.content.replace(GATE, plan.expression)) for e in edits)
+    if any(isinstance(e, PendingEdit) for e in concrete):
+        _await_finish(ctx)
     return Fix(concrete + plan.edits, title, weaker(applicability, plan.applicability))
+
+
+# Edits libcst builds --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PendingEdit(Edit):
+    """An edit built with libcst (``fixers.python_cst``) once every rule has run and the
+    file's suppressions are known, so adjacent gated statements share one block and libcst
+    is imported only for files with a fixable finding. ``content`` is a plain-text stand-in
+    (empty where there is none)."""
+
+    unbuilt: ClassVar[bool] = True  # never applied as it is (fixers.apply)
+    kind: str = "wrap"  # "wrap" (statement under the gate), "value" (gated value), "guard" (import)
+    stmt: ast.stmt | None = field(default=None, compare=False)
+    node: ast.expr | None = field(default=None, compare=False)
+    rocm_text: str = ""
+    parenthesize: bool = False
+
+
+def _await_finish(ctx) -> None:
+    if finish_fixes not in ctx.finishers:
+        ctx.finishers.append(finish_fixes)
+
+
+def finish_fixes(ctx, findings) -> None:
+    """Replace every fix holding PendingEdits by the fix libcst builds (None where it cannot).
+    Not when the fixes are only counted (``ctx.build_fixes`` off: a text report)."""
+    pending = [f for f in findings if f.fix is not None and any(isinstance(e, PendingEdit) for e in f.fix.edits)]
+    wanted = ctx.build_fixes
+    if not pending or not wanted:
+        return
+    fixable = [f for f in pending if f.fix.applicability is not Applicability.DISPLAY_ONLY
+               and (wanted is True or f.fix.applicability in wanted)]
+    chosen = {id(f) for f in fixable}
+    pending = [f for f in pending if id(f) in chosen or f.fix.applicability is Applicability.DISPLAY_ONLY]
+    built: dict[int, Edit | None] = {}
+    if any(not _fits(ctx, e) for f in fixable for e in f.fix.edits if isinstance(e, PendingEdit)):
+        from . import python_cst  # the only place libcst is imported
+
+        plan = gate_plan(ctx) if any(e.kind != "guard" for f in fixable for e in f.fix.edits
+                                     if isinstance(e, PendingEdit)) else None
+        built = _build(ctx, python_cst, fixable, plan.expression if plan else None)
+    for finding in pending:
+        edits = []
+        for edit in finding.fix.edits:
+            if isinstance(edit, PendingEdit):
+                edit = built.get(id(edit)) or (Edit(edit.span, edit.content) if edit.content else None)
+            if edit is None:
+                finding.fix = None
+                break
+            edits.append(edit)
+        else:
+            finding.fix = Fix(tuple(edits), finding.fix.title, finding.fix.applicability)
+
+
+def _fits(ctx, edit: PendingEdit) -> bool:
+    """A gated value whose plain-text substitution stays one line within the file's line
+    length: libcst would render exactly that text, so it is not needed (nor imported)."""
+    if edit.kind != "value" or not edit.content or "\n" in edit.content:
+        return False
+    key = ("fits", edit.span, edit.content)
+    if key not in ctx.cache:
+        ctx.cache[key] = _fits_line(ctx, edit)
+    return ctx.cache[key]
+
+
+def _fits_line(ctx, edit: PendingEdit) -> bool:
+    from .python_layout import line_length
+
+    line = ctx.lines.line_of(edit.span.start)
+    if ctx.lines.line_of(edit.span.end) != line:
+        return False
+    before = ctx.source[ctx.lines.line_start(line):edit.span.start].decode("utf-8", errors="replace")
+    after = ctx.source[edit.span.end:ctx.lines.line_end(line)].decode("utf-8", errors="replace")
+    width = len(before) + len(edit.content) + len(after)
+    return width <= line_length(ctx, width)
+
+
+def _build(ctx, python_cst, findings, gate: str | None) -> dict[int, Edit | None]:
+    """Built edits by ``id`` of their PendingEdit: guards and values one by one, wraps by group."""
+    built: dict[int, Edit | None] = {}
+    wraps: dict[tuple, tuple[list[ast.stmt], list[PendingEdit]]] = {}
+    for finding in findings:
+        for edit in finding.fix.edits:
+            if not isinstance(edit, PendingEdit) or edit.stmt is None:
+                continue
+            if edit.kind == "guard":
+                assert isinstance(edit.stmt, (ast.Import, ast.ImportFrom))
+                built[id(edit)] = _guarded(python_cst.guard_import, ctx, edit.stmt, bound_names(edit.stmt))
+                continue
+            if gate is None:
+                continue
+            if edit.kind == "value":
+                if not _fits(ctx, edit):
+                    built[id(edit)] = _guarded(python_cst.gate_value, ctx, edit.stmt, edit.node,
+                                               edit.rocm_text, gate, edit.parenthesize)
+                continue
+            place = _sibling_place(ctx, edit.stmt)
+            if place is not None:
+                wraps.setdefault((finding.fix.applicability, place[0]), (place[1], []))[1].append(edit)
+    if gate is None:
+        return built
+    for siblings, edits in wraps.values():
+        by_index = {_index_in(siblings, e.stmt): e for e in edits if e.stmt is not None}
+        for run in _adjacent_runs(ctx, siblings, sorted(by_index)):
+            stmts = [siblings[i] for i in run]
+            into = _open_block_before(ctx, siblings, run[0], gate)
+            edit = _guarded(python_cst.wrap_statements, ctx, stmts, f"not {gate}", into)
+            for index in run:
+                for pending in edits:
+                    if pending.stmt is siblings[index]:
+                        built[id(pending)] = edit
+    return built
+
+
+def _guarded(build, *args):
+    """A libcst build, None where libcst rejects the fragment (the fix is then dropped).
+    Any other failure of a builder drops the fix too, not the file's findings; with
+    ROCMLINT_DEBUG set it is raised, as an internal error."""
+    import os
+
+    import libcst
+
+    try:
+        return build(*args)
+    except (libcst.ParserSyntaxError, libcst.CSTValidationError, RecursionError, ValueError):
+        return None
+    except Exception:  # noqa: BLE001 - a fix is optional, the findings are not
+        if os.environ.get("ROCMLINT_DEBUG"):
+            raise
+        return None
+
+
+def _sibling_place(ctx, stmt: ast.stmt) -> tuple[tuple[int, str], list[ast.stmt]] | None:
+    """(key of the statement list holding ``stmt``, that list)."""
+    path = ctx.path_to(stmt)
+    parent = path[-2] if len(path) > 1 and path[-1] is stmt else None
+    if parent is None:
+        return None
+    for name, value in ast.iter_fields(parent):
+        if isinstance(value, list) and any(item is stmt for item in value):
+            return (id(parent), name), value
+    return None
+
+
+def _index_in(siblings: list[ast.stmt], stmt: ast.stmt) -> int:
+    return next(i for i, item in enumerate(siblings) if item is stmt)
+
+
+def _only_comments_between(ctx, before: ast.stmt, after: ast.stmt) -> bool:
+    """Nothing but comment lines (no blank line: that ends a paragraph) between two statements."""
+    rows = range(before.end_lineno or before.lineno, after.lineno - 1)
+    return all(ctx.lines.line_text(row).lstrip().startswith("#") for row in rows)
+
+
+def _adjacent_runs(ctx, siblings: list[ast.stmt], indexes: list[int]) -> list[list[int]]:
+    runs: list[list[int]] = []
+    for index in indexes:
+        if runs and runs[-1][-1] == index - 1 and _only_comments_between(ctx, siblings[index - 1], siblings[index]):
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    return runs
+
+
+def _open_block_before(ctx, siblings: list[ast.stmt], index: int, gate: str) -> ast.If | None:
+    """An ``if not GATE:`` block (no else) just above ``siblings[index]``: the run joins it."""
+    if index == 0:
+        return None
+    block = siblings[index - 1]
+    if not isinstance(block, ast.If) or block.orelse or not _only_comments_between(ctx, block, siblings[index]):
+        return None
+    test = block.test
+    if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)) or ctx.source_of(test.operand) != gate:
+        return None
+    if block.body[-1].end_lineno != block.end_lineno or statement_lines(ctx, block) is None:
+        return None
+    return block
 
 
 # Edit shapes ------------------------------------------------------------------------------
@@ -176,10 +358,13 @@ def gated_value_edit(ctx, node: ast.expr, parent: ast.AST | None, rocm_text: str
     original = ctx.source_of(node)
     if isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)):
         original = f"({original})"
+    parenthesize = needs_parentheses(node, parent)
     text = f"{rocm_text} if {GATE} else {original}"
-    if needs_parentheses(node, parent):
+    if parenthesize:
         text = f"({text})"
-    return Edit(ctx.node_span(node), text)
+    stmt = ctx.statement_of(ctx.path_to(node))
+    return PendingEdit(ctx.node_span(node), text, kind="value", stmt=stmt, node=node, rocm_text=rocm_text,
+                       parenthesize=parenthesize)
 
 
 def statement_lines(ctx, stmt: ast.stmt) -> Span | None:
@@ -192,62 +377,14 @@ def statement_lines(ctx, stmt: ast.stmt) -> Span | None:
     return Span(start, end)
 
 
-def wrap_statement_edit(ctx, stmt: ast.stmt, condition: str = f"not {GATE}") -> Edit | None:
-    """``stmt`` -> ``if not GATE:`` + ``stmt`` one level deeper. Every line moves except
-    the inside of multi-line strings (found with ``tokenize``), and the result is checked:
-    the wrapped statement must parse to exactly the original one.
-
-    (tokenize rather than libcst: importing libcst costs about a second, which a
-    pre-commit run would pay for every file with a finding.)"""
+def wrap_statement_edit(ctx, stmt: ast.stmt) -> Edit | None:
+    """``stmt`` -> ``if not GATE:`` + ``stmt`` one level deeper, built with libcst once all
+    rules have run: adjacent statements wrapped by any rule share one block, and a block
+    just above is extended (``finish_fixes``)."""
     lines = statement_lines(ctx, stmt)
     if lines is None:
         return None
-    text = ctx.text(lines)
-    indent = text[: len(text) - len(text.lstrip(" \t"))]
-    unit = "\t" if "\t" in indent else "    "
-    protected = _string_continuation_rows(text[len(indent):])
-    if protected is None:
-        return None
-    body = [
-        line if row in protected or not line.strip() else indent + unit + line[len(indent):]
-        if line.startswith(indent) else unit + line
-        for row, line in enumerate(text.split("\n"), start=1)
-    ]
-    rendered = f"{indent}if {condition}:\n" + "\n".join(body)
-    if not _same_statement(rendered.replace(GATE, "GATE__"), indent, stmt):
-        return None
-    return Edit(lines, rendered)
-
-
-def _string_continuation_rows(text: str) -> set[int] | None:
-    """Rows (1-based) that continue a multi-line string: their bytes belong to the string."""
-    import io
-    import tokenize
-
-    rows: set[int] = set()
-    string_types = {tokenize.STRING} | {getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type in string_types and token.end[0] > token.start[0]:
-                rows.update(range(token.start[0] + 1, token.end[0] + 1))
-    except (tokenize.TokenError, SyntaxError):
-        return None
-    return rows
-
-
-def _same_statement(rendered: str, indent: str, original: ast.stmt) -> bool:
-    """The wrapped text parses, and what it wraps is the original statement, token for token."""
-    try:
-        tree = ast.parse(("if 1:\n" if indent else "") + rendered)
-    except SyntaxError:
-        return False
-    wrapper = tree.body[0]
-    if indent:
-        assert isinstance(wrapper, ast.If)  # the `if 1:` that lets indented text parse
-        wrapper = wrapper.body[0]
-    if not isinstance(wrapper, ast.If) or len(wrapper.body) != 1:
-        return False
-    return ast.dump(wrapper.body[0]) == ast.dump(original)
+    return PendingEdit(lines, "", stmt=stmt)
 
 
 def bound_names(stmt: ast.Import | ast.ImportFrom) -> list[str] | None:
@@ -266,17 +403,20 @@ def bound_names(stmt: ast.Import | ast.ImportFrom) -> list[str] | None:
 
 
 def import_guard_edit(ctx, stmt: ast.Import | ast.ImportFrom) -> Edit | None:
-    """``import x`` -> ``try: import x / except ImportError: x = None``."""
+    """``import x`` -> ``try: import x / except ImportError: x = None``, built with libcst
+    once all rules have run (``finish_fixes``)."""
     lines = statement_lines(ctx, stmt)
     names = bound_names(stmt)
     if lines is None or not names:
         return None
-    text = ctx.text(lines)
+    _await_finish(ctx)
+    return PendingEdit(lines, _guard_text(ctx.text(lines), names), stmt=stmt, kind="guard")
+
+
+def _guard_text(text: str, names: list[str]) -> str:
+    """The plain-text guard a display-only suggestion shows without importing libcst."""
     indent = text[: len(text) - len(text.lstrip(" \t"))]
     unit = "\t" if "\t" in indent else "    "
-    body = text[len(indent):]
-    if "\n" in body:
-        continuation = body.split("\n")
-        body = "\n".join([continuation[0]] + [unit + line if line.strip() else line for line in continuation[1:]])
-    fallback = "\n".join(f"{indent}{unit}{name} = None" for name in dict.fromkeys(names))
-    return Edit(lines, f"{indent}try:\n{indent}{unit}{body}\n{indent}except ImportError:\n{fallback}")
+    body = "".join(f"{indent}{unit}{line}\n" for line in text[len(indent):].split("\n"))
+    nones = "".join(f"{indent}{unit}{name} = None\n" for name in names)
+    return f"{indent}try:\n{body}{indent}except ImportError:\n{nones}".rstrip("\n")

@@ -11,6 +11,7 @@ N identical entries absorb N findings, not N+1.
 
 Paths are stored relative to the baseline file's folder, so the baseline works from any
 working directory. Messages are stored for humans reading the file, not matched.
+Internal errors (ROC003) are never recorded nor absorbed: a crash is not a known finding.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from .config import ConfigError
 from .fingerprint import fingerprints
 from .model import Finding
+from .registry import INTERNAL_ERROR
 
 VERSION = 1
 
@@ -50,6 +52,7 @@ def _entries(findings: list[Finding], baseline: Path) -> list[dict]:
 
 def write_baseline(findings: list[Finding], path: Path) -> None:
     path = Path(path)
+    findings = [f for f in findings if f.code != INTERNAL_ERROR]  # a crash is never "known"
     entries = sorted(_entries(findings, path), key=lambda e: (e["path"], e["code"], e["fingerprint"], e["message"]))
     data = {"version": VERSION, "tool": "rocmlint", "findings": entries}
     try:
@@ -92,7 +95,7 @@ def filter_baseline(findings: list[Finding], path: Path) -> list[Finding]:
     kept = []
     for finding, entry in zip(findings, _entries(findings, Path(path))):
         key = (entry["code"], entry["path"], entry["fingerprint"])
-        if recorded[key] > 0:
+        if recorded[key] > 0 and finding.code != INTERNAL_ERROR:
             recorded[key] -= 1
         else:
             kept.append(finding)

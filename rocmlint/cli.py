@@ -10,8 +10,9 @@ from pathlib import Path
 from . import __version__
 from .output import FORMATS
 from .output import text as text_output
+from .registry import INTERNAL_ERROR
 
-SUBCOMMANDS = ("check", "rule", "rules", "verify")
+SUBCOMMANDS = ("check", "rule", "rules", "verify", "explain")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
@@ -69,6 +70,15 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check.add_argument("--no-show-source", dest="show_source", action="store_false",
                        help="text output: one line per finding")
+    check.add_argument("-p", "--compile-commands", metavar="BUILD_DIR", default="",
+                       help="the ROCm build's compile_commands.json (or its folder)")
+
+    explain = sub.add_parser("explain", help="why a line is or is not in the AMD build, and why rules fired")
+    explain.add_argument("location", metavar="PATH:LINE")
+    explain.add_argument("--config", type=Path, metavar="FILE", help="use this config file")
+    explain.add_argument("-p", "--compile-commands", metavar="BUILD_DIR", default="",
+                         help="the ROCm build's compile_commands.json (or its folder)")
+    explain.add_argument("--no-cache", action="store_true", help="neither read nor write the model cache")
 
     rules = sub.add_parser("rules", help="list the rules")
     rules.add_argument("--output-format", choices=("text", "json"), default="text")
@@ -96,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_rules(args)
         if args.command == "rule":
             return _cmd_rule(args)
+        if args.command == "explain":
+            return _cmd_explain(args)
         if args.command == "verify":
             from .verify import cli as verify_cli
 
@@ -154,11 +166,20 @@ def _cmd_check(args) -> int:
             raise UsageError(f"no such file or folder: {raw}")
     targets = discover(args.paths, resolver, force_exclude=args.force_exclude)
     mode = "diff" if args.diff else ("fix" if args.fix else "check")
-    project = _project(args.paths, resolver)
+    project = _project(args.paths, resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands)
+    # A text report counts fixes and never prints their edits: they need not be built.
     results = run(targets, mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache, jobs=args.jobs,
-                  project=project)
+                  project=project, build_fixes=args.output_format != "text")
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: f.sort_key())
+    # Files rocmlint crashed on carry an ROC003 finding (so no format calls them clean) and
+    # make the run exit 2 whatever --exit-zero says: that option is about findings.
+    crashed = [r for r in results if r.internal_error]
+    for r in crashed:
+        print(f"rocmlint: internal error on {r.display} (file not checked; please report): {r.internal_error}",
+              file=sys.stderr)
+    if crashed and not _debug():
+        print("rocmlint: set ROCMLINT_DEBUG=1 for the tracebacks", file=sys.stderr)
 
     if args.baseline is not None:
         from .baseline import filter_baseline
@@ -168,18 +189,17 @@ def _cmd_check(args) -> int:
         from .baseline import write_baseline
 
         write_baseline(findings, args.write_baseline)
-        print(f"rocmlint: wrote {len(findings)} finding(s) to {args.write_baseline}", file=sys.stderr)
-        return EXIT_CLEAN
+        recorded = sum(f.code != INTERNAL_ERROR for f in findings)
+        print(f"rocmlint: wrote {recorded} finding(s) to {args.write_baseline}", file=sys.stderr)
+        if crashed:
+            print(f"rocmlint: error: {text_output.not_checked(findings)} The baseline lacks their findings.",
+                  file=sys.stderr)
+        return EXIT_ERROR if crashed else EXIT_CLEAN
 
     fixed = sum(r.fixed_count for r in results)
-    errors = [(r.display, r.fix_error) for r in results if r.fix_error]
-    for display, message in errors:
+    refused = [(r.display, r.fix_error) for r in results if r.fix_error]
+    for display, message in refused:
         print(f"rocmlint: error: {display}: fix not applied: {message}", file=sys.stderr)
-    for r in results:
-        if r.internal_error:
-            errors.append((r.display, r.internal_error))
-            print(f"rocmlint: internal error on {r.display} (file skipped; please report): {r.internal_error}",
-                  file=sys.stderr)
 
     out = sys.stdout
     if mode == "diff":
@@ -187,23 +207,30 @@ def _cmd_check(args) -> int:
         text_output.write(out, diffs)
         if not args.quiet:
             n = sum(r.fixed_count for r in results if r.diff)
-            print(f"Would fix {n} finding{'s' if n != 1 else ''}.", file=sys.stderr)
+            skipped = text_output.not_checked(findings)
+            print(f"Would fix {n} finding{'s' if n != 1 else ''}." + (f" {skipped}" if skipped else ""),
+                  file=sys.stderr)
+        if crashed:
+            return EXIT_ERROR
         return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_CLEAN
 
     _emit(args, findings, fixed, out)
-    if errors:
+    if crashed:
+        return EXIT_ERROR
+    if refused:
         return EXIT_ERROR if not args.exit_zero else EXIT_CLEAN
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
-def _project(paths: list[str], resolver):
+def _project(paths: list[str], resolver, use_cache: bool = True, compile_commands: str = ""):
     """The project model for the languages the selected rules need."""
     from .project import Project, find_root
     from .registry import select_rules
 
     root = find_root(paths)
     settings = resolver.for_path(root)
-    project = Project(root, settings)
+    project = Project(root, settings, cache_dir=Path.cwd() / ".rocmlint_cache" if use_cache else None,
+                      compile_commands=compile_commands)
     project.prepare(sorted({rule.language for rule in select_rules(list(settings.select), list(settings.ignore))}))
     return project
 
@@ -231,6 +258,21 @@ def _emit(args, findings, fixed, out) -> None:
             text_output.write(out, ("\n" if rendered else "") + text_output.statistics(findings))
         if not args.quiet:
             text_output.write(out, text_output.summary(findings, fixed, args.unsafe_fixes, colour=colour))
+
+
+def _cmd_explain(args) -> int:
+    from .config import ConfigResolver
+    from .project import activate
+    from .project.explain import explain
+
+    path, _, line = args.location.rpartition(":")
+    if not path or not line.isdigit() or int(line) < 1:
+        raise UsageError(f"expected PATH:LINE, got {args.location!r}")
+    if not os.path.isfile(path):
+        raise UsageError(f"no such file: {path}")
+    resolver = ConfigResolver(args.config)
+    activate(_project([path], resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands))
+    return explain(path, int(line), resolver.for_path(path))
 
 
 def _cmd_rules(args) -> int:

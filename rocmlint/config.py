@@ -48,6 +48,9 @@ class Settings:
     nvidia_macros: tuple[str, ...] = ()
     rocm_gate_names: tuple[str, ...] = ()
     offload_arch: tuple[str, ...] = ()
+    # The ROCm build's compile_commands.json (or its folder), relative to config_dir.
+    compile_commands: str = ""
+    hipify: "str | bool" = "auto"  # "auto": read from build files
     config_dir: str = ""
     config_path: str = ""
 
@@ -96,8 +99,8 @@ def _match(rel: str, pattern: str) -> bool:
 # Schema: key -> (kind, validator-description)
 _LIST_KEYS = {"select", "ignore", "exclude", "extend-exclude", "rocm-macros", "nvidia-macros",
               "rocm-gate-names", "offload-arch"}
-_STR_KEYS = {"gate", "gate-macro"}
-_KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root"}
+_STR_KEYS = {"gate", "gate-macro", "compile-commands"}
+_KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root", "hipify"}
 
 
 def _validate(table: dict, origin: str) -> dict:
@@ -118,6 +121,8 @@ def _validate(table: dict, origin: str) -> dict:
             raise ConfigError(f"{origin}: '{key}' must be a string, got {table[key]!r}")
     if "gate" in table and table["gate"] not in ("auto", "always", "never"):
         raise ConfigError(f"{origin}: 'gate' must be one of auto, always, never; got {table['gate']!r}")
+    if "hipify" in table and table["hipify"] not in ("auto", True, False):
+        raise ConfigError(f"{origin}: 'hipify' must be \"auto\", true or false; got {table['hipify']!r}")
     if "root" in table and not isinstance(table["root"], bool):
         raise ConfigError(f"{origin}: 'root' must be true or false")
     for key in ("select", "ignore"):
@@ -165,7 +170,8 @@ def _apply(base: Settings, table: dict, directory: Path, path: Path) -> Settings
     changes: dict = {}
     simple = {"select": "select", "ignore": "ignore", "rocm-macros": "rocm_macros",
               "nvidia-macros": "nvidia_macros", "rocm-gate-names": "rocm_gate_names",
-              "offload-arch": "offload_arch", "gate": "gate", "gate-macro": "gate_macro"}
+              "offload-arch": "offload_arch", "gate": "gate", "gate-macro": "gate_macro",
+              "compile-commands": "compile_commands", "hipify": "hipify"}
     for key, attr in simple.items():
         if key in table:
             value = table[key]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from .config import ConfigResolver, Settings, is_excluded
-from .languages import EXTENSIONS, language_for
+from .languages import language_for
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -138,7 +138,7 @@ def _walk_dir(directory: str, top: str, stack: _IgnoreStack, resolver: ConfigRes
             if entry.name == ".git" or stack.ignored(path, True) or is_excluded(path, True, settings, top):
                 continue
             subdirs.append(path)
-        elif os.path.splitext(entry.name)[1].lower() in EXTENSIONS:
+        elif language_for(path) is not None:
             if path in seen or stack.ignored(path, False) or is_excluded(path, False, settings, top):
                 continue
             seen.add(path)

@@ -13,12 +13,18 @@ def help_uri(rule: type[Rule]) -> str:
     return f"{DOCS_URL}#{rule.code.lower()}-{rule.name}"
 
 
-def _fence(rule: type[Rule]) -> str:
-    return "python" if rule.language == "python" else "cpp"
+_MANIFEST_FENCES = (("pyproject.toml", "toml"), (".cfg", "ini"), (".yml", "yaml"), (".yaml", "yaml"),
+                    (".py", "python"), (".sh", "bash"), ("file", "dockerfile"), ("file.rocm", "dockerfile"))
+
+
+def _fence(rule: type[Rule], example: Example | None = None) -> str:
+    if example is not None and example.filename and rule.language != "cpp":
+        return next((fence for end, fence in _MANIFEST_FENCES if example.filename.endswith(end)), "text")
+    return {"python": "python", "manifest": "text"}.get(rule.language, "cpp")
 
 
 def _example_block(rule: type[Rule], example: Example) -> str:
-    return f"```{_fence(rule)}\n{example.code.rstrip()}\n```"
+    return f"```{_fence(rule, example)}\n{example.code.rstrip()}\n```"
 
 
 def render_rule(rule: type[Rule]) -> str:
@@ -34,7 +40,7 @@ def render_rule(rule: type[Rule]) -> str:
             parts.append(_example_block(rule, ex))
             if ex.expected is not None:
                 label = "After `--fix --unsafe-fixes`:" if ex.unsafe else "After `--fix`:"
-                parts += ["", label, "", f"```{_fence(rule)}\n{ex.expected.rstrip()}\n```"]
+                parts += ["", label, "", f"```{_fence(rule, ex)}\n{ex.expected.rstrip()}\n```"]
             parts.append("")
     if valid:
         parts += ["", "### Examples not flagged", ""]

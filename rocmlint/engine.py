@@ -6,22 +6,25 @@ from functools import lru_cache
 from pathlib import Path
 
 from .config import Settings
-from .languages import ParseFailure, get_language, language_for
-from .model import Finding, LineIndex, Span
+from .languages import ParseFailure, extra_languages, get_language, language_for
+from .model import Applicability, Finding, LineIndex, Span
 from .registry import ENGINE_CODES, select_rules
-from .rule import Rule
+from .rule import FileContext, Rule
 from .source import SourceError, SourceFile, read_source
 from .suppress import is_suppressed, suppressed_codes
 
 
 @lru_cache(maxsize=64)
 def rules_for(select: tuple[str, ...], ignore: tuple[str, ...], language: str) -> tuple[Rule, ...]:
-    return tuple(rule() for rule in select_rules(list(select), list(ignore)) if rule.language == language)
+    return tuple(rule() for rule in select_rules(list(select), list(ignore)) if rule.runs_on(language))
 
 
 def active_rules(settings: Settings, language: str, path: Path | None = None) -> tuple[Rule, ...]:
     ignore = settings.ignore + (settings.ignored_for(path) if path is not None else ())
-    return rules_for(settings.select, ignore, language)
+    rules = rules_for(settings.select, ignore, language)
+    for extra in extra_languages(path) if path is not None else ():
+        rules += tuple(r for r in rules_for(settings.select, ignore, extra) if not r.runs_on(language))
+    return rules
 
 
 def engine_finding(code: str, path: str, message: str, span: Span | None = None) -> Finding:
@@ -31,10 +34,15 @@ def engine_finding(code: str, path: str, message: str, span: Span | None = None)
 
 def analyse_buffer(display: str, buffer: bytes, language: str, settings: Settings,
                    rules: tuple[Rule, ...], suppress: bool = True,
-                   fix_written: set[int] | None = None) -> list[Finding]:
+                   fix_written: set[int] | None = None,
+                   build_fixes: bool | frozenset[Applicability] = True) -> list[Finding]:
     """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches.
     Wave-size design choices in code written for AMD are not reported, except on the lines
-    ``fix_written`` (0-based) that rocmlint's own fixes wrote into the buffer."""
+    ``fix_written`` (0-based) that rocmlint's own fixes wrote into the buffer.
+
+    ``build_fixes``: which fixes' edits are needed (True: all). Fixes costly to build
+    (Python's libcst fixes) that nothing will apply or print (a text report; unsafe fixes
+    in a --fix run without --unsafe-fixes) keep their stand-in edits, counted but unbuilt."""
     hits: dict[str, list[Span]] = {}
     candidates = _prefilter(rules)(buffer)
     for rule in rules:
@@ -48,23 +56,32 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
             hits[rule.code] = []
     if not hits:
         return []
-    lang = get_language(language)
-    try:
-        anchors = sorted({span.start for spans in hits.values() for span in spans})
-        ctx = lang.make_context(display, buffer, settings, anchors)
-    except ParseFailure as exc:
-        finding = engine_finding("ROC001", display, f"cannot parse: {exc}", exc.span)
-        return _finish(ctx=None, findings=[finding], buffer=buffer)
-    ctx._hits = hits
+    # A rule runs in the file's own half, or in the other half that reads the file too
+    # (setup.py: Python rules and manifest rules); one context per half.
+    half_of = {r.code: language if r.runs_on(language) else r.language for r in rules if r.code in hits}
+    contexts: dict[str, FileContext] = {}
     for rule in rules:
-        if rule.code not in hits:
+        half = half_of.get(rule.code)
+        if half is None:
             continue
+        if half not in contexts:
+            anchors = sorted({s.start for code, spans in hits.items() if half_of[code] == half for s in spans})
+            try:
+                contexts[half] = get_language(half).make_context(display, buffer, settings, anchors)
+            except ParseFailure as exc:
+                finding = engine_finding("ROC001", display, f"cannot parse: {exc}", exc.span)
+                return _finish([], [finding], buffer)
+            contexts[half]._hits = hits
+            contexts[half].build_fixes = build_fixes
+        ctx = contexts[half]
+        if ctx.outside_amd_build:
+            continue  # the project model says the AMD build never compiles this file
         ctx.rule = rule
         rule.check(ctx)
-    ctx.rule = None
+        ctx.rule = None
     kept = []
     seen = set()
-    for finding in ctx.findings:
+    for ctx, finding in ((c, f) for c in contexts.values() for f in c.findings):
         start = finding.span.start
         if ctx.nvidia_only(start):
             continue
@@ -77,8 +94,9 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         if key in seen:
             continue
         seen.add(key)
+        finding.evidence = tuple(ctx.evidence(start))
         kept.append(finding)
-    return _finish(ctx, kept, buffer, suppress)
+    return _finish(list(contexts.values()), kept, buffer, suppress)
 
 
 def lines_not_in(original: bytes, fixed: bytes) -> set[int]:
@@ -193,8 +211,9 @@ def _rule_by_code(rules: tuple[Rule, ...], code: str) -> Rule:
     raise KeyError(code)
 
 
-def _finish(ctx, findings: list[Finding], buffer: bytes, suppress: bool = True) -> list[Finding]:
-    lines = ctx.lines if ctx is not None else LineIndex(buffer)
+def _finish(contexts: list[FileContext], findings: list[Finding], buffer: bytes,
+            suppress: bool = True) -> list[Finding]:
+    lines = contexts[0].lines if contexts else LineIndex(buffer)
     result = []
     for finding in findings:
         finding.line, finding.column = lines.position(finding.span.start)
@@ -202,16 +221,20 @@ def _finish(ctx, findings: list[Finding], buffer: bytes, suppress: bool = True) 
         line0 = finding.line - 1
         text = lines.line_text(line0)
         finding.source_line = text
-        if finding.fix is not None:
-            finding.edit_positions = tuple(
-                lines.position(e.span.start) + lines.position(e.span.end) for e in finding.fix.edits
-            )
         sets = suppressed_codes(text, lines.line_text(line0 - 1) if line0 > 0 else "")
         if finding.end_line != finding.line:
             sets += suppressed_codes(lines.line_text(finding.end_line - 1))
         if suppress and finding.code not in ENGINE_CODES and is_suppressed(finding.code, sets):
             continue
         result.append(finding)
+    for ctx in contexts:
+        for finish in ctx.finishers:
+            finish(ctx, result)
+    for finding in result:
+        if finding.fix is not None:
+            finding.edit_positions = tuple(
+                lines.position(e.span.start) + lines.position(e.span.end) for e in finding.fix.edits
+            )
     result.sort(key=Finding.sort_key)
     return result
 

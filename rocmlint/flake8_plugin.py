@@ -50,7 +50,7 @@ class Flake8Plugin:
             return
         buffer = text.encode("utf-8", errors="surrogateescape")
         for finding in analyse_buffer(str(self.filename), buffer, "python", settings, rules,
-                                      suppress=False):  # flake8 applies # noqa itself (--disable-noqa works)
+                                      suppress=False, build_fixes=False):  # flake8 applies # noqa itself
             line = max(finding.line, 1)
             col = max(finding.column - 1, 0)
             yield line, col, f"{finding.code} {finding.message}", type(self)

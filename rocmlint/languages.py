@@ -16,7 +16,7 @@ EXTENSIONS = {
     ".cu": "cpp", ".cuh": "cpp", ".hip": "cpp", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp",
     ".c++": "cpp", ".h": "cpp", ".hh": "cpp", ".hpp": "cpp", ".hxx": "cpp", ".inl": "cpp",
 }
-_MODULES = {"python": "rocmlint.python", "cpp": "rocmlint.cpp"}
+_MODULES = {"python": "rocmlint.python", "cpp": "rocmlint.cpp", "manifest": "rocmlint.manifest"}
 
 
 class ParseFailure(Exception):
@@ -48,9 +48,18 @@ def language_for(path: Path | str, sniff: bool = False) -> str | None:
     """Language by extension; ``sniff`` also reads a shebang (explicit file arguments)."""
     suffix = os.path.splitext(path)[1].lower()
     lang = EXTENSIONS.get(suffix)
+    if lang is None:
+        from .manifest.kinds import manifest_kind
+
+        lang = "manifest" if manifest_kind(path) is not None else None
     if lang is None and sniff and suffix == "" and _has_python_shebang(path):
         return "python"
     return lang
+
+
+def extra_languages(path: Path | str) -> tuple[str, ...]:
+    """Other halves that also read the file: setup.py is Python code and a manifest."""
+    return ("manifest",) if os.path.basename(path) == "setup.py" else ()
 
 
 def _has_python_shebang(path) -> bool:

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from .rule import Rule
 
-RULE_PACKAGES = ("rocmlint.checks.python", "rocmlint.checks.cpp")
+RULE_PACKAGES = ("rocmlint.checks.python", "rocmlint.checks.cpp", "rocmlint.checks.manifest")
 ENTRY_POINT_GROUP = "rocmlint.rules"
 
 
@@ -95,7 +95,9 @@ def _engine_code(prefix: str) -> bool:
 ENGINE_CODES = {
     "ROC001": ("parse-error", "file could not be parsed"),
     "ROC002": ("unreadable-file", "file could not be read or decoded"),
+    "ROC003": ("internal-error", "rocmlint crashed on the file; it was not checked"),
 }
+INTERNAL_ERROR = "ROC003"  # a bug in rocmlint, never in the file: not baselined, exit 2
 
 
 def select_rules(select: list[str], ignore: list[str]) -> list[type[Rule]]:

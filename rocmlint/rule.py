@@ -32,7 +32,9 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     message: ClassVar[str]
-    language: ClassVar[str]  # "python" or "cpp"
+    language: ClassVar[str]  # "python", "cpp" or "manifest"
+    # Other halves whose files the rule also reads (its check() looks at ctx.language).
+    also_languages: ClassVar[tuple[str, ...]] = ()
     # Regex (over the file's bytes) that must match for the rule to have anything to say.
     # It is the prefilter (files where no rule's pattern matches are never parsed) and its
     # matches are the rule's anchors (``ctx.hits``): rules inspect the tree around them
@@ -112,6 +114,10 @@ class Rule:
         return cls._literals
 
     @classmethod
+    def runs_on(cls, language: str) -> bool:
+        return language == cls.language or language in cls.also_languages
+
+    @classmethod
     def fixable(cls) -> bool:
         return cls.fix_applicability not in (None, Applicability.DISPLAY_ONLY)
 
@@ -130,6 +136,12 @@ class FileContext:
         self.rule: Rule | None = None
         self._hits: dict[str, list[Span]] = {}
         self.project = active_project()  # the project model (None when linting a lone buffer)
+        # Called as f(ctx, findings) once every rule has run and suppressions are applied:
+        # fix builders that need the whole file's findings (merged gate blocks) finish there.
+        self.finishers: list = []
+        # Which fixes need real edits: True (all), False (none: only counted) or the
+        # applicabilities that this run applies (engine.analyse_buffer).
+        self.build_fixes: bool | frozenset = True
 
     def hits(self) -> list[Span]:
         """Where the current rule's ``pattern`` matched (its anchors), in file order."""
@@ -153,6 +165,15 @@ class FileContext:
                 severity=rule.severity,
             )
         )
+
+    @property
+    def outside_amd_build(self) -> bool:
+        """True when the AMD build never compiles or runs this file (project model)."""
+        return False
+
+    def evidence(self, offset: int) -> list[str]:
+        """Why the AMD build reaches this offset (project model facts, for JSON/SARIF)."""
+        return []
 
     def nvidia_only(self, offset: int) -> bool:
         """True where only the NVIDIA build reaches this byte (never reported)."""

@@ -11,7 +11,9 @@ from .cache import Cache, content_hash
 from .discovery import Target
 from .engine import FileResult, active_rules, analyse_buffer, engine_finding, lines_not_in
 from .languages import get_language, language_for
+from .model import Applicability
 from .project import Project, activate
+from .registry import INTERNAL_ERROR
 from .source import SourceError, atomic_write, read_source
 
 # Below this many files a pool costs more than it saves (pre-commit runs on a few).
@@ -26,6 +28,7 @@ class Job:
     mode: str  # "check" | "fix" | "diff"
     unsafe: bool = False
     cache: bool = False  # hash the content for the result cache
+    build_fixes: bool = True  # check mode: fix edits are shown (json, sarif, github), not only counted
 
 
 def run_job(job: Job) -> FileResult:
@@ -35,11 +38,18 @@ def run_job(job: Job) -> FileResult:
     except Exception as exc:  # noqa: BLE001 - isolate one file's failure
         import traceback
 
-        result = FileResult(path=job.target.path, display=job.target.display)
-        result.internal_error = f"{type(exc).__name__}: {exc}"
-        if os.environ.get("ROCMLINT_DEBUG"):
-            result.internal_error += "\n" + traceback.format_exc()
-        return result
+        details = traceback.format_exc() if os.environ.get("ROCMLINT_DEBUG") else ""
+        return crashed(job, f"{type(exc).__name__}: {exc}", details)
+
+
+def crashed(job: Job, summary: str, details: str = "") -> FileResult:
+    """The result of a file rocmlint crashed on: reported as not checked in every output
+    format (ROC003), never as clean."""
+    result = FileResult(path=job.target.path, display=job.target.display)
+    result.findings = [engine_finding(INTERNAL_ERROR, job.target.display,
+                                      f"internal error, file not checked ({summary}); please report it")]
+    result.internal_error = summary + (f"\n{details}" if details else "")
+    return result
 
 
 def _run_job(job: Job) -> FileResult:
@@ -56,7 +66,8 @@ def _run_job(job: Job) -> FileResult:
         return analyse_buffer(target.display, buffer, language, settings, rules)
 
     if job.mode == "check":
-        result.findings = analyse(source.buffer)
+        result.findings = analyse_buffer(target.display, source.buffer, language, settings, rules,
+                                         build_fixes=job.build_fixes)
         if job.cache:
             result.content_hash = content_hash(source.raw)
         return result
@@ -65,7 +76,7 @@ def _run_job(job: Job) -> FileResult:
 
     try:
         outcome = fix_buffer(source.buffer, source.newline, target.display, language, settings,
-                             rules, unsafe=job.unsafe)
+                             rules, unsafe=job.unsafe, build_fixes=job.build_fixes)
     except FixRejected as exc:
         result.fix_error = str(exc)
         result.findings = analyse(source.buffer)
@@ -94,17 +105,22 @@ def _run_job(job: Job) -> FileResult:
 
 
 def fix_buffer(buffer: bytes, newline: str, display: str, language: str, settings, rules, *,
-               unsafe: bool):
-    """Fixed buffer and remaining findings; raises FixRejected when a check fails."""
+               unsafe: bool, build_fixes: bool = True):
+    """Fixed buffer and remaining findings; raises FixRejected when a check fails.
+    ``build_fixes=False``: the remaining findings' fixes are only counted, so only the
+    fixes this run applies are built."""
     from rocmlint.fixers.apply import fix_to_fixpoint
 
     lang = get_language(language)
+    applied = frozenset({Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE})
+    build: bool | frozenset[Applicability] = True if build_fixes else applied
     return fix_to_fixpoint(
         buffer,
         # Code in AMD-only branches is left alone (engine), except in the blocks rocmlint's
         # own fixes wrote: later rounds finish those (a gated copy still needing ROC203).
         lambda b: analyse_buffer(display, b, language, settings, rules,
-                                 fix_written=None if b is buffer else lines_not_in(buffer, b)),
+                                 fix_written=None if b is buffer else lines_not_in(buffer, b),
+                                 build_fixes=build),
         unsafe=unsafe, newline=newline,
         syntax_errors=lambda b: lang.syntax_errors(b, display),
         nvidia_view=lambda b: lang.nvidia_view(b, display, settings),
@@ -121,11 +137,99 @@ def unified_diff(display: str, before: bytes, after: bytes) -> str:
     return "".join(difflib.unified_diff(a, b, fromfile=f"a/{display}", tofile=f"b/{display}"))
 
 
+def run_parallel(todo: Iterable[Job], workers: int) -> list[FileResult]:
+    """Every job's result, from a pool of forked workers (one job per task: a few huge files
+    must not land on one worker together).
+
+    A worker that dies (a crash in a C extension, the OOM killer) breaks the pool and takes
+    the queued jobs with it. They are run again: the first few, in flight when it broke
+    (work is handed out in order), each in a process of its own, so the file that kills
+    its process is reported as an internal error; the rest in a fresh pool.
+    """
+    # ~10 ms to import: only for big runs.
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing import get_context
+
+    results: list[FileResult] = []
+    remaining: Iterable[Job] = todo
+    while True:
+        lost: list[Job] = []
+        submitted: list[tuple[Job, Future[FileResult]]] = []
+        # Workers ignore Ctrl-C: the parent drops the queue and exits without their tracebacks.
+        pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_ignore_interrupts)
+        try:
+            for job in remaining:
+                try:
+                    submitted.append((job, pool.submit(run_job, job)))
+                except BrokenProcessPool:
+                    lost.append(job)  # the pool broke while discovery was still feeding it
+            for job, future in submitted:
+                try:
+                    results.append(future.result())
+                except BrokenProcessPool:
+                    lost.append(job)
+        except BaseException:  # Ctrl-C: cancel here, the pool's own cancelling can miss a freed pool
+            for _job, future in submitted:
+                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        if not lost:
+            return results
+        lost_order = {id(job): n for n, (job, _future) in enumerate(submitted)}
+        lost.sort(key=lambda job: lost_order.get(id(job), len(lost_order)))
+        suspects, remaining = lost[: 2 * workers + 1], lost[2 * workers + 1:]
+        results.extend(run_alone(job) for job in suspects)
+
+
+def run_alone(job: Job) -> FileResult:
+    """``run_job`` in a forked process of its own; a process that dies is an internal error."""
+    import signal
+    from multiprocessing import get_context
+
+    context = get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_send_result, args=(job, send))
+    process.start()
+    send.close()
+    try:
+        result: FileResult | None = receive.recv()
+    except EOFError:
+        result = None
+    process.join()
+    if result is not None:
+        return result
+    code = process.exitcode or 0
+    how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+    return crashed(job, f"the worker process died ({how}) while checking this file")
+
+
+def _ignore_interrupts() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _send_result(job: Job, connection) -> None:
+    connection.send(run_job(job))
+    connection.close()
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (a container's or taskset's limit, not the host's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False, use_cache: bool = True,
-        jobs: int | None = None, cache_dir: Path | None = None, project: Project | None = None) -> list[FileResult]:
+        jobs: int | None = None, cache_dir: Path | None = None, project: Project | None = None,
+        build_fixes: bool = True) -> list[FileResult]:
     """Results for every target, sorted by path. ``targets`` may be a generator: discovery
     then overlaps with the workers. ``project`` (already prepared) is what rules see as
-    ``ctx.project``; it is activated before the pool forks."""
+    ``ctx.project``; it is activated before the pool forks. ``build_fixes=False`` (a report
+    that only counts fixes) spares building fix edits nothing applies or prints."""
     activate(project)
     cache = Cache(cache_dir or Path.cwd() / ".rocmlint_cache") if (use_cache and mode == "check") else None
     results: list[FileResult] = []
@@ -140,7 +244,7 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
             if not rules:
                 continue  # e.g. --select ROC1 and a C++ header: nothing to do
             if cache is not None:
-                key = target.settings.fingerprint
+                key = target.settings.fingerprint + ("" if build_fixes else "-unbuilt-fixes")
                 if project is not None:
                     key += project.fingerprint_for(target.path, language)
                 settings_keys[target.path] = key
@@ -148,19 +252,18 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
                 if cached is not None:
                     results.append(FileResult(path=target.path, display=target.display, findings=cached))
                     continue
-            yield Job(target, language, rules, mode, unsafe, cache is not None)
+            yield Job(target, language, rules, mode, unsafe, cache is not None, build_fixes)
 
     todo = pending()
     first = list(itertools.islice(todo, PARALLEL_THRESHOLD))
-    jobs = jobs or os.cpu_count() or 1
+    every_job = itertools.chain(first, todo)  # the whole queue, whichever path runs it
+    jobs = jobs or usable_cpus()
     if jobs > 1 and len(first) == PARALLEL_THRESHOLD:
-        from multiprocessing import get_context  # ~10 ms to import: only for big runs
-
-        with get_context("fork").Pool(jobs) as pool:
-            # Small chunks: a few huge files must not land on one worker together.
-            fresh = list(pool.imap_unordered(run_job, itertools.chain(first, todo), chunksize=32))
+        if project is not None:
+            project.before_fork()  # lazy parts are built once here and shared by the workers
+        fresh = run_parallel(every_job, jobs)
     else:
-        fresh = [run_job(job) for job in first]
+        fresh = [run_job(job) for job in every_job]
     if cache is not None:
         for result in fresh:
             if result.content_hash is not None:

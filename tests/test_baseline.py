@@ -23,7 +23,7 @@ def findings_for(text: str, needle: str, path: str = "pkg/a.py", code: str = "RO
         out.append(Finding(code=code, name="demo", path=path, span=Span(start, start + len(needle)),
                            message=f"{needle} is bad"))
         start = buffer.find(needle.encode(), start + 1)
-    return _finish(None, out, buffer)
+    return _finish([], out, buffer)
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -161,7 +161,8 @@ def test_discovery_honours_gitignore_and_excludes(tmp_path):
     _write(tmp_path / "pyproject.toml", "[tool.rocmlint]\nexclude = ['vendor/']\n")
     _write(tmp_path / "vendor" / "v.py", "x = 1\n")
     found = {t.display for t in discover([str(tmp_path)], ConfigResolver(), cwd=tmp_path)}
-    assert found == {"a.py", "sub/kernel.cu", "sub/keep.gen.py", "sub/k.hip"}
+    # pyproject.toml is a manifest (ROC4xx).
+    assert found == {"a.py", "sub/kernel.cu", "sub/keep.gen.py", "sub/k.hip", "pyproject.toml"}
     # Explicit files are always checked.
     explicit = {t.display for t in discover([str(tmp_path / "generated" / "b.py")], ConfigResolver(), cwd=tmp_path)}
     assert explicit == {"generated/b.py"}

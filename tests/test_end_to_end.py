@@ -39,6 +39,10 @@ def test_example_project_fix_then_amd_build(tmp_path):
     fixed = rocmlint("check", "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=project)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "#if defined(__HIP_PLATFORM_AMD__)" in (project / "stream_compact.cu").read_text()
+    # Adjacent gated statements share one block; the comment above them stays above.
+    assert ("    # TF32 matmuls and convolutions on Ampere and newer\n    if not IS_ROCM:\n"
+            "        torch.backends.cuda.matmul.allow_tf32 = True\n"
+            "        torch.backends.cudnn.allow_tf32 = True\n") in (project / "train.py").read_text()
     if shutil.which("clang++-19") is None:
         pytest.skip("clang-19 not installed: cannot build the AMD view")
     built = rocmlint("verify", "--offload-arch", "gfx942,gfx1100", "--output-format", "json",

@@ -6,7 +6,7 @@ import pytest
 from fixture_harness import (ROOT, analyse_fixture, expected_path, fixed_text, fixture_files,
                              read_annotations)
 from rocmlint.engine import active_rules, analyse_buffer
-from rocmlint.languages import get_language
+from rocmlint.languages import get_language, language_for
 from rocmlint.model import Applicability
 from rocmlint.runner import fix_buffer
 from rocmlint.source import decode_source
@@ -22,7 +22,7 @@ def test_there_are_fixtures():
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_findings_match_annotations(path):
     source, *_rest, findings = analyse_fixture(path)
-    comment = "#" if path.suffix in (".py", ".pyi") else "//"
+    comment = "//" if language_for(path) == "cpp" else "#"
     ann = read_annotations(source.buffer.decode("utf-8", errors="replace"), comment)
     fired = {(f.line, f.code) for f in findings}
     missing = sorted(ann.ruleid - fired)

@@ -34,7 +34,7 @@ def finding(text: str, needle: str, **kw) -> Finding:
     f = Finding(code=kw.pop("code", "ROC201"), name=kw.pop("name", "ballot-mask-truncated"),
                 path=kw.pop("path", "src/k.cu"), span=Span(start, start + len(needle.encode())),
                 message=kw.pop("message", "ballot mask stored in 32 bits"), **kw)
-    return _finish(None, [f], buffer)[0]
+    return _finish([], [f], buffer)[0]
 
 
 def test_warning_with_position_and_title():
@@ -76,7 +76,7 @@ def test_multi_line_span_and_fix_hint():
     fixed = Finding(code="ROC204", name="warp-size-hardcoded", path="a.cu", span=Span(start, start + 2),
                     message="warp size hard-coded",
                     fix=Fix((Edit(Span(start, start + 2), "warpSize"),), "use warpSize", Applicability.UNSAFE))
-    (fixed,) = _finish(None, [fixed], text.encode())
+    (fixed,) = _finish([], [fixed], text.encode())
     _, _, message = parse(github.command(fixed))
     assert message == "warp size hard-coded%0AFix (--fix --unsafe-fixes): use warpSize"
 

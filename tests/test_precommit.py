@@ -138,8 +138,9 @@ def test_hooks_select_python_cpp_cuda_and_hip_files(tmp_path, monkeypatch):
     from pre_commit.commands.run import Classifier
 
     wanted = ["a.py", "b.pyi", "c.cpp", "d.h", "e.cu", "f.cuh", "g.hip", "h.hpp", "i.cc", "j.cxx", "sub/k.HIP",
-              "scripts/run_training"]
-    unwanted = ["notes.txt", "data.json", "build.sh", "image.png"]
+              "scripts/run_training", "build.sh", "pyproject.toml", "requirements-dev.txt", "docker/Dockerfile.rocm",
+              "environment.yml", "setup.cfg"]
+    unwanted = ["notes.txt", "data.json", "image.png", "config.toml", "MANIFEST.in"]
     for name in wanted + unwanted:
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -156,7 +157,7 @@ def test_hooks_select_python_cpp_cuda_and_hip_files(tmp_path, monkeypatch):
         hook_ns = type("Hook", (), {k: hook[k] for k in ("files", "exclude", "types", "types_or", "exclude_types")})
         selected = set(Classifier(wanted + unwanted).filenames_for_hook(hook_ns))
         assert set(wanted) <= selected, f"{hook['id']} misses {sorted(set(wanted) - selected)}"
-        assert not selected & {"data.json", "image.png", "build.sh"}
+        assert not selected & set(unwanted), sorted(selected & set(unwanted))
         assert hook["language"] == "python" and hook["require_serial"] is False
     by_id = {h["id"]: h for h in hooks}
     assert by_id["rocmlint-fix"]["entry"].split() == ["rocmlint", "check", "--fix", "--force-exclude"]

@@ -51,7 +51,7 @@ def test_gate_inserted_after_the_last_import_before_first_use():
     plan = python_gate.gate_plan(ctx)
     assert plan.expression == "IS_ROCM" and plan.applicability is Applicability.SAFE
     (edit,) = plan.edits
-    assert edit.content == 'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+    assert edit.content == '\nIS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
     assert ctx.source[: edit.span.start].endswith(b"from torch import nn\n")
 
 
@@ -61,9 +61,9 @@ def test_env_set_before_import_torch_uses_the_device_gate_unsafely():
         os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128,expandable_segments:True"
         import torch
     """, unsafe=True)
-    assert out.splitlines()[1:3] == [
-        "import os", 'IS_ROCM = os.path.exists("/dev/kfd")']
-    assert 'expandable_segments:True" if IS_ROCM else "max_split_size_mb:128' in out
+    assert out.splitlines()[1:4] == [
+        "import os", "", 'IS_ROCM = os.path.exists("/dev/kfd")']
+    assert '    "expandable_segments:True"\n    if IS_ROCM\n    else "max_split_size_mb:128' in out
     # and without --unsafe-fixes nothing changes
     findings = lint('import os\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:128"\n')
     assert [f.fix.applicability for f in findings] == [Applicability.UNSAFE]
@@ -108,12 +108,14 @@ def test_two_fixes_insert_identical_gate_definitions():
 
 def test_gate_insertion_at_end_of_file_without_newline():
     out = fixed("import torch\ntorch.backends.cudnn.allow_tf32 = True")
-    assert out == ('import torch\nIS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+    assert out == ('import torch\n\nIS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
                    "if not IS_ROCM:\n    torch.backends.cudnn.allow_tf32 = True")
 
 
 # Statement shapes -----------------------------------------------------------------------------
 def test_wrap_keeps_multiline_strings_and_moves_continuations():
+    from rocmlint.fixers import python_cst
+
     ctx = context_with_hits('''
         import torch
 
@@ -124,12 +126,12 @@ def test_wrap_keeps_multiline_strings_and_moves_continuations():
         really""")  # keep
     ''')
     stmt = ctx.tree.body[1].body[0]
-    edit = python_gate.wrap_statement_edit(ctx, stmt)
-    assert edit.content == (f'    if not {python_gate.GATE}:\n'
+    edit = python_cst.wrap_statements(ctx, [stmt], "not G")
+    assert edit.content == ('    if not G:\n'
                             '        torch.backends.cuda.matmul.allow_tf32 = bool(\n'
                             '            """yes\n'
                             'really""")  # keep')
-    rewritten = apply_edits(ctx.source, [python_gate.Edit(edit.span, edit.content.replace(python_gate.GATE, "G"))])
+    rewritten = apply_edits(ctx.source, [edit])
     ast.parse(rewritten)
     assert '"""yes\nreally"""' in rewritten.decode()
 
@@ -228,7 +230,7 @@ def test_roc102_every_setter():
     assert [f.fix is not None for f in findings] == [True, True, True, True, False, True]
     out = fixed(code)
     assert 'os.putenv("PYTORCH_CUDA_ALLOC_CONF", "" if IS_ROCM else "max_split_size_mb:4")' in out
-    assert [f.line for f in lint(out)] == [11]  # the concatenation stays reported, unfixed
+    assert [f.line for f in lint(out)] == [12]  # the concatenation stays reported, unfixed (one line lower)
 
 
 def test_rules_ignore_code_only_rocm_runs():

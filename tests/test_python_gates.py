@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from rocmlint.config import Settings
+from rocmlint.python.gates import GateEvaluator
 from rocmlint.python import LANGUAGE
 
 SETTINGS = Settings()
@@ -43,13 +44,20 @@ def view(code: str) -> bytes:
     ("not IS_ROCM and fast", False, None),
     ("torch.version.cuda", False, None),  # None on ROCm; CPU-only builds lack it too
     ("fast", None, None),
-    ("torch.cuda.is_available()", None, None),
+    ("torch.cuda.is_available()", True, True),  # reachability: hazards matter where a GPU runs the code
 ])
 def test_gate_values(condition, on_rocm, on_nvidia):
     ctx = context(f"import torch\nx = {condition}\n")
     expr = ctx.tree.body[1].value
     assert ctx.gates.value(expr, True) is on_rocm
     assert ctx.gates.value(expr, False) is on_nvidia
+
+
+def test_views_never_assume_a_gpu():
+    """The NVIDIA view folds platform tests only: `torch.cuda.is_available()` stays unknown."""
+    ctx = context("import torch\nx = torch.cuda.is_available()\n")
+    plain = GateEvaluator(ctx.gates.gate_names, ctx.qualname)
+    assert plain.value(ctx.tree.body[1].value, True) is None
 
 
 def test_aliased_torch_and_configured_gate_names():

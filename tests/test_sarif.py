@@ -21,7 +21,10 @@ from rocmlint.runner import fix_buffer
 from rocmlint.fixers.apply import select_edits
 
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA_PATH = Path(__file__).parents[1].parent / "shared/data/sarif-schema-2.1.0.json"
+# shared/ sits beside the repository (or beside the folder of its worktrees).
+SCHEMA_PATH = next((folder / "shared/data/sarif-schema-2.1.0.json" for folder in Path(__file__).resolve().parents
+                    if (folder / "shared/data/sarif-schema-2.1.0.json").is_file()),
+                   REPO.parent / "shared/data/sarif-schema-2.1.0.json")
 
 
 # Helpers ---------------------------------------------------------------------------------
@@ -138,7 +141,7 @@ def synthetic(buffer: bytes, needle: bytes, *, code: str | None = None, path: st
     span = Span(start, start + len(needle))
     fix = None if applicability is None else Fix((Edit(span, content),), "replace it", applicability)
     finding = Finding(code=code, name="demo-rule", path=path, span=span, message="demo message", fix=fix)
-    return _finish(None, [finding], buffer)[0]
+    return _finish([], [finding], buffer)[0]
 
 
 # Schema validity -------------------------------------------------------------------------
@@ -289,7 +292,7 @@ def test_deletion_and_insertion_replacements(validator):
     deletion = Finding(code="ROC101", name="demo", path="demo.py", span=Span(start, start + 4), message="m",
                        fix=Fix((Edit(Span(start, start + len(b"drop me\n")), ""),
                                 Edit(Span(len(buffer), len(buffer)), "# appended\n")), "drop the line"))
-    (deletion,) = _finish(None, [deletion], buffer)
+    (deletion,) = _finish([], [deletion], buffer)
     log = json.loads(sarif.render([deletion]))
     assert_valid(validator, log)
     reps = all_replacements(log)

@@ -30,7 +30,7 @@ def make(source: str, needle: str, *, path: str = "a.py", code: str = "ROC101", 
     span = Span(start, start + len(needle.encode()))
     fix = None if applicability is None else Fix((Edit(span, "new"),), "replace it", applicability)
     f = Finding(code=code, name=name, path=path, span=span, message=f"{needle} is bad", fix=fix)
-    return _finish(None, [f], buffer)[0]
+    return _finish([], [f], buffer)[0]
 
 
 def caret_under(rendered: str, source_line: str) -> str:

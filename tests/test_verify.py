@@ -221,3 +221,116 @@ def test_no_toolchain_exits_2_with_package_hint(tmp_path):
     assert done.returncode == 2
     assert "libamdhip64-dev" in done.stderr and "clang-19" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+# --cuda without a HIP compiler: a stub nvcc and nvidia-smi, and nothing else, on PATH ------
+
+NVCC_STUB = """#!/bin/sh
+# Records its arguments; "builds" by writing a tiny shell script where -o points.
+# The binary built from wave_scan fails its test; a file named broken.cu does not compile.
+out=""; src=""; prev=""
+for arg in "$@"; do
+  [ "$prev" = "-o" ] && out="$arg"
+  case "$arg" in *.hip|*.cu) src="$arg";; esac
+  prev="$arg"
+done
+echo "$@" >> "${0%/*}/nvcc.log"
+case "$src" in *broken.cu) echo "$src(1): error: identifier \\"undeclared_value\\" is undefined" >&2; exit 1;; esac
+case "$src" in
+  *wave_scan.hip) printf '#!/bin/sh\\necho "FAIL: lane 5 got 4"\\nexit 1\\n' > "$out";;
+  *) printf '#!/bin/sh\\necho PASS\\n' > "$out";;
+esac
+/bin/chmod +x "$out"
+"""
+NVIDIA_SMI_STUB = """#!/bin/sh
+echo 9.0
+"""
+OLD_CLANG_STUB = """#!/bin/sh
+echo "Ubuntu clang version 16.0.6"
+"""
+
+
+def _cuda_only_path(tmp: Path) -> str:
+    """A PATH with the stubs and a clang too old for HIP, as on an H100 box with CUDA 13."""
+    folder = tmp / "cuda-bin"
+    folder.mkdir()
+    for name, text in (("nvcc", NVCC_STUB), ("nvidia-smi", NVIDIA_SMI_STUB), ("clang++-16", OLD_CLANG_STUB)):
+        (folder / name).write_text(text)
+        (folder / name).chmod(0o755)
+    return str(folder)
+
+
+def test_cuda_without_hip_compiler_builds_and_runs_the_cuda_side(tmp_path):
+    path = _cuda_only_path(tmp_path)
+    done = run_verify("--cuda", "--offload-arch", "gfx942,gfx1100", "--kernel", "wave_reduce,wave_scan",
+                      "--output-format", "json", path=path)
+    rows = {(row["target"], row["arch"]): row for row in json_rows(done)}
+    assert set(rows) == {(k, a) for k in ("wave_reduce", "wave_scan") for a in ("gfx942", "gfx1100", "sm_90")}
+    for kernel in ("wave_reduce", "wave_scan"):
+        for arch in ("gfx942", "gfx1100"):
+            amd = rows[kernel, arch]
+            assert not amd["built"] and amd["build_skipped"] and amd["ran"] is None
+            assert amd["reason"] == (f"not built: no HIP-capable clang found (passed over: {path}/clang++-16 "
+                                     "(clang 16: need 17 or newer))")
+    passed, failed = rows["wave_reduce", "sm_90"], rows["wave_scan", "sm_90"]
+    assert passed["built"] and passed["wavefront_size"] == 32 and passed["ran"] and passed["passed"] is True
+    assert failed["built"] and failed["passed"] is False and "FAIL: lane 5 got 4" in failed["reason"]
+    assert done.returncode == 1  # the failing CUDA test, not the skipped AMD builds
+    log = (Path(path) / "nvcc.log").read_text()
+    assert "-arch=sm_90" in log and "wave_reduce.hip" in log
+
+
+def test_cuda_without_hip_compiler_text_report_and_clean_exit(tmp_path):
+    done = run_verify("--cuda", "--offload-arch", "gfx942", "--kernel", "wave_reduce",
+                      path=_cuda_only_path(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "toolchain: none, AMD builds skipped: no HIP-capable clang found" in done.stdout
+    assert "libamdhip64-dev" in done.stdout  # how to get one
+    assert re.search(r"wave_reduce\s+gfx942\s+skip\b", done.stdout)
+    assert re.search(r"wave_reduce\s+sm_90\s+yes\s+32\s+cuda\s+PASS", done.stdout)
+    assert "2 builds: 1 built, 0 not built, 1 skipped (no compiler); runs: 1 passed" in done.stdout
+
+
+def test_cuda_is_not_ignored_for_files(tmp_path):
+    include = tmp_path / "inc"
+    include.mkdir()
+    good, broken = tmp_path / "good.cu", tmp_path / "broken.cu"
+    good.write_text("__global__ void k(int* p) { p[threadIdx.x] = 1; }\n")
+    broken.write_text("__global__ void k(int* p) { p[0] = undeclared_value; }\n")
+    path = _cuda_only_path(tmp_path)
+    done = run_verify(str(good), str(broken), "--cuda", "--offload-arch", "gfx942", "-I", str(include),
+                      "-D", "NEEDED=1", "--output-format", "json", path=path, cwd=tmp_path)
+    rows = {(row["target"], row["arch"]): row for row in json_rows(done)}
+    assert set(rows) == {(f, a) for f in ("good.cu", "broken.cu") for a in ("gfx942", "sm_90")}
+    assert rows["good.cu", "gfx942"]["build_skipped"] and rows["broken.cu", "gfx942"]["build_skipped"]
+    assert rows["good.cu", "sm_90"]["built"] and rows["good.cu", "sm_90"]["ran"] is None
+    assert not rows["broken.cu", "sm_90"]["built"] and "undeclared_value" in rows["broken.cu", "sm_90"]["reason"]
+    assert done.returncode == 1
+    compile_line = next(line for line in (Path(path) / "nvcc.log").read_text().splitlines() if "good.cu" in line)
+    assert f"-I {include}" in compile_line and "-D NEEDED=1" in compile_line and " -c " in compile_line
+    assert "USE_ROCM" not in compile_line  # the NVIDIA view: no AMD gating macros
+
+
+@pytest.mark.skipif(os.access("/usr/local/cuda/bin/nvcc", os.X_OK), reason="nvcc is found in /usr/local/cuda")
+def test_cuda_with_neither_compiler_exits_2(tmp_path):
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    done = run_verify("--cuda", "--offload-arch", "gfx942", path=str(empty))
+    assert done.returncode == 2 and "no HIP-capable clang found" in done.stderr
+
+
+def test_cuda_skips_hip_only_files_with_the_reason(tmp_path):
+    # A .hip file or a hipified copy has no NVIDIA build: nvcc must not be asked to compile it.
+    hip_copy = tmp_path / "compact.cu"
+    hip_copy.write_text("#include <hip/hip_runtime.h>\n__global__ void k(int* p) { p[threadIdx.x] = 1; }\n")
+    shared = tmp_path / "shared.cu"
+    shared.write_text("__global__ void k(int* p) { p[threadIdx.x] = 1; }\n")
+    path = _cuda_only_path(tmp_path)
+    done = run_verify(str(hip_copy), str(shared), "--cuda", "--offload-arch", "gfx942", "--output-format", "json",
+                      path=path, cwd=tmp_path)
+    rows = {(row["target"], row["arch"]): row for row in json_rows(done)}
+    assert rows["compact.cu", "sm_90"]["build_skipped"]
+    assert rows["compact.cu", "sm_90"]["reason"] == "not built: HIP-only file: it has no NVIDIA build"
+    assert rows["shared.cu", "sm_90"]["built"]
+    assert "compact.cu" not in (Path(path) / "nvcc.log").read_text()
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -122,6 +122,9 @@ class WarpMaskLiteral32Bit(Rule):
                     args = call_arguments(call)
                     if not (name.endswith("_sync") or name == "__syncwarp") or not args or args[0] != use:
                         continue
+                    shim = ctx.model.shim(name) if ctx.model is not None else None
+                    if shim is not None and shim.drops(0):
+                        continue  # the project's AMD shim drops the mask: it never reaches HIP
                     fix = None
                     if name in NON_SYNC:
                         rest = ", ".join(ctx.node_text(a) for a in args[1:])

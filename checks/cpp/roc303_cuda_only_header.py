@@ -85,6 +85,8 @@ class CudaOnlyHeader(Rule):
             if match is None:  # every hit of `pattern` is an include directive
                 continue
             header = match.group(2)
+            if ctx.model is not None and ctx.model.hipify_maps(ctx.path, header) is not None:
+                continue  # the project's build hipifies this file: the include is renamed for AMD
             hip = HIP_HEADERS.get("cub/cub.cuh" if header.startswith("cub/") else header)
             fix = None
             if hip is not None:

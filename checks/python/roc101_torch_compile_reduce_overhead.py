@@ -69,14 +69,26 @@ class TorchCompileReduceOverhead(Rule):
     invalid = (
         Example(
             'import torch\n\nmodel = torch.compile(model, mode="reduce-overhead")\n',
-            expected='import torch\nIS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n'
-                     'model = torch.compile(model, mode="default" if IS_ROCM else "reduce-overhead")\n',
+            expected=(
+                'import torch\n'
+                '\n'
+                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                '\n'
+                'model = torch.compile(model, mode="default" if IS_ROCM else "reduce-overhead")\n'
+            ),
         ),
         Example(
             'import torch\n\n\n@torch.compile(mode="max-autotune")\ndef step(x):\n    return x * 2\n',
-            expected='import torch\nIS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n\n'
-                     '@torch.compile(mode="max-autotune-no-cudagraphs" if IS_ROCM else "max-autotune")\n'
-                     'def step(x):\n    return x * 2\n',
+            expected=(
+                'import torch\n'
+                '\n'
+                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                '\n'
+                '\n'
+                '@torch.compile(mode="max-autotune-no-cudagraphs" if IS_ROCM else "max-autotune")\n'
+                'def step(x):\n'
+                '    return x * 2\n'
+            ),
         ),
         Example(
             'import functools\n\nimport torch\nfrom utils import IS_ROCM\n\n'
@@ -88,9 +100,14 @@ class TorchCompileReduceOverhead(Rule):
         ),
         Example(
             "from torch import compile as tc\nimport torch\n\nfast = tc(net, mode='reduce-overhead')\n",
-            expected="from torch import compile as tc\nimport torch\n"
-                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n'
-                     "fast = tc(net, mode='default' if IS_ROCM else 'reduce-overhead')\n",
+            expected=(
+                'from torch import compile as tc\n'
+                'import torch\n'
+                '\n'
+                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                '\n'
+                "fast = tc(net, mode='default' if IS_ROCM else 'reduce-overhead')\n"
+            ),
         ),
     )
 

@@ -83,25 +83,51 @@ class AllocConfMaxSplitSize(Rule):
         Example(
             'import os\n\nimport torch\n\n'
             'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:512,expandable_segments:True"\n',
-            expected='import os\n\nimport torch\n'
-                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n'
-                     'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True" if IS_ROCM '
-                     'else "max_split_size_mb:512,expandable_segments:True"\n',
+            expected=(
+                'import os\n'
+                '\n'
+                'import torch\n'
+                '\n'
+                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                '\n'
+                'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = (\n'
+                '    "expandable_segments:True"\n'
+                '    if IS_ROCM\n'
+                '    else "max_split_size_mb:512,expandable_segments:True"\n'
+                ')\n'
+            ),
         ),
         Example(
             'import os\nimport subprocess\nimport torch\n\n\ndef launch(cmd, split_mb):\n'
             '    env = {**os.environ, "PYTORCH_CUDA_ALLOC_CONF": f"max_split_size_mb:{split_mb}"}\n'
             '    return subprocess.run(cmd, env=env, check=True)\n',
-            expected='import os\nimport subprocess\nimport torch\n'
-                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n\n'
-                     'def launch(cmd, split_mb):\n'
-                     '    env = {**os.environ, "PYTORCH_CUDA_ALLOC_CONF": "" if IS_ROCM else f"max_split_size_mb:{split_mb}"}\n'
-                     '    return subprocess.run(cmd, env=env, check=True)\n',
+            expected=(
+                'import os\n'
+                'import subprocess\n'
+                'import torch\n'
+                '\n'
+                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                '\n'
+                '\n'
+                'def launch(cmd, split_mb):\n'
+                '    env = {\n'
+                '        **os.environ,\n'
+                '        "PYTORCH_CUDA_ALLOC_CONF": "" if IS_ROCM else f"max_split_size_mb:{split_mb}",\n'
+                '    }\n'
+                '    return subprocess.run(cmd, env=env, check=True)\n'
+            ),
         ),
         Example(
             'import os\n\nos.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128")\n',
-            expected='import os\nIS_ROCM = os.path.exists("/dev/kfd")\n\n'
-                     'os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "" if IS_ROCM else "max_split_size_mb:128")\n',
+            expected=(
+                'import os\n'
+                '\n'
+                'IS_ROCM = os.path.exists("/dev/kfd")\n'
+                '\n'
+                'os.environ.setdefault(\n'
+                '    "PYTORCH_CUDA_ALLOC_CONF", "" if IS_ROCM else "max_split_size_mb:128"\n'
+                ')\n'
+            ),
             unsafe=True,
         ),
         'import torch\ntorch.cuda.memory._set_allocator_settings("max_split_size_mb:" + str(mb))\n',

@@ -4,8 +4,7 @@ import ast
 
 from rocmlint.fixers.python_gate import import_guard_edit
 from rocmlint.model import Applicability, Fix
-from rocmlint.python.context import FUNCTIONS
-from rocmlint.python.view import catches_import_error
+from rocmlint.python.imports import runs_at_import
 from rocmlint.rule import Example, Rule
 
 NVML_MODULES = frozenset({"pynvml", "py3nvml", "nvidia_smi"})
@@ -89,7 +88,7 @@ class TopLevelNvmlImport(Rule):
             if module is None:
                 continue
             stmt_path = path[: path.index(stmt) + 1]
-            if not self._runs_at_import(stmt_path) or ctx.gated(ctx.span_of(stmt).start):
+            if not runs_at_import(stmt_path) or ctx.gated(ctx.span_of(stmt).start):
                 continue
             # `import os, pynvml`: guarding it would hide a missing `os` too; no fix.
             mixed = isinstance(stmt, ast.Import) and any(
@@ -108,19 +107,3 @@ class TopLevelNvmlImport(Rule):
             if name.split(".")[0] in NVML_MODULES:
                 return name.split(".")[0]
         return None
-
-    @staticmethod
-    def _runs_at_import(path) -> bool:
-        """Module or class level, not in a function, not guarded, not TYPE_CHECKING-only."""
-        for parent, child in zip(path, path[1:]):
-            if isinstance(parent, FUNCTIONS):
-                return False
-            if isinstance(parent, ast.Try) and any(s is child for s in parent.body):
-                if any(catches_import_error(handler) for handler in parent.handlers):
-                    return False
-            if isinstance(parent, ast.If) and any(s is child for s in parent.body):
-                test = parent.test
-                name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
-                if name == "TYPE_CHECKING":
-                    return False
-        return True

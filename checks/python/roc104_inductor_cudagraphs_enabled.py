@@ -66,22 +66,39 @@ class InductorCudagraphsEnabled(Rule):
         Example(
             "import torch\nimport torch._inductor.config as inductor_config\n\n"
             "inductor_config.triton.cudagraphs = True\n",
-            expected="import torch\nimport torch._inductor.config as inductor_config\n"
-                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n'
-                     "if not IS_ROCM:\n    inductor_config.triton.cudagraphs = True\n",
+            expected=(
+                'import torch\n'
+                'import torch._inductor.config as inductor_config\n'
+                '\n'
+                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                '\n'
+                'if not IS_ROCM:\n'
+                '    inductor_config.triton.cudagraphs = True\n'
+            ),
         ),
         Example(
             "import torch\n\n\ndef bench(fn):\n    with torch._inductor.config.patch(max_autotune=True):\n"
             "        return fn()\n",
-            expected="import torch\n"
-                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n\n'
-                     "def bench(fn):\n    with torch._inductor.config.patch(max_autotune=not IS_ROCM):\n"
-                     "        return fn()\n",
+            expected=(
+                'import torch\n'
+                '\n'
+                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                '\n'
+                '\n'
+                'def bench(fn):\n'
+                '    with torch._inductor.config.patch(max_autotune=not IS_ROCM):\n'
+                '        return fn()\n'
+            ),
         ),
         Example(
             'import torch\n\nnet = torch.compile(net, options={"triton.cudagraphs": True, "epilogue_fusion": True})\n',
-            expected='import torch\nIS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n'
-                     'net = torch.compile(net, options={"triton.cudagraphs": not IS_ROCM, "epilogue_fusion": True})\n',
+            expected=(
+                'import torch\n'
+                '\n'
+                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                '\n'
+                'net = torch.compile(net, options={"triton.cudagraphs": not IS_ROCM, "epilogue_fusion": True})\n'
+            ),
         ),
     )
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from rocmlint.model import Applicability
+from rocmlint.python.capability import judge
 from rocmlint.python.flow import climb, value_sites
 from rocmlint.rule import Rule
 
@@ -16,7 +17,13 @@ class DeviceCapabilityGate(Rule):
     ## What it does
     Finds `torch.cuda.get_device_capability()` results compared with version tuples or
     numbers (`>= (8, 0)`, `[0] >= 9`, `major, minor = ...` then `major >= 8`, `in [(9, 0)]`)
-    where the ROCm build runs the comparison.
+    where the ROCm build runs the comparison and its answer is wrong on some AMD GPU.
+    The comparison is evaluated on the capabilities AMD GPUs report (MI200 (9, 0), MI300
+    (9, 4), MI350 (9, 5), RDNA2 (10, 3), RDNA3 (11, 0), RDNA4 (12, 0)) and on NVIDIA's: what it
+    selects on NVIDIA says what it tests (fp16 from 7.0, bf16 from 8.0, FP8 from 8.9, or an
+    NVIDIA architecture, which no AMD GPU is). `>= (8, 0)` for bf16 is right on every AMD GPU
+    and not reported; `>= (9, 0)` turns Hopper paths on for all of them; the message names
+    the AMD GPUs a comparison gets wrong.
 
     ## Why is this bad?
     On ROCm the "capability" is the GCN architecture number, not an SM version: MI300X
@@ -48,24 +55,40 @@ class DeviceCapabilityGate(Rule):
 
     valid = (
         "import torch\nprint(torch.cuda.get_device_capability())\n",
+        "import torch\nif torch.cuda.get_device_capability() >= (8, 0):\n    use_bf16()\n",
+        "import torch\nif torch.cuda.get_device_capability() != (10, 0):\n    pytest.skip('needs SM100')\n",
         "import torch\nif not torch.version.hip and torch.cuda.get_device_capability() >= (8, 0):\n    enable()\n",
         "from torch.cuda import get_device_capability\n",
     )
     invalid = (
-        "import torch\nif torch.cuda.get_device_capability() >= (8, 0):\n    enable_flash()\n",
+        "import torch\nif torch.cuda.get_device_capability() >= (9, 0):\n    enable_wgmma()\n",
         "import torch\n\n\ndef pick():\n    major, minor = torch.cuda.get_device_capability()\n"
         "    return 'fp8' if major >= 9 else 'bf16'\n",
         "import torch\nSM = torch.cuda.get_device_capability(0)[0] * 10\nHOPPER = SM == 90\n",
     )
 
     def check(self, ctx) -> None:
+        from rocmlint.project.python import nvidia_backend_import
+
+        if nvidia_backend_import(ctx.source):
+            return  # the checks pick an NVIDIA-only backend (CUTLASS DSL, FA3, ...), which never loads on ROCm
         for hit in ctx.hits():
             path = ctx.node_path(hit.start)
             if len(path) < 2 or not isinstance(path[-2], ast.Call) or path[-2].func is not path[-1]:
                 continue
             call_path = path[:-1]
-            if any(self._compared(ctx, site) for site in self._sites(ctx, call_path)):
+            verdicts = [self._compared(ctx, site) for site in self._sites(ctx, call_path)]
+            judged = [v for v in verdicts if v is not None]
+            if not judged:
+                continue
+            if any(v is True for v in judged):  # a comparison the AMD table cannot decide
                 ctx.report(ctx.span_of(call_path[-1]))
+                continue
+            wrong = [j for j in judged if j is not True and j.wrong]
+            if wrong:
+                ctx.report(ctx.span_of(call_path[-1]), "`get_device_capability()` comparison "
+                           + "; ".join(dict.fromkeys(j.describe() for j in wrong))
+                           + ": ROCm reports GCN/RDNA arch numbers; test the feature instead")
 
     @staticmethod
     def _sites(ctx, call_path) -> list[list]:
@@ -87,8 +110,27 @@ class DeviceCapabilityGate(Rule):
         return expanded
 
     @staticmethod
-    def _compared(ctx, site) -> bool:
+    def _compared(ctx, site):
+        """None: not compared here (or gated); True: compared, outcome unknown; else the
+        Judgement of the comparison on the AMD table."""
         site = climb(site, _CARRIERS)
         if len(site) < 2 or not isinstance(site[-2], ast.Compare):
-            return False
-        return not ctx.gated(ctx.span_of(site[-2]).start)
+            return None
+        compare = site[-2]
+        if ctx.gated(ctx.span_of(compare).start):
+            return None
+        scope = ctx.scope_of(site)
+
+        def resolve(name):
+            return ctx.resolve_name(name, scope)
+
+        verdict = judge(compare, resolve)
+        # The whole test the comparison is part of, while it depends on the capability alone
+        # (`major > 8 or (major == 8 and minor >= 9)` tests FP8, not SM 9.0).
+        i = len(site) - 3
+        while verdict is not None and i >= 0 and isinstance(site[i], (ast.BoolOp, ast.UnaryOp)):
+            wider = judge(site[i], resolve)
+            if wider is None:
+                break
+            verdict, i = wider, i - 1
+        return verdict or True

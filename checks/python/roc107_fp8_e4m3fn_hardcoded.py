@@ -1,24 +1,40 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from rocmlint.fixers.python_gate import gated_fix, gated_value_edit
 from rocmlint.model import Applicability
+from rocmlint.python.flow import climb
 from rocmlint.rule import Example, Rule
 
 OCP_E4M3 = "torch.float8_e4m3fn"
-FNUZ = "e4m3fnuz"
+FNUZ = b"e4m3fnuz"
+# Code about a format that mandates OCP E4M3 whatever the GPU (MX block formats, NVFP4's
+# E4M3 block scales, E8M0/E2M1 companions): the dtype is the format's, not the GPU's.
+FORMAT_WORDS = re.compile(r"mx(?:fp|_|\b)|MX[A-Z_]|nvfp4|fp4|e8m0|e2m1|float4|microscal", re.IGNORECASE)
+# Code that never runs on a GPU or only emulates a format numerically.
+CPU_WORDS = re.compile(r"x86|onednn|mkldnn|\bdnnl|_cpu\b|\bcpu_", re.IGNORECASE)
+EMULATION_WORDS = re.compile(r"fake[ _-]?quant|emulat|\bqat\b|_qat\b|\bqat_|simulat|qdq", re.IGNORECASE)
+# `x.to(torch.float8_e4m3fn).to(torch.float)`: a reference that only emulates FP8 rounding.
+ROUND_TRIP = re.compile(r"\.to\(\s*torch\.float8_e4m3fn\s*\)\s*\.(?:to|float|half|bfloat16|double)\(")
+TEST_FILE = re.compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test)\.py$")
+_DEVICE_CPU = re.compile(r"""["']cpu["']""")
+_GPU_WORDS = re.compile(r"cuda|gpu|triton|device", re.IGNORECASE)
 
 
 class Fp8E4m3fnHardcoded(Rule):
     """`torch.float8_e4m3fn` hard-coded with no choice for AMD's FNUZ format.
 
     ## What it does
-    Finds `torch.float8_e4m3fn` (also `torch.finfo(torch.float8_e4m3fn)`) chosen as the
-    dtype where the ROCm build runs it and nothing around it picks
-    `torch.float8_e4m3fnuz` (a conditional expression or an `if` that mentions the FNUZ
-    variant). Comparisons (`x.dtype == torch.float8_e4m3fn`), dtype tables and lists of
-    dtypes only inspect the dtype and are not reported.
+    Finds where `torch.float8_e4m3fn` is *chosen* as the dtype, where the ROCm build runs
+    it: a constant or variable (`FP8 = torch.float8_e4m3fn`), a default argument, a config
+    value; other uses (`dtype=` at creation, `.to(...)`, `finfo(...)`, arguments) are
+    reported once per file, and only when the file names no choice. Not reported:
+    comparisons, dtype tables and lists (they inspect the dtype); files that already choose
+    `float8_e4m3fnuz` somewhere (the author handles ROCm); MX / NVFP4 / FP4 code, where the
+    format mandates OCP E4M3 on every GPU; CPU-only (x86, oneDNN) and fake-quant or
+    emulation code, which never hands the dtype to a GPU.
 
     ## Why is this bad?
     MI300 (gfx942) implements the FNUZ FP8 formats: `float8_e4m3fnuz` with a maximum of
@@ -39,7 +55,8 @@ class Fp8E4m3fnHardcoded(Rule):
     ## Fix safety
     Unsafe: the fix picks `float8_e4m3fnuz` on every ROCm GPU, which is right for
     gfx942 (MI300) but not for gfx950 (MI350, OCP FP8); checkpoints and scales stored
-    in one format need conversion. NVIDIA keeps `float8_e4m3fn`.
+    in one format need conversion. NVIDIA keeps `float8_e4m3fn`. A format-mandated
+    dtype (MX, NVFP4) is never reported, so never rewritten.
 
     ## References
     - https://github.com/uccl-project/uccl/pull/804
@@ -58,57 +75,189 @@ class Fp8E4m3fnHardcoded(Rule):
         "import torch\nDTYPE_NAME = 'float8_e4m3fn'\n",
         "import torch\nis_fp8 = x.dtype == torch.float8_e4m3fn\nFP8_TYPES = [torch.float8_e4m3fn, torch.float8_e5m2]\n",
         "import torch\nif use_fnuz:\n    dt = torch.float8_e4m3fnuz\nelse:\n    dt = torch.float8_e4m3fn\n",
+        "import torch\n\n\ndef to_mxfp8(x, elem_dtype=torch.float8_e4m3fn, block_size=32):\n    return x\n",
+        "import torch\ndt = torch.float8_e4m3fn\nif torch.version.hip:\n    dt = torch.float8_e4m3fnuz\n",
     )
     invalid = (
         Example(
             "import torch\n\nFP8_MAX = torch.finfo(torch.float8_e4m3fn).max\n",
-            expected="import torch\n"
-                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n'
-                     "FP8_MAX = torch.finfo(torch.float8_e4m3fnuz if IS_ROCM else torch.float8_e4m3fn).max\n",
+            expected=(
+                'import torch\n'
+                '\n'
+                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                '\n'
+                'FP8_MAX = torch.finfo(torch.float8_e4m3fnuz if IS_ROCM else torch.float8_e4m3fn).max\n'
+            ),
             unsafe=True,
         ),
         "import torch\n\n\ndef quantize(x, scale):\n    return (x / scale).to(torch.float8_e4m3fn)\n",
     )
 
     def check(self, ctx) -> None:
+        if FNUZ in ctx.source and self._chooses_fnuz(ctx):
+            return  # the file already chooses the FNUZ variant somewhere: ROCm is handled
+        if self._path_context(ctx.path):
+            return
+        inline = []
+        named = 0
+        declared: set[str] = set()
+        test_module = bool(TEST_FILE.search(ctx.path))
         for hit in ctx.hits():
             path = ctx.node_path(hit.start)
             node = path[-1]
             if not isinstance(node, (ast.Attribute, ast.Name)) or ctx.qualname(node) != OCP_E4M3:
                 continue
-            if not isinstance(node.ctx, ast.Load) or ctx.gated(hit.start) or self._arch_choice_nearby(ctx, path):
+            if not isinstance(node.ctx, ast.Load) or ctx.gated(hit.start) or self._only_inspected(path):
                 continue
-            if self._only_inspected(path):
+            if self._dtype_already_tested(ctx, path):
                 continue
-            fix = None
-            if isinstance(node, ast.Attribute):
-                edit = gated_value_edit(ctx, node, path[-2], ctx.source_of(node) + "uz")
-                fix = gated_fix(ctx, "Use float8_e4m3fnuz on ROCm", [edit], Applicability.UNSAFE)
-            ctx.report(ctx.span_of(node), None, fix)
+            if self._not_gpu_dtype(ctx, path) or (test_module and not self._on_gpu(ctx, path)):
+                continue
+            if self._named_choice(path):
+                named += 1
+                declaration = self._declaration(path)
+                if declaration is not None:
+                    if declaration in declared:
+                        continue  # the file's convention for this parameter or field is reported once
+                    declared.add(declaration)
+                self._report(ctx, path)
+            elif not self._round_trip(path):
+                inline.append(path)
+        if inline and not named:
+            self._report(ctx, inline[0])  # one use stands for the file's repeats
+
+    @classmethod
+    def _chooses_fnuz(cls, ctx) -> bool:
+        """Somewhere the file uses `float8_e4m3fnuz` as a value, not only in a list of dtypes
+        or a comparison (`SUPPORTED = (e4m3fn, e4m3fnuz)` chooses nothing)."""
+        for m in re.finditer(rb"float8_e4m3fnuz\b", ctx.source):
+            path = ctx.node_path(m.start())
+            node = path[-1]
+            if isinstance(node, (ast.Attribute, ast.Name)) and len(path) > 1 and not cls._only_inspected(path):
+                return True
+        return False
+
+    @staticmethod
+    def _report(ctx, path) -> None:
+        node = path[-1]
+        fix = None
+        if isinstance(node, ast.Attribute):
+            edit = gated_value_edit(ctx, node, path[-2], ctx.source_of(node) + "uz")
+            fix = gated_fix(ctx, "Use float8_e4m3fnuz on ROCm", [edit], Applicability.UNSAFE)
+        ctx.report(ctx.span_of(node), None, fix)
+
+    @staticmethod
+    def _named_choice(path) -> bool:
+        """The dtype is chosen here once for later uses: the value of a name, attribute or
+        config entry (`FP8 = ...`, `self.dtype = ...`, `{"dtype": ...}`), or a default."""
+        site = climb(path)
+        parent = site[-2]
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is site[-1]:
+            return True
+        if isinstance(parent, ast.arguments):
+            return True  # a default argument
+        return isinstance(parent, ast.Dict) and any(v is site[-1] for v in parent.values)
+
+    @staticmethod
+    def _declaration(path) -> str | None:
+        """The parameter or class field whose default the dtype is (an API's convention)."""
+        site = climb(path)
+        arguments = site[-2]
+        if isinstance(arguments, ast.AnnAssign) and isinstance(arguments.target, ast.Name) and len(site) > 2 \
+                and isinstance(site[-3], ast.ClassDef):
+            return arguments.target.id
+        if not isinstance(arguments, ast.arguments):
+            return None
+        positional = arguments.posonlyargs + arguments.args
+        for arg, default in zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults):
+            if default is site[-1]:
+                return arg.arg
+        for arg, kw_default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+            if kw_default is site[-1]:
+                return arg.arg
+        return None
+
+    @staticmethod
+    def _dtype_already_tested(ctx, path) -> bool:
+        """Inside `if dtype == torch.float8_e4m3fn:` (or the matching side of a conditional
+        expression): the dtype was chosen by whoever set the tested value; this only follows it."""
+        for parent, child in zip(path, path[1:]):
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
+                in_body = any(item is child for item in parent.body) if isinstance(parent, ast.If) else (
+                    child is parent.body)
+                for compare in ast.walk(parent.test):
+                    if isinstance(compare, ast.Compare) and len(compare.ops) == 1 and any(
+                            ctx.qualname(side) == OCP_E4M3 for side in (compare.left, *compare.comparators)):
+                        positive = isinstance(compare.ops[0], (ast.Eq, ast.Is, ast.In))
+                        if positive == in_body:
+                            return True
+        return False
+
+    @staticmethod
+    def _round_trip(path) -> bool:
+        """`x.to(torch.float8_e4m3fn).to(torch.float)`: rounding emulated, no FP8 tensor kept."""
+        if len(path) < 5:
+            return False
+        call, attribute, outer = path[-2], path[-3], path[-4]
+        return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "to"
+                and isinstance(attribute, ast.Attribute) and attribute.value is call
+                and attribute.attr in ("to", "float", "half", "bfloat16", "double") and isinstance(outer, ast.Call))
+
+    @staticmethod
+    def _on_gpu(ctx, path) -> bool:
+        """In a test module, tests create their own tensors: a test (function or class) that
+        never names a GPU or a device runs on the CPU."""
+        outermost = path[1] if len(path) > 2 else None  # the module-level def or class
+        if isinstance(outermost, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return bool(_GPU_WORDS.search(ctx.text(ctx.span_of(outermost))))
+        # Module level (`CONFIGS = [...]`): the tests that read the name decide.
+        if not (isinstance(outermost, ast.Assign) and len(outermost.targets) == 1
+                and isinstance(outermost.targets[0], ast.Name)):
+            return True
+        users = [ctx.path_to(load) for load in ctx.loads_of(outermost.targets[0].id, ctx.tree)]
+        scopes = [user[1] for user in users if len(user) > 2]
+        if not scopes or len(scopes) < len(users):
+            return True
+        return any(_GPU_WORDS.search(ctx.text(ctx.node_span(scope))) for scope in scopes)
+
+    @staticmethod
+    def _path_context(path: str) -> bool:
+        """The module's own path says format, CPU-only or emulation code (`mx_formats/`, `x86.py`)."""
+        name = path.replace("\\", "/")
+        return bool(FORMAT_WORDS.search(name) or CPU_WORDS.search(name) or EMULATION_WORDS.search(name))
+
+    @staticmethod
+    def _not_gpu_dtype(ctx, path) -> bool:
+        """The dtype is mandated by a format, or the code around it runs on the CPU or only
+        emulates the format: the statement and the enclosing function say so."""
+        stmt = ctx.statement_of(path)
+        function = ctx.enclosing(path, (ast.FunctionDef, ast.AsyncFunctionDef))
+        owner = ctx.enclosing(path, ast.ClassDef)
+        texts = [ctx.source_of(stmt)] if stmt is not None else []
+        if owner is not None:
+            texts.append(ctx.text(ctx.span_of(owner)))
+        if function is not None:
+            texts.append(ctx.text(ctx.span_of(function)))
+        for text in texts:
+            if FORMAT_WORDS.search(text) or EMULATION_WORDS.search(text) or CPU_WORDS.search(text):
+                return True
+        if function is not None and ROUND_TRIP.search(texts[-1]):
+            return True  # an emulating reference: its other FP8 uses emulate too
+        # A function that puts its tensors on the CPU and never mentions a GPU.
+        return function is not None and bool(_DEVICE_CPU.search(texts[-1])) and not _GPU_WORDS.search(
+            texts[-1].replace('"cpu"', "").replace("'cpu'", ""))
 
     @staticmethod
     def _only_inspected(path) -> bool:
-        """Compared against (`x.dtype == ...`), a key of a dtype table, or one of a list of
-        dtypes: the code checks for the dtype rather than choosing it."""
+        """Compared against (`x.dtype == ...`, a `case` pattern), a key of a dtype table, or one
+        of a list of dtypes: the code checks for the dtype rather than choosing it."""
         node, parent = path[-1], path[-2]
-        if isinstance(parent, ast.Compare):
-            return True
+        if isinstance(parent, (ast.Compare, ast.MatchValue)):
+            return True  # `x.dtype == ...`, `case torch.float8_e4m3fn:`
+        if isinstance(parent, ast.Subscript) and parent.slice is node:
+            return True  # a lookup: `PEAK_TOPS[torch.float8_e4m3fn]`
         if isinstance(parent, ast.Dict):
-            return any(key is node for key in parent.keys)
+            # a key, or a value of a table keyed by something else than option names
+            return any(key is node for key in parent.keys) or not all(
+                isinstance(key, ast.Constant) and isinstance(key.value, str) for key in parent.keys)
         return isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and len(parent.elts) > 1
-
-    @staticmethod
-    def _arch_choice_nearby(ctx, path) -> bool:
-        """The expression, or the nearest `if` around it, already mentions the FNUZ dtype."""
-        for ancestor in reversed(path[:-1]):
-            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
-                return False
-            if isinstance(ancestor, ast.stmt) and not isinstance(ancestor, ast.If):
-                if FNUZ in ctx.source_of(ancestor):
-                    return True
-                continue
-            if FNUZ in ctx.source_of(ancestor):
-                return True
-            if isinstance(ancestor, ast.If):
-                return False
-        return False

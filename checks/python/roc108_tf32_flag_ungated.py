@@ -59,10 +59,17 @@ class Tf32FlagUngated(Rule):
         Example(
             "import torch\n\n\ndef setup():\n    torch.backends.cuda.matmul.allow_tf32 = True\n"
             "    torch.backends.cudnn.allow_tf32 = True  # faster convs\n",
-            expected="import torch\n"
-                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n\n'
-                     "def setup():\n    if not IS_ROCM:\n        torch.backends.cuda.matmul.allow_tf32 = True\n"
-                     "    if not IS_ROCM:\n        torch.backends.cudnn.allow_tf32 = True  # faster convs\n",
+            expected=(
+                'import torch\n'
+                '\n'
+                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                '\n'
+                '\n'
+                'def setup():\n'
+                '    if not IS_ROCM:\n'
+                '        torch.backends.cuda.matmul.allow_tf32 = True\n'
+                '        torch.backends.cudnn.allow_tf32 = True  # faster convs\n'
+            ),
         ),
     )
 

@@ -65,11 +65,19 @@ class NvccOnlyExtensionFlags(Rule):
             "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n\n"
             "ext = CUDAExtension(\n    'fused', ['fused.cu'],\n"
             "    extra_compile_args={'cxx': ['-O3'], 'nvcc': ['-O3', '--use_fast_math', '-Xptxas', '-v']},\n)\n",
-            expected="from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
-                     "from torch.utils.cpp_extension import IS_HIP_EXTENSION\n\n"
-                     "ext = CUDAExtension(\n    'fused', ['fused.cu'],\n"
-                     "    extra_compile_args={'cxx': ['-O3'], 'nvcc': ['-O3'] if IS_HIP_EXTENSION else "
-                     "['-O3', '--use_fast_math', '-Xptxas', '-v']},\n)\n",
+            expected=(
+                'from setuptools import setup\n'
+                'from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n'
+                'from torch.utils.cpp_extension import IS_HIP_EXTENSION\n'
+                '\n'
+                'ext = CUDAExtension(\n'
+                "    'fused', ['fused.cu'],\n"
+                '    extra_compile_args={\n'
+                "        'cxx': ['-O3'],\n"
+                "        'nvcc': ['-O3'] if IS_HIP_EXTENSION else ['-O3', '--use_fast_math', '-Xptxas', '-v'],\n"
+                '    },\n'
+                ')\n'
+            ),
             unsafe=True,
         ),
         "import torch.utils.cpp_extension as ext\n"

@@ -85,8 +85,17 @@ class CppContext(FileContext):
 
     def __init__(self, path: str, source: bytes, settings: "Settings") -> None:
         super().__init__(path, source, settings)
-        self.pp = conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
-                               settings.gate_macro)
+        # The project model's C++ part (None for a lone buffer or a CUDA-only project).
+        part = self.project.part("cpp") if self.project is not None else None
+        rel = getattr(part, "rel", None)  # a part may offer only some queries (tests, other halves)
+        self.model = part if part is not None and rel is not None and rel(path) in part.files else None
+        self.file_verdict = self.model.file_verdict(path) if self.model is not None else None
+        if self.model is None:  # the #if table of a buffer is kept for the fixer's proof
+            self.pp = conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
+                                   settings.gate_macro)
+        else:
+            self.pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
+                                   settings.gate_macro, self.model.resolver(path, settings), self.model.arch_macro)
         self.cache: dict = {}  # per-file memo for rules (e.g. data flow per function)
 
     # The tree is parsed on first use: rules that read only the text and the #if stack
@@ -98,6 +107,11 @@ class CppContext(FileContext):
     @cached_property
     def root(self):
         return self.tree.root_node
+
+    @property
+    def outside_amd_build(self) -> bool:
+        """The AMD build never compiles this file (project model): no finding stands."""
+        return self.file_verdict is not None and self.file_verdict.value is False
 
     @cached_property
     def _non_code(self) -> NonCode:
@@ -116,7 +130,13 @@ class CppContext(FileContext):
 
     # --- gates ----------------------------------------------------------------------
     def nvidia_only(self, offset: int) -> bool:
-        return self.pp.nvidia_only(self.lines.line_of(offset))
+        return self.outside_amd_build or self.pp.nvidia_only(self.lines.line_of(offset))
+
+    def evidence(self, offset: int) -> list[str]:
+        """Why the AMD build compiles this offset: file verdict and #if stack (project model)."""
+        from ..project.explain import line_evidence
+
+        return line_evidence(self, self.lines.line_of(offset))
 
     def wave_size_aware(self, offset: int) -> bool:
         return self.pp.wave_size_aware(self.lines.line_of(offset))
@@ -139,8 +159,13 @@ class CppContext(FileContext):
     @cached_property
     def _without_rocm(self) -> Conditionals:
         """The #if stack of a build that defines none of the ROCm macros (the NVIDIA one);
-        nothing else is assumed about it."""
-        return Conditionals(self.source, (), self.settings.all_rocm_macros, self.settings.gate_macro)
+        with a project model, also what the project derives from them (``AMD_MFMA_AVAILABLE``
+        defined only under ``GGML_USE_HIP``); nothing else is assumed about it."""
+        settings = self.settings
+        if self.model is not None:
+            return Conditionals(self.source, (), (), settings.gate_macro,
+                                self.model.nvidia_resolver(self.path, settings))
+        return Conditionals(self.source, (), settings.all_rocm_macros, settings.gate_macro)
 
     def written_for_amd(self, offset: int) -> bool:
         """Code only the AMD build compiles, written by someone who knew the target: a
@@ -265,10 +290,15 @@ class CppContext(FileContext):
         return out
 
     def macro_value(self, name: str) -> str | None:
-        """Value of an object-like ``#define name value`` in this file reachable on AMD."""
+        """Value of an object-like ``#define name value`` reachable on AMD: in this file, else
+        (project model) the one another header of the project gives it."""
         for line, value in self.pp.defines.get(name, []):
             if not self.pp.nvidia_only(line):
                 return value
+        if self.model is not None and name not in self.pp.macro_lines:
+            found = self.model.macro_body(name, self.path)
+            if found is not None:
+                return found[0]
         return None
 
     def macros_defined_as(self, regex: "re.Pattern[str]") -> dict[str, int]:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Callable
 
 # Conditions naming one of these pick code by wave size: wave-size rules stay quiet inside.
 WAVE_SIZE_MACRO = re.compile(
     r"__GFX\d+__|__gfx\w+__|(?i:wave_?front_?size|wave_?size|warp_?size|wave(?:32|64))"
 )
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(\w+)(.*)$", re.DOTALL)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _DEFINE = re.compile(r"^(\w+)(?!\()(?:[ \t]+(.*))?$", re.DOTALL)
 
 
@@ -134,25 +136,49 @@ class _Unparsable(Exception):
 class Evaluator:
     """Evaluates ``#if`` expressions to an int, or None where the AMD build's value is unknown."""
 
-    def __init__(self, defined: dict[str, int], undefined: set[str]) -> None:
+    def __init__(self, defined: "dict[str, int | None]", undefined: set[str],
+                 resolve: "Callable[[str], tuple[bool | None, int | None]] | None" = None) -> None:
         self.defined = dict(defined)
         self.undefined = set(undefined)
         self._memo: dict[str, int | None] = {}  # per expression, until a macro changes
+        # Asked once per macro not set otherwise: (defined? True/False/None, value).
+        self.resolve = resolve
+        self._settled: set[str] = set()
+
+    def _settle(self, name: str) -> None:
+        if self.resolve is None or name in self._settled:
+            return
+        self._settled.add(name)
+        if name in self.defined or name in self.undefined:
+            return
+        state, value = self.resolve(name)
+        if state is True:
+            self.defined[name] = value
+        elif state is False:
+            self.undefined.add(name)
 
     def define(self, name: str, value: int | None) -> None:
+        """Defined, with its value (None: defined, value not a number we know)."""
         self._memo.clear()
+        self._settled.add(name)
         self.undefined.discard(name)
-        if value is None:
-            self.defined.pop(name, None)
-        else:
-            self.defined[name] = value
+        self.defined[name] = value
+
+    def forget(self, name: str) -> None:
+        """Whether ``name`` is defined is no longer known."""
+        self._memo.clear()
+        self._settled.add(name)
+        self.undefined.discard(name)
+        self.defined.pop(name, None)
 
     def undef(self, name: str) -> None:
         self._memo.clear()
+        self._settled.add(name)
         self.defined.pop(name, None)
         self.undefined.add(name)
 
     def is_defined(self, name: str) -> int | None:
+        self._settle(name)
         if name in self.defined:
             return 1
         if name in self.undefined:
@@ -261,6 +287,7 @@ class Evaluator:
                         return None
             if value in ("true", "false"):
                 return int(value == "true")
+            self._settle(value)
             if value in self.defined:
                 return self.defined[value]
             if value in self.undefined:
@@ -319,87 +346,157 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
-class Conditionals:
-    """Per-line AMD reachability and wave-size awareness of one file."""
+def directives(data: bytes) -> list[tuple[int, int, str, str]]:
+    """(first line, last line, name, rest) of every directive, comments stripped."""
+    out = []
+    for first, last, text in logical_lines(data):
+        name, remainder = directive_parts(text)
+        out.append((first, last, name, remainder.decode("utf-8", "replace").strip()))
+    return out
 
-    def __init__(self, data: bytes, rocm_macros, nvidia_macros, gate_macro: str) -> None:
+
+def define_parts(rest: str) -> tuple[str, str | None, str] | None:
+    """(name, parameters or None for an object-like macro, body) of a ``#define``."""
+    m = _DEFINE_ANY.match(rest)
+    if m is None:
+        return None
+    return m.group(1), m.group(2), (m.group(3) or "").strip()
+
+
+_DEFINE_ANY = re.compile(r"^(\w+)(?:\(([^)]*)\))?(?:[ \t]+(.*))?$", re.DOTALL)
+
+
+class ChainWalker:
+    """Feeds directives in order: builds the ``#if`` chains, tracks the AMD reach of the
+    current position and applies reachable ``#define``/``#undef`` to the evaluator."""
+
+    def __init__(self, evaluator: Evaluator, arch_macro: "Callable[[str], bool] | None" = None) -> None:
+        self.evaluator = evaluator
+        self.stack: list[Chain] = []
+        self.chains: list[Chain] = []
+        self.arch_macro = arch_macro  # project macros that select by GPU architecture
+
+    def _wave(self, condition: str) -> bool:
+        if WAVE_SIZE_MACRO.search(condition):
+            return True
+        arch = self.arch_macro
+        return arch is not None and any(arch(name) for name in _IDENTIFIER.findall(condition))
+
+    def reach(self) -> bool | None:
+        result: bool | None = True
+        for chain in self.stack:
+            value = chain.branches[-1].amd
+            if value is False:
+                return False
+            if value is None:
+                result = None
+        return result
+
+    def feed(self, first: int, last: int, name: str, rest: str) -> bool | None:
+        """Handles one directive; returns the reach of the position it sits at."""
+        evaluator, stack = self.evaluator, self.stack
+        if name in ("if", "ifdef", "ifndef"):
+            reach = self.reach()
+            if name == "if":
+                value = evaluator.evaluate(rest)
+            else:
+                defined = evaluator.is_defined(rest.split()[0]) if rest.split() else None
+                value = defined if (name == "ifdef" or defined is None) else 1 - defined
+            chain = Chain(parent=stack[-1] if stack else None,
+                          parent_branch=len(stack[-1].branches) - 1 if stack else -1)
+            chain.branches.append(Branch(first, name, rest, _truth(value), self._wave(rest)))
+            stack.append(chain)
+            self.chains.append(chain)
+            return reach
+        if name in ("elif", "else") and stack:
+            chain = stack.pop()
+            reach = self.reach()
+            stack.append(chain)
+            chain.branches[-1].end = first
+            earlier = [b.amd for b in chain.branches]
+            if any(v is True for v in earlier):
+                value = False
+            else:
+                own = True if name == "else" else _truth(evaluator.evaluate(rest))
+                value = own if all(v is False for v in earlier) or own is False else None
+            wave = chain.branches[0].wave_size or self._wave(rest)
+            chain.branches.append(Branch(first, name, rest, value, wave))
+            if wave:
+                for b in chain.branches:
+                    b.wave_size = True
+            return reach
+        if name == "endif" and stack:
+            chain = stack.pop()
+            chain.branches[-1].end = first
+            chain.endif = last
+            return self.reach()
+        reach = self.reach()
+        if name == "define" and rest:
+            parts = define_parts(rest)
+            if parts is not None:
+                macro, params, body = parts
+                if reach is True:
+                    evaluator.define(macro, evaluator.evaluate(body) if body and params is None else
+                                     (1 if params is None else None))
+                elif reach is None and evaluator.is_defined(macro) != 1:
+                    evaluator.forget(macro)
+        elif name == "undef" and rest:
+            if reach is True:
+                evaluator.undef(rest.split()[0])
+            elif reach is None and evaluator.is_defined(rest.split()[0]) != 0:
+                evaluator.forget(rest.split()[0])
+        return reach
+
+    def close(self, line_count: int) -> None:
+        for chain in self.stack:  # unterminated: runs to the end of the file
+            chain.branches[-1].end = line_count
+            chain.endif = line_count
+        self.stack = []
+
+
+class Conditionals:
+    """Per-line AMD reachability and wave-size awareness of one file.
+
+    ``resolve`` (the project model's AMD value of a macro for this file), when given,
+    replaces the rocm/nvidia macro lists. The file's own ``#define``/``#undef`` still win
+    from where they stand."""
+
+    def __init__(self, data: bytes, rocm_macros, nvidia_macros, gate_macro: str,
+                 resolve: "Callable[[str], tuple[bool | None, int | None]] | None" = None,
+                 arch_macro: "Callable[[str], bool] | None" = None) -> None:
         self.line_count = data.count(b"\n") + 1
         self.gate_macro = gate_macro
-        self.chains: list[Chain] = []
         self.directive_lines: set[int] = set()
         self.includes: list[tuple[int, str]] = []  # (line, header) of every #include
         self.defines: dict[str, list[tuple[int, str]]] = {}  # name -> (line, value) of object-like #defines
         self.pragma_once: int = -1
-        evaluator = Evaluator({m: 1 for m in rocm_macros}, set(nvidia_macros))
-        # amd[line] False: NVIDIA-only; wave[line]: inside a wave-size branch; gate_amd[line]:
-        # inside the AMD branch of a gate block.
-        self._events: list[tuple[int, Chain, int]] = []
-        stack: list[Chain] = []
-        for first, last, text in logical_lines(data):
+        self.macro_lines: dict[str, list[tuple[int, str]]] = {}  # name -> (line, define|undef)
+        found = directives(data)
+        defined: dict[str, int | None] = {}
+        undefined: set[str] = set()
+        if resolve is None:
+            defined, undefined = {m: 1 for m in rocm_macros}, set(nvidia_macros)
+            undefined |= _defined_only_in_dead_branches(found, defined, undefined)
+        self.evaluator = Evaluator(defined, undefined, resolve)
+        walker = ChainWalker(self.evaluator, arch_macro)
+        for first, last, name, rest in found:
             self.directive_lines.update(range(first, last + 1))
-            name, remainder = directive_parts(text)
-            rest = remainder.decode("utf-8", "replace").strip()
-            if name in ("if", "ifdef", "ifndef"):
-                if name == "if":
-                    value = evaluator.evaluate(rest)
-                else:
-                    defined = evaluator.is_defined(rest.split()[0]) if rest.split() else None
-                    value = defined if (name == "ifdef" or defined is None) else 1 - defined
-                chain = Chain(parent=stack[-1] if stack else None,
-                              parent_branch=len(stack[-1].branches) - 1 if stack else -1)
-                chain.branches.append(Branch(first, name, rest, _truth(value), bool(WAVE_SIZE_MACRO.search(rest))))
-                stack.append(chain)
-                self.chains.append(chain)
-            elif name in ("elif", "else") and stack:
-                chain = stack[-1]
-                chain.branches[-1].end = first
-                earlier = [b.amd for b in chain.branches]
-                if any(v is True for v in earlier):
-                    value = False
-                else:
-                    own = True if name == "else" else _truth(evaluator.evaluate(rest))
-                    value = own if all(v is False for v in earlier) or own is False else None
-                wave = chain.branches[0].wave_size or bool(WAVE_SIZE_MACRO.search(rest))
-                chain.branches.append(Branch(first, name, rest, value, wave))
-                if wave:
-                    for b in chain.branches:
-                        b.wave_size = True
-            elif name == "endif" and stack:
-                chain = stack.pop()
-                chain.branches[-1].end = first
-                chain.endif = last
-            elif name == "define" and rest:
+            walker.feed(first, last, name, rest)
+            if name in ("define", "undef") and rest:
+                self.macro_lines.setdefault(re.split(r"[\s(]", rest, maxsplit=1)[0], []).append((first, name))
+            if name == "define" and rest:
                 dm = _DEFINE.match(rest)
                 if dm:
-                    macro, replacement = dm.group(1), (dm.group(2) or "").strip()
-                    self.defines.setdefault(macro, []).append((first, replacement))
-                    reach = self._stack_reach(stack)
-                    if reach is True:
-                        number = evaluator.evaluate(replacement) if replacement else 1
-                        evaluator.define(macro, number)
-                    elif reach is None and evaluator.is_defined(macro) == 0:
-                        evaluator.define(macro, None)
-                        evaluator.undefined.discard(macro)
-            elif name == "undef" and rest:
-                if self._stack_reach(stack) is True:
-                    evaluator.undef(rest.split()[0])
+                    self.defines.setdefault(dm.group(1), []).append((first, (dm.group(2) or "").strip()))
             elif name == "include":
                 hm = re.match(r'[<"]([^>"]+)[>"]', rest)
                 if hm:
                     self.includes.append((first, hm.group(1)))
             elif name == "pragma" and rest.split()[:1] == ["once"]:
                 self.pragma_once = first
-        for chain in stack:  # unterminated: runs to the end of the file
-            chain.branches[-1].end = self.line_count
-            chain.endif = self.line_count
+        walker.close(self.line_count)
+        self.chains = walker.chains
         self._compute_lines()
-
-    @staticmethod
-    def _stack_reach(stack: list[Chain]) -> bool | None:
-        values = [c.branches[-1].amd for c in stack]
-        if any(v is False for v in values):
-            return False
-        return True if all(v is True for v in values) else None
 
     def _compute_lines(self) -> None:
         n = self.line_count
@@ -433,6 +530,15 @@ class Conditionals:
                         self.gate_amd[line] = True
 
     # queries by 0-based line
+    def branches_at(self, line: int) -> list[Branch]:
+        """The ``#if`` branches around a line, outermost first."""
+        out = []
+        for chain in self.chains:
+            for branch in chain.branches:
+                if branch.line < line < branch.end:
+                    out.append(branch)
+        return out
+
     def nvidia_only(self, line: int) -> bool:
         return self.amd[line] is False
 
@@ -474,6 +580,18 @@ class Conditionals:
 
 def _truth(value: int | None) -> bool | None:
     return None if value is None else bool(value)
+
+
+def _defined_only_in_dead_branches(found, defined: dict, undefined: set[str]) -> set[str]:
+    """Macros this file #defines only in branches the AMD build never takes (and never
+    #undefs): undefined on AMD further down the same file too."""
+    walker = ChainWalker(Evaluator(defined, undefined))
+    reach_of: dict[str, set] = {}
+    for first, last, name, rest in found:
+        reach = walker.feed(first, last, name, rest)
+        if name in ("define", "undef") and rest:
+            reach_of.setdefault(rest.split("(")[0].split()[0], set()).add(reach if name == "define" else "undef")
+    return {m for m, reaches in reach_of.items() if reaches == {False} and m not in defined}
 
 
 @lru_cache(maxsize=1)

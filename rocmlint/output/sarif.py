@@ -25,6 +25,9 @@ Conventions (see docs/integrations.md):
   an identical replacement (a gate definition inserted once), apply it once.
 * At most 25,000 results (GitHub's per-run limit); beyond that the run is truncated and
   ``invocations[0].toolExecutionNotifications`` says so.
+* A file rocmlint crashed on (ROC003, internal error) is not a result: it is an
+  error-level ``toolExecutionNotification`` locating the file, and the invocation's
+  ``executionSuccessful`` is false.
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ from .. import __version__
 from ..docs import help_uri, render_rule
 from ..fingerprint import SARIF_KEY, fingerprints
 from ..model import Applicability, Finding, Severity
-from ..registry import ENGINE_CODES, all_rules
+from ..registry import ENGINE_CODES, INTERNAL_ERROR, all_rules
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/rocmlint/rocmlint"
@@ -118,6 +121,10 @@ def _serialise(value):
 
 # Rules ---------------------------------------------------------------------------------
 
+_FILE_ADVICE = "Fix the file, or exclude it in [tool.rocmlint]."
+_ENGINE_ADVICE = {INTERNAL_ERROR: "A bug in rocmlint, not in the file: please report it with the traceback "
+                                  "ROCMLINT_DEBUG=1 prints; exclude the file in [tool.rocmlint] meanwhile."}
+
 def _rule_descriptors(extra_codes: set[str]) -> tuple[list[om.ReportingDescriptor], dict[str, int]]:
     descriptors: list[om.ReportingDescriptor] = []
     for code, (name, description) in sorted(ENGINE_CODES.items()):
@@ -127,8 +134,9 @@ def _rule_descriptors(extra_codes: set[str]) -> tuple[list[om.ReportingDescripto
             full_description=om.MultiformatMessageString(
                 text=f"rocmlint could not analyse the file: {description}."),
             help=om.MultiformatMessageString(
-                text=f"{code} ({name}): {description}. Fix the file, or exclude it in [tool.rocmlint].",
-                markdown=f"**{code}** `{name}`: {description}. Fix the file, or exclude it in `[tool.rocmlint]`."),
+                text=f"{code} ({name}): {description}. {_ENGINE_ADVICE.get(code, _FILE_ADVICE)}",
+                markdown=f"**{code}** `{name}`: {description}. "
+                         f"{_ENGINE_ADVICE.get(code, _FILE_ADVICE).replace('[tool.rocmlint]', '`[tool.rocmlint]`')}"),
             default_configuration=om.ReportingConfiguration(level="error"),
             properties={"tags": ["rocmlint", "engine"], "precision": "very-high"},
         ))
@@ -239,6 +247,9 @@ def _fix(f: Finding, newline: str) -> om.Fix | None:
 def build_log(findings: list[Finding], *, root: Path | None = None,
               max_results: int = MAX_RESULTS) -> om.SarifLog:
     root = (root or Path.cwd()).resolve()
+    # Files rocmlint crashed on are the tool's failure, not alerts on the code: notifications.
+    crashes = [f for f in findings if f.code == INTERNAL_ERROR]
+    findings = [f for f in findings if f.code != INTERNAL_ERROR]
     prints = fingerprints(findings)  # over all findings: truncation must not shift occurrences
     descriptors, index = _rule_descriptors({f.code for f in findings})
     newlines = _Newlines(root)
@@ -255,17 +266,26 @@ def build_log(findings: list[Finding], *, root: Path | None = None,
             locations=[location],
             partial_fingerprints={SARIF_KEY: fingerprint},
             fixes=[fix] if fix is not None else None,
+            properties={"evidence": list(f.evidence)} if f.evidence else None,
         ))
-    invocation = om.Invocation(execution_successful=True)
+    invocation = om.Invocation(execution_successful=not crashes)
+    notifications = [om.Notification(
+        level="error",
+        message=om.Message(text=f"{f.path}: {f.message}"),
+        locations=[om.Location(physical_location=om.PhysicalLocation(
+            artifact_location=_artifact_location(f.path)))],
+        properties={"ruleId": f.code},
+    ) for f in crashes]
     if len(findings) > len(kept):
-        invocation.tool_execution_notifications = [om.Notification(
+        notifications.append(om.Notification(
             level="warning",
             message=om.Message(text=(
                 f"Results truncated: {len(findings)} findings, only the first {len(kept)} are "
                 f"included (GitHub code scanning accepts at most {MAX_RESULTS} results per run). "
                 "Fix or baseline (--write-baseline) the rest, or narrow the paths.")),
             properties={"totalResults": len(findings), "includedResults": len(kept)},
-        )]
+        ))
+    invocation.tool_execution_notifications = notifications or None
     driver = om.ToolComponent(
         name="rocmlint", version=__version__, semantic_version=__version__,
         information_uri=INFORMATION_URI, rules=descriptors,

@@ -7,6 +7,7 @@ import unicodedata
 from collections import Counter
 
 from ..model import Applicability, Finding
+from ..registry import ENGINE_CODES
 
 
 TAB = "    "
@@ -89,6 +90,19 @@ def display_width(text: str) -> int:
     return width
 
 
+def not_checked(findings: list[Finding]) -> str:
+    """``2 files not checked (1 internal-error, 1 parse-error).``, or "" when every file was."""
+    files: dict[str, set[str]] = {}
+    for f in findings:
+        if f.code in ENGINE_CODES:
+            files.setdefault(ENGINE_CODES[f.code][0], set()).add(f.path)
+    if not files:
+        return ""
+    total = len(set().union(*files.values()))
+    kinds = ", ".join(f"{len(paths)} {name}" for name, paths in sorted(files.items()))
+    return f"{total} file{'s' if total != 1 else ''} not checked ({kinds})."
+
+
 def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour: bool) -> str:
     s = _Style(colour)
     n = len(findings)
@@ -98,6 +112,9 @@ def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour
     if n == 0:
         parts.append("All checks passed!" if not fixed else "No findings remain.")
         return " ".join(parts) + "\n"
+    skipped = not_checked(findings)
+    if skipped:
+        parts.append(s.red(skipped))
     safe = sum(1 for f in findings if f.fix and f.fix.edits and f.fix.applicability is Applicability.SAFE)
     unsafe = sum(1 for f in findings if f.fix and f.fix.edits and f.fix.applicability is Applicability.UNSAFE)
     by_code = Counter(f.code for f in findings)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..config import Settings
 
 # Files whose presence marks the top of a project.
-_ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "CMakeLists.txt", "rocmlint.toml")
+_STRONG_MARKERS = ("pyproject.toml", "setup.py", "rocmlint.toml")
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,8 @@ class Project:
     settings: "Settings | None" = None
     # Language parts, set by ``prepare``; a part is None when no selected rule needs it.
     parts: dict[str, Any] = field(default_factory=dict)
+    cache_dir: Path | None = None  # where parts cache per-file summaries (None: no cache)
+    compile_commands: str = ""  # -p: the ROCm build's compile_commands.json or its folder
 
     def prepare(self, languages: Iterable[str]) -> None:
         """Build the parts the selected rules need (once, in the parent process)."""
@@ -62,6 +64,13 @@ class Project:
                 continue
             self.parts[language] = module.build(self)
 
+    def before_fork(self) -> None:
+        """A big run is about to fork its workers: parts built lazily are built now, once, so
+        the workers share them (a part offers ``build_before_fork()``)."""
+        for part in self.parts.values():
+            if hasattr(part, "build_before_fork"):
+                part.build_before_fork()
+
     def part(self, language: str) -> Any:
         return self.parts.get(language)
 
@@ -75,21 +84,36 @@ class Project:
 
 
 def find_root(paths: Iterable[str], cwd: str | None = None) -> Path:
-    """The project the paths belong to: the nearest folder above their common ancestor that
-    holds a project marker (``.git``, ``pyproject.toml``, ...), else that ancestor."""
-    cwd = cwd or os.getcwd()
+    """The project the paths belong to: the nearest folder above their common ancestor with
+    a ``.git``; else the outermost one with a ``pyproject.toml``/``setup.py``/``rocmlint.toml``
+    (nested packages belong to the project above them); else the working folder when it
+    holds the paths; else the top of the ``CMakeLists.txt`` chain above them (a subfolder's
+    CMakeLists.txt is not a project's top); else that ancestor."""
+    cwd = os.path.abspath(cwd or os.getcwd())
     absolute = [os.path.abspath(os.path.join(cwd, p)) for p in paths] or [cwd]
     common = os.path.commonpath(absolute)
     if os.path.isfile(common):
         common = os.path.dirname(common)
     probe = common
+    cmake_top = None
+    outermost = None
     while True:
-        if any(os.path.exists(os.path.join(probe, marker)) for marker in _ROOT_MARKERS):
+        if os.path.exists(os.path.join(probe, ".git")):
             return Path(probe)
+        if any(os.path.exists(os.path.join(probe, marker)) for marker in _STRONG_MARKERS):
+            outermost = probe
+        if os.path.exists(os.path.join(probe, "CMakeLists.txt")):
+            if cmake_top is None or os.path.dirname(cmake_top) == probe:
+                cmake_top = probe
         parent = os.path.dirname(probe)
         if parent == probe:
-            return Path(common)
+            break
         probe = parent
+    if outermost is not None:
+        return Path(outermost)
+    if common == cwd or common.startswith(cwd.rstrip(os.sep) + os.sep):
+        return Path(cwd)
+    return Path(cmake_top or common)
 
 
 def digest(*parts: str) -> str:

@@ -15,7 +15,8 @@ from typing import Protocol, TypeGuard
 
 from ..model import Span
 from ..rule import FileContext
-from .gates import GateEvaluator, conditions_on_path
+from ..project import Evidence
+from .gates import ROCM_MARK, GateEvaluator, conditions_on_path, dotted_name
 
 _IMPORT_WORD = re.compile(rb"import\b")  # a literal first: fast
 _NO_POSITION = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
@@ -58,11 +59,15 @@ class PythonContext(FileContext):
         return Span(start, end)
 
     def node_span(self, node: ast.AST) -> Span:
-        """The node's own span (for definitions: from ``def``/``class``, not the decorators)."""
-        if not has_position(node):
-            raise ValueError(f"ast.{type(node).__name__} carries no source position")
-        return Span(self.offset_of(node.lineno, node.col_offset),
-                    self.offset_of(node.end_lineno, node.end_col_offset))
+        """The node's own span (for definitions: from ``def``/``class``, not the decorators).
+
+        Nodes that carry no position (``arguments``, ``comprehension``, ``withitem``,
+        ``match_case``, operators) get the extent of what they contain (empty when they
+        contain nothing positioned): this never fails, whatever node a rule asks about."""
+        if has_position(node):
+            return Span(self.offset_of(node.lineno, node.col_offset),
+                        self.offset_of(node.end_lineno, node.end_col_offset))
+        return self.span_of(node)
 
     def source_of(self, node: ast.AST) -> str:
         return self.text(self.node_span(node))
@@ -182,14 +187,8 @@ class PythonContext(FileContext):
     def qualname(self, node: ast.AST) -> str | None:
         """Dotted name of a Name/Attribute chain with imports resolved (``T.compile`` ->
         ``torch.compile``); unresolved names stay as written."""
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        parts.append(self.aliases.get(node.id, node.id))
-        return ".".join(reversed(parts))
+        aliases = self.aliases
+        return dotted_name(node, lambda name: aliases.get(name, name))
 
     def module_assignment(self, name: str) -> ast.expr | None:
         """The value of the last simple top-level ``name = value`` (constant resolution)."""
@@ -218,8 +217,97 @@ class PythonContext(FileContext):
 
     # Gates ------------------------------------------------------------------------------
     @cached_property
+    def python_model(self):
+        """The project's Python part (gate helpers, NVIDIA-only modules), or None."""
+        return self.project.part("python") if self.project is not None else None
+
+    def _helper_kind(self, name: str) -> str | None:
+        model = self.python_model
+        helper = model.helper(name) if model is not None else None
+        if helper is not None and helper.kind in ("rocm", "nvidia"):
+            return helper.kind
+        return self._local_helpers.get(name)
+
+    @cached_property
+    def _local_helpers(self) -> dict[str, str]:
+        """This file's own gate helpers (also when no project model is built)."""
+        from ..project.python import SKIP_NAME
+        from .gates import helper_kind
+
+        from ..project.python import MAX_HELPER_BYTES, _has_gate_word
+
+        found: dict[str, str] = {}
+        model = self.python_model
+        if (model is not None and model.covers(self.path)) or not _has_gate_word(self.source):
+            return found  # the project model has this file's helpers already
+        candidates = []
+        for stmt in self.tree.body:
+            name = stmt.name if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id  # `skip_rocm = unittest.skipIf(torch.version.hip is not None, ...)`
+            span = self.span_of(stmt)
+            if name is not None and span.end - span.start <= MAX_HELPER_BYTES:
+                candidates.append((name, stmt))
+        # Two passes: the second knows the first's helpers (one level of helper calls).
+        for _ in range(2):
+            evaluator = GateEvaluator(self.settings.gate_names, self.qualname, dict(found).get, assume_gpu=True)
+            for name, stmt in candidates:
+                kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
+                if kind is not None and kind[0] != "call":
+                    found[name] = kind[0]
+        return found
+
+    def is_skip_helper(self, name: str) -> bool:
+        """A decorator that skips tests on ROCm, by its name or by its definition."""
+        from ..project.python import SKIP_NAME
+
+        if SKIP_NAME.search(name):
+            return True
+        model = self.python_model
+        helper = model.helper(name) if model is not None else None
+        return (helper is not None and helper.kind == "skip") or self._local_helpers.get(name) == "skip"
+
+    def bindings_of(self, name: str, scope: ast.AST | None) -> list[ast.expr | None]:
+        """The values bound to ``name`` in ``scope`` (a function; None: module level), None for
+        bindings whose value is unknown (parameters, loop targets, ``+=``). Found from the name's
+        occurrences in the scope's text, so no tree is walked."""
+        key = ("bindings", name, id(scope))
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached
+        span = self.span_of(scope) if scope is not None else Span(0, len(self.source))
+        found: list[ast.expr | None] = []
+        for m in re.compile(rb"\b%s\b" % re.escape(name.encode())).finditer(self.source, span.start, span.end):
+            path = self.node_path(m.start())
+            node = path[-1]
+            owner = self.enclosing(path, FUNCTIONS)
+            if owner is not scope:
+                continue
+            if isinstance(node, ast.arg) and node.arg == name:
+                found.append(None)
+            elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+                found.append(_bound_value(path))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+                found.append(None)
+        self.cache[key] = found
+        return found
+
+    def resolve_name(self, node: ast.Name, scope: ast.AST | None = None) -> ast.expr | None:
+        """The value a name is bound to, when its scope (the enclosing function, given or found
+        from the name's position; else the module) binds it exactly once (a local gate variable
+        such as ``use_cuda = torch.version.cuda is not None and ...``)."""
+        if scope is None and getattr(node, "lineno", None) is not None:  # synthetic names have none
+            path = self.node_path(self.offset_of(node.lineno, node.col_offset))
+            scope = self.enclosing(path + [node], FUNCTIONS) if path and path[-1] is node else None
+        values = self.bindings_of(node.id, scope) if isinstance(scope, FUNCTIONS) else []
+        if not values:
+            values = self.bindings_of(node.id, None)
+        return values[0] if len(values) == 1 else None
+
+    @cached_property
     def gates(self) -> GateEvaluator:
-        evaluator = GateEvaluator(self.settings.gate_names, self.qualname)
+        evaluator = GateEvaluator(self.settings.gate_names, self.qualname, self._helper_kind, self.resolve_name,
+                                  assume_gpu=True)
         # Module-level names bound to a gate expression are gates too (`_ON_AMD = torch.version.hip is not None`).
         if b"hip" in self.source or b"rocm" in self.source.lower():
             for stmt in self.tree.body:
@@ -229,20 +317,101 @@ class PythonContext(FileContext):
                     evaluator.gate_names.add(stmt.targets[0].id)
         return evaluator
 
+    def _conditions(self, offset: int) -> list[tuple[ast.expr, bool]]:
+        return conditions_on_path(self.node_path(offset), self.is_skip_helper, self.resolve_name)
+
     def _reachability(self, offset: int) -> tuple[bool, bool]:
         """(ROCm can reach, NVIDIA can reach) as far as the gates tell."""
         cached = self._reach.get(offset)
         if cached is None:
-            rocm = nvidia = True
-            for condition, wanted in conditions_on_path(self.node_path(offset)):
+            rocm = self.module_verdict is None
+            nvidia = True
+            for condition, wanted in self._conditions(offset):
                 on_rocm = self.gates.value(condition, True)
                 if on_rocm is not None and on_rocm != wanted:
                     rocm = False
                 on_nvidia = self.gates.value(condition, False)
                 if on_nvidia is not None and on_nvidia != wanted:
                     nvidia = False
+            path = self.node_path(offset)
+            if rocm and len(path) > 2 and self._only_called_on_nvidia(path[1]):
+                rocm = False
             cached = self._reach[offset] = (rocm, nvidia)
         return cached
+
+    def _only_called_on_nvidia(self, function: ast.AST) -> bool:
+        """A module-level function (or name: `skip_sm100 = unittest.skipIf(...)`) of this file
+        that nothing outside it can reach (private, or never imported by name in the project)
+        and whose every use here is in code only the NVIDIA build runs (for a function: calls):
+        its body or value is NVIDIA-only (the call chain decides)."""
+        if isinstance(function, ast.Assign) and len(function.targets) == 1 and isinstance(function.targets[0], ast.Name):
+            name, calls_only = function.targets[0].id, False
+        elif isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and not function.decorator_list:
+            name, calls_only = function.name, True
+        else:
+            return False
+        key = ("nvidia-callers", id(function))
+        if key in self.cache:
+            return bool(self.cache[key])  # None while being computed (recursion): reachable
+        self.cache[key] = None
+        result = False
+        if name.startswith("_") or (self.python_model is not None and not self.python_model.imported_by_name(name)):
+            uses = self._reads_of(name)
+            result = bool(uses)
+            for use in uses:
+                use_path = self.path_to(use)
+                call = use_path[-2] if len(use_path) > 1 else None
+                if calls_only and not (isinstance(call, ast.Call) and call.func is use):
+                    result = False
+                    break
+                if not self.nvidia_only(self.span_of(use).start):
+                    result = False
+                    break
+        self.cache[key] = result
+        return result
+
+    @cached_property
+    def module_verdict(self):
+        """The project's verdict on the whole file (an NVIDIA-only module), or None."""
+        model = self.python_model
+        return model.module_verdict(self.path) if model is not None else None
+
+    def _reads_of(self, name: str) -> list[ast.Name]:
+        """Every read of a module-level name, found from its occurrences in the text (no walk)."""
+        found = []
+        word = name.encode()
+        at = self.source.find(word)
+        while at != -1:
+            node = self.node_at(at)
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                found.append(node)
+            at = self.source.find(word, at + len(word))
+        return found
+
+    def rocm_blockers(self, offset: int) -> list[Evidence]:
+        """Why the ROCm build never runs the code at ``offset`` (empty when it may)."""
+        if self.module_verdict is not None:
+            return list(self.module_verdict.evidence)
+        found = []
+        path = self.node_path(offset)
+        top = path[1] if len(path) > 2 else None
+        if top is not None and self._only_called_on_nvidia(top):
+            if isinstance(top, ast.Assign) and isinstance(top.targets[0], ast.Name):
+                what = f"`{top.targets[0].id}` is only used where the ROCm build never goes"
+            else:
+                what = f"`{getattr(top, 'name', '')}` is only called where the ROCm build never goes"
+            found.append(Evidence(what, f"{self.path}:{getattr(top, 'lineno', 0)}"))
+        for condition, wanted in self._conditions(offset):
+            on_rocm = self.gates.value(condition, True)
+            if on_rocm is None or on_rocm == wanted:
+                continue
+            line = self.lines.position(self.span_of(condition).start)[0]
+            if isinstance(condition, ast.Name) and condition.id == ROCM_MARK:
+                what = "a test decorator that skips on ROCm"
+            else:
+                what = f"`{self.source_of(condition)}` is {on_rocm} on ROCm, the code needs {wanted}"
+            found.append(Evidence(what, f"{self.path}:{line}"))
+        return found
 
     def nvidia_only(self, offset: int) -> bool:
         """The ROCm build never runs the code here (NVIDIA-only branch or dead code)."""
@@ -257,3 +426,19 @@ class PythonContext(FileContext):
         """Some gate already decides who runs this code."""
         rocm, nvidia = self._reachability(offset)
         return not (rocm and nvidia)
+
+
+def _bound_value(path: list[ast.AST]) -> ast.expr | None:
+    """The value a stored name (``path[-1]``) receives, when an assignment gives it plainly:
+    ``x = v``, ``x: T = v``, ``(x := v)``, ``a, b = v`` (``v[i]``); None otherwise."""
+    name, parent = path[-1], path[-2]
+    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and parent.value is not None \
+            and (name in getattr(parent, "targets", ()) or getattr(parent, "target", None) is name):
+        return parent.value
+    if isinstance(parent, ast.Tuple) and len(path) > 2 and isinstance(path[-3], ast.Assign):
+        index = next(i for i, element in enumerate(parent.elts) if element is name)
+        value = path[-3].value
+        if isinstance(value, ast.Tuple) and len(value.elts) == len(parent.elts):
+            return value.elts[index]
+        return ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load())
+    return None

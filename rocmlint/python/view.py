@@ -91,9 +91,13 @@ def is_import_guard(node: ast.Try) -> bool:
     handler = node.handlers[0]
     if not catches_import_error(handler):
         return False
+    bound = {alias.asname or alias.name.split(".")[0] for s in node.body
+             if isinstance(s, (ast.Import, ast.ImportFrom)) for alias in s.names}
     for stmt in handler.body:
         if isinstance(stmt, ast.Pass):
             continue
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in bound:
+            continue  # a fallback implementation of an imported function
         if (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
                 and stmt.value.value is None):
             continue

@@ -132,3 +132,9 @@ def hip_test_argv(toolchain: Toolchain, source: Path, arch: str, executable: Pat
 def cuda_test_argv(nvcc: str, source: Path, arch: str | None, executable: Path) -> list[str]:
     arch_flags = [f"-arch={arch}"] if arch else []
     return [nvcc, "-x", "cu", "-O2", *arch_flags, str(source), "-o", str(executable)]
+
+
+def cuda_compile_argv(nvcc: str, source: Path, arch: str | None, flags: list[str], output: Path) -> list[str]:
+    """Compile (host and device, no link) as the NVIDIA build sees the file."""
+    arch_flags = [f"-arch={arch}"] if arch else []
+    return [nvcc, "-x", "cu", "-c", "-O2", *arch_flags, *flags, str(source), "-o", str(output)]

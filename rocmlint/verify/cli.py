@@ -2,6 +2,7 @@
 
     add_arguments(parser)   adds verify's own options
     run(args) -> int        0 all done and passed, 1 a build or test failed, 2 no toolchain / usage
+                            (with --cuda: neither a HIP clang nor nvcc)
 
 ``args`` may also carry ``config`` (a config file path) and ``output_format`` ("text"/"json").
 """
@@ -16,7 +17,9 @@ from ..config import ConfigError, ConfigResolver
 from ..reference import list_kernels
 from .compile_flags import (CompileCommandsError, amd_view_flags, cli_flags, flags_for,
                             load_database)
-from .core import default_jobs, verify_cuda, verify_files, verify_reference
+from ..runner import usable_cpus
+from .core import (NO_NVCC, skipped_builds, verify_cuda, verify_cuda_files, verify_files,
+                   verify_reference)
 from .cuda import cuda_setup
 from .report import EXIT_NO_TOOLCHAIN, exit_code, render_json, render_text
 from .targets import invalid_targets, probe_gpus, resolve_targets
@@ -40,7 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel", dest="kernels", metavar="NAME[,NAME...]",
                         help="only these reference kernels (default: all)")
     parser.add_argument("--cuda", action="store_true",
-                        help="also build the reference kernels with nvcc and run them on an NVIDIA GPU")
+                        help="also build with nvcc: the reference kernels (run on an NVIDIA GPU when "
+                             "there is one) or the given files (compiled as the NVIDIA build sees them); "
+                             "works without a HIP compiler, the AMD builds are then reported as skipped")
     parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                         help="parallel builds (default: the number of cores)")
 
@@ -72,7 +77,8 @@ def _display_name(path: Path) -> str:
         return path.as_posix()
 
 
-def _user_sources(args, resolver: ConfigResolver) -> tuple[list[tuple[Path, str, list[str]]], str | None]:
+def _user_sources(args, resolver: ConfigResolver) -> tuple[list[tuple[Path, str, list[str], list[str]]], str | None]:
+    """(path, name, the file's own flags, the AMD view's gating flags) per user file."""
     missing = [str(path) for path in args.paths if not path.is_file()]
     if missing:
         return [], f"no such file: {', '.join(missing)}"
@@ -86,16 +92,18 @@ def _user_sources(args, resolver: ConfigResolver) -> tuple[list[tuple[Path, str,
                   "compiled with the -I/-D options only", file=sys.stderr)
         settings = resolver.for_path(path)
         gating = amd_view_flags(settings.all_rocm_macros, settings.all_nvidia_macros)
-        sources.append((path, _display_name(path), (from_database or []) + extra + gating))
+        sources.append((path, _display_name(path), (from_database or []) + extra, gating))
     return sources, None
 
 
 def run(args: argparse.Namespace) -> int:
     output_format = getattr(args, "output_format", None) or "text"
     discovery = find_toolchain()
-    if discovery.toolchain is None:
-        return _fail(discovery.missing_message())
     toolchain = discovery.toolchain
+    cuda = cuda_setup() if args.cuda else None
+    # Without a HIP clang, --cuda still builds (and runs) the NVIDIA side; AMD rows are skipped.
+    if toolchain is None and (cuda is None or cuda.nvcc is None):
+        return _fail(discovery.missing_message())
     roots = discovery.rocm_roots
     try:
         resolver = _resolver(getattr(args, "config", None))
@@ -106,9 +114,15 @@ def run(args: argparse.Namespace) -> int:
     bad = invalid_targets(targets)
     if bad or not targets:
         return _fail(f"not a gfx target: {', '.join(bad) or '(empty list)'}")
-    jobs = args.jobs or default_jobs()
-    header = [f"toolchain: {toolchain.describe()}",
+    jobs = args.jobs or usable_cpus()
+    no_hip = "no HIP-capable clang found" + (f" (passed over: {'; '.join(discovery.rejected)})"
+                                              if discovery.rejected else "")
+    header = [f"toolchain: {toolchain.describe()}" if toolchain
+              else f"toolchain: none, AMD builds skipped: {discovery.missing_message()}",
               f"targets: {', '.join(targets)} (from {targets_from})"]
+    if cuda is not None:
+        header.append(f"CUDA: {cuda.nvcc or NO_NVCC}; "
+                      + (f"GPU {cuda.arch}" if cuda.arch else f"tests: {cuda.gpu_reason}"))
 
     with tempfile.TemporaryDirectory(prefix="rocmlint-verify-") as scratch:
         workdir = Path(scratch)
@@ -119,16 +133,26 @@ def run(args: argparse.Namespace) -> int:
                 return _fail(str(exc))
             if problem:
                 return _fail(problem)
-            rows = verify_files(toolchain, sources, targets, workdir, jobs)
+            if toolchain is None:
+                rows = skipped_builds([name for _path, name, _own, _gating in sources], targets, no_hip)
+            else:
+                rows = verify_files(toolchain, [(path, name, own + gating) for path, name, own, gating in sources],
+                                    targets, workdir, jobs)
+            if cuda is not None:
+                rows += verify_cuda_files(cuda, [(path, name, own) for path, name, own, _gating in sources],
+                                          workdir, jobs)
         else:
             kernels, problem = _selected_kernels(args.kernels)
             if problem:
                 return _fail(problem)
-            gpus = probe_gpus(roots)
-            header.append(f"AMD GPUs: {', '.join(gpus.agents)}" if gpus.agents else f"tests: {gpus.reason}")
-            rows = verify_reference(toolchain, kernels, targets, gpus, workdir, jobs)
-            if args.cuda:
-                rows += verify_cuda(cuda_setup(), kernels, workdir, jobs)
+            if toolchain is None:
+                rows = skipped_builds([kernel.name for kernel in kernels], targets, no_hip)
+            else:
+                gpus = probe_gpus(roots)
+                header.append(f"AMD GPUs: {', '.join(gpus.agents)}" if gpus.agents else f"tests: {gpus.reason}")
+                rows = verify_reference(toolchain, kernels, targets, gpus, workdir, jobs)
+            if cuda is not None:
+                rows += verify_cuda(cuda, kernels, workdir, jobs)
 
     print(render_json(rows) if output_format == "json" else render_text(rows, header))
     return exit_code(rows)

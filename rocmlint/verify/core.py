@@ -1,7 +1,6 @@
 """Build (and where a GPU exists, run) sources for every target, in parallel."""
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -10,8 +9,8 @@ from pathlib import Path
 from typing import Callable, Iterable, TypeVar
 
 from ..reference import ReferenceKernel
-from .build import (BuildResult, TestResult, build_device, build_executable, cuda_test_argv,
-                    hip_test_argv, run_executable)
+from .build import (BuildResult, TestResult, build_device, build_executable, cuda_compile_argv,
+                    cuda_test_argv, hip_test_argv, run_executable)
 from .cuda import CudaSetup
 from .report import Row
 from .targets import GpuProbe
@@ -20,6 +19,8 @@ from .toolchain import Toolchain
 Item = TypeVar("Item")
 CUDA_WAVE_SIZE = 32  # every NVIDIA architecture
 NOT_A_REFERENCE_TEST = "build-only check: only reference kernels have tests to run"
+NO_NVCC = "nvcc not found (PATH, CUDA_HOME)"
+HIP_ONLY = "HIP-only file: it has no NVIDIA build"
 # As hipcc does: CUDA-style files use threadIdx & co. without including a runtime header.
 HIP_RUNTIME_PRELUDE = ["-include", "hip/hip_runtime.h"]
 
@@ -59,10 +60,6 @@ def parallel_map(task: Callable[[Item], Row], items: Iterable[Item], jobs: int, 
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         return list(pool.map(tracked, items))
-
-
-def default_jobs() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _row_from_build(target: str, arch: str, build: BuildResult) -> Row:
@@ -118,24 +115,71 @@ def verify_files(toolchain: Toolchain, sources: list[tuple[Path, str, list[str]]
     return parallel_map(task, jobs_list, jobs, "verify")
 
 
+def skipped_builds(names: list[str], archs: list[str], reason: str) -> list[Row]:
+    """Rows for builds that could not be tried (no compiler): reported, not failures."""
+    return [Row(name, arch, reasons=[f"not built: {reason}"], build_skipped=True)
+            for name in names for arch in archs]
+
+
+def _cuda_row(name: str, arch_name: str, message: str | None) -> Row:
+    row = Row(name, arch_name)
+    if message is not None:
+        row.reasons.append(message)
+    else:
+        row.built, row.wavefront_size, row.wavefront_from = True, CUDA_WAVE_SIZE, "cuda"
+    return row
+
+
 def verify_cuda(setup: CudaSetup, kernels: list[ReferenceKernel], workdir: Path, jobs: int) -> list[Row]:
     """nvcc builds of the reference kernels, run when an NVIDIA GPU is present."""
     arch_name = setup.arch or "cuda"
+    if setup.nvcc is None:
+        return skipped_builds([kernel.name for kernel in kernels], [arch_name], NO_NVCC)
     nvcc = setup.nvcc
-    if nvcc is None:
-        return [Row(kernel.name, arch_name, reasons=["not built: nvcc not found (PATH, CUDA_HOME)"],
-                    build_skipped=True) for kernel in kernels]
 
     def task(kernel: ReferenceKernel) -> Row:
         executable = workdir / f"{kernel.name}.cuda.exe"
-        row = Row(kernel.name, arch_name)
-        message = build_executable(cuda_test_argv(nvcc, kernel.path, setup.arch, executable))
-        if message is not None:
-            row.reasons.append(message)
+        row = _cuda_row(kernel.name, arch_name,
+                        build_executable(cuda_test_argv(nvcc, kernel.path, setup.arch, executable)))
+        if not row.built:
             return row
-        row.built, row.wavefront_size, row.wavefront_from = True, CUDA_WAVE_SIZE, "cuda"
         if setup.gpu_reason:
             return _skip_run(row, setup.gpu_reason)
         return _record_run(row, run_executable(executable))
 
     return parallel_map(task, kernels, jobs, "verify --cuda")
+
+
+def verify_cuda_files(setup: CudaSetup, sources: list[tuple[Path, str, list[str]]], workdir: Path,
+                      jobs: int) -> list[Row]:
+    """nvcc compiles (no link, never run) of user files: their NVIDIA view still builds."""
+    arch_name = setup.arch or "cuda"
+    if setup.nvcc is None:
+        return skipped_builds([name for _path, name, _flags in sources], [arch_name], NO_NVCC)
+    nvcc = setup.nvcc
+    hip_only = [name for path, name, _flags in sources if _hip_only(path)]
+    sources = [source for source in sources if source[1] not in hip_only]
+
+    def task(job: tuple[int, tuple[Path, str, list[str]]]) -> Row:
+        index, (path, name, flags) = job
+        obj = workdir / f"file{index}.cuda.o"
+        row = _cuda_row(name, arch_name, build_executable(cuda_compile_argv(nvcc, path, setup.arch, flags, obj)))
+        return _skip_run(row, NOT_A_REFERENCE_TEST) if row.built else row
+
+    return skipped_builds(hip_only, [arch_name], HIP_ONLY) + parallel_map(task, list(enumerate(sources)), jobs,
+                                                                          "verify --cuda")
+
+
+def _hip_only(path: Path) -> bool:
+    """Compiled only by hipcc (``.hip``, or the HIP runtime and no CUDA path): nvcc never sees it."""
+    from ..config import Settings
+    from ..cpp.context import is_hip_only
+    from ..cpp.preprocessor import Conditionals
+
+    try:
+        source = path.read_bytes()
+    except OSError:
+        return False  # the build reports the unreadable file
+    settings = Settings()
+    pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros, settings.gate_macro)
+    return is_hip_only(str(path), source, pp)

@@ -34,7 +34,7 @@ class Row:
         return {
             "target": self.target, "arch": self.arch, "built": self.built,
             "wavefront_size": self.wavefront_size, "wavefront_from": self.wavefront_from,
-            "ran": self.ran, "passed": self.passed, "reason": self.reason,
+            "build_skipped": self.build_skipped, "ran": self.ran, "passed": self.passed, "reason": self.reason,
             "seconds": round(self.seconds, 2),
         }
 
@@ -65,7 +65,8 @@ def render_text(rows: list[Row], header: list[str]) -> str:
     notes: Counter[str] = Counter()
     for row in rows:
         wave = str(row.wavefront_size) if row.wavefront_size else "-"
-        lines.append(f"{row.target:<{width}}  {row.arch:<8} {'yes' if row.built else 'NO':<5} {wave:>4}  "
+        built_cell = "yes" if row.built else ("skip" if row.build_skipped else "NO")
+        lines.append(f"{row.target:<{width}}  {row.arch:<8} {built_cell:<5} {wave:>4}  "
                      f"{row.wavefront_from or '-':<18} {_run_cell(row):<7} {row.seconds:>7.2f}")
         if row.failed:
             problems.append(f"{row.target} [{row.arch}]: {row.reason}")
@@ -79,6 +80,8 @@ def render_text(rows: list[Row], header: list[str]) -> str:
     passed = sum(row.passed is True for row in rows)
     failed = sum(row.passed is False for row in rows)
     skipped = sum(row.ran is None for row in rows)
-    lines.append(f"{len(rows)} builds: {built} built, {len(rows) - built} not built; "
+    not_tried = sum(row.build_skipped for row in rows)
+    lines.append(f"{len(rows)} builds: {built} built, {len(rows) - built - not_tried} not built, "
+                 f"{not_tried} skipped (no compiler); "
                  f"runs: {passed} passed, {failed} failed, {skipped} skipped")
     return "\n".join(lines)

@@ -1,0 +1,59 @@
+"""Which files the manifest half reads, told by name (cheap: discovery asks for every file)."""
+from __future__ import annotations
+
+import os
+import re
+
+# Each kind's file names; `requirements/` folders hold requirement files of any name.
+_NAMES = (
+    ("pyproject", re.compile(r"pyproject\.toml")),
+    ("setup_cfg", re.compile(r"setup\.cfg")),
+    ("requirements", re.compile(r"(?i)[\w.-]*(?:requirements|constraints|reqs)[\w.-]*\.(?:txt|in)")),
+    ("conda", re.compile(r"(?i)(?:[\w.-]*environment[\w.-]*|conda[\w.-]*)\.ya?ml")),
+    ("dockerfile", re.compile(r"(?i)(?:docker|container)file(?:\.[\w.-]+)?|[\w.-]+\.(?:docker|container)file")),
+    ("shell", re.compile(r"(?i)[\w.-]+\.(?:sh|bash)")),
+)
+_REQUIREMENTS_FOLDER = re.compile(r"(?i)(?:requirements|reqs)")
+_REQUIREMENTS_SUFFIX = re.compile(r"(?i)[\w.-]+\.(?:txt|in)")
+# A file named for NVIDIA holds what NVIDIA machines install (requirements-cuda.txt,
+# requirements/cu121.txt, Dockerfile.cuda); one named for another platform than ROCm
+# (Intel XPU, Gaudi, NPUs, TPUs, CPU-only, macOS, Colab's NVIDIA GPUs) is never installed on
+# a ROCm machine.
+_OTHER_PLATFORM_NAME = re.compile(
+    r"(?i)(?:^|[^a-z])(?:cuda|cu\d{2,3}|nvidia|cudnn|tensorrt|trt|jetson|intel|xpu|ipex|npu|hpu|gaudi|habana"
+    r"|tpu|neuron|ascend|cpu|mps|mac|macos|darwin|metal|windows|colab)(?:$|[^a-z])")
+_ROCM_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:rocm|amd|hip|mi\d{3}x?)(?:$|[^a-z])")
+
+
+def manifest_kind(path: str | os.PathLike[str]) -> str | None:
+    """'pyproject', 'setup_cfg', 'setup_py', 'requirements', 'conda', 'dockerfile', 'shell' or None."""
+    name = os.path.basename(path)
+    if name == "setup.py":
+        return "setup_py"
+    for kind, pattern in _NAMES:
+        if pattern.fullmatch(name):
+            return kind
+    folder = os.path.basename(os.path.dirname(os.fspath(path)))
+    if _REQUIREMENTS_FOLDER.fullmatch(folder) and _REQUIREMENTS_SUFFIX.fullmatch(name):
+        return "requirements"
+    return None
+
+
+def _names(path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The file's stem, then its folders (as given: a display path relative to the run)."""
+    parts = os.fspath(path).replace(os.sep, "/").split("/")
+    name = parts[-1]
+    stem = name if name.lower().startswith(("dockerfile", "containerfile")) else name.split(".", 1)[0]
+    return (stem, *parts[:-1])
+
+
+def named_for_another_platform(path: str | os.PathLike[str]) -> bool:
+    """The file's name (or a folder's) says it is for NVIDIA or another non-ROCm platform."""
+    names = _names(path)
+    if _ROCM_NAME.search(names[0]):
+        return False
+    return any(_OTHER_PLATFORM_NAME.search(part) for part in names)
+
+
+def named_for_rocm(path: str | os.PathLike[str]) -> bool:
+    return any(_ROCM_NAME.search(part) for part in _names(path))

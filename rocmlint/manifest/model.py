@@ -1,0 +1,36 @@
+"""What the manifest readers hand to rules: dependencies and package indexes with their spans."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..model import Span
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
+
+@dataclass(frozen=True)
+class Dependency:
+    requirement: "Requirement"  # parsed by packaging (Poetry tables are converted first)
+    span: Span  # the requirement as written (a TOML/YAML string's content, a line's requirement)
+    optional: bool  # an extra or a group: installed only when asked for
+    where: str  # the section, for messages: "[project] dependencies"
+    index: "PackageIndex | None" = None  # the index the same pip command installs it from
+    conda_spec: str | None = None  # a conda package: the spec as written (not PEP 508)
+    pip_options: frozenset[str] = frozenset()  # options of the `pip install` command (Dockerfiles)
+
+
+@dataclass(frozen=True)
+class PackageIndex:
+    url: str
+    span: Span
+    optional: bool
+    where: str
+
+
+@dataclass
+class Manifest:
+    dependencies: list[Dependency]
+    indexes: list[PackageIndex]
+    lock: bool = False  # a lock or constraints file: exact pins are its purpose

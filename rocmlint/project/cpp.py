@@ -1,0 +1,872 @@
+"""The C++/CUDA/HIP half of the project model (design §2b): which files the AMD build
+compiles, what every macro is there, which CUDA intrinsics the project shims, and whether
+hipify rewrites the sources.
+
+Built from per-file directive summaries (``summaries.py``, cached by stat) and build files
+read as text (``buildfiles.py``). Macro values and include reachability depend on each
+other, so they are computed together to a fixpoint (a few rounds at most). Queries take
+absolute paths; rules reach them through ``ctx.project.part("cpp")``.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
+from ..cpp.preprocessor import (
+    WAVE_SIZE_MACRO,
+    ChainWalker,
+    Evaluator,
+    define_parts,
+    gate_polarity,
+)
+from . import Evidence, Verdict, digest
+from .buildfiles import (
+    BuildFacts,
+    BuildFileError,
+    CompileDatabase,
+    read_cmake,
+    read_compile_commands,
+    read_setup_py,
+)
+from .summaries import (
+    SOURCE_EXTENSIONS,
+    Summary,
+    load_summaries,
+    mentions_hip,
+    read_build_files,
+    scan,
+)
+from .tables import HIP_RUNTIME_HEADER, hipify_maps, nvidia_toolkit_macro
+
+if TYPE_CHECKING:
+    from . import Project
+
+MAX_ROUNDS = 5
+MAX_FILES = 60000  # above this the root is surely not one project (e.g. a home folder)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_INCLUDE = re.compile(r'^[<"]([^>"]+)([>"])')
+_HIPIFIED_EXTENSIONS = (".cu", ".cuh")
+
+
+@dataclass(frozen=True)
+class MacroFact:
+    """A macro in the AMD build: defined (True, with value or None), undefined (False)
+    or unknown (None), and why."""
+
+    state: bool | None
+    value: int | None = None
+    evidence: tuple[Evidence, ...] = ()
+
+    def describe(self) -> str:
+        if self.state is None:
+            return "unknown"
+        if self.state is False:
+            return "undefined"
+        return "defined" if self.value is None else f"defined as {self.value}"
+
+
+UNKNOWN = MacroFact(None, None, (Evidence("no definition the model can see"),))
+
+
+@dataclass(frozen=True)
+class Shim:
+    """A function-like macro the AMD build sees in place of a CUDA intrinsic."""
+
+    name: str
+    params: tuple[str, ...]
+    body: str
+    where: str
+
+    def drops(self, index: int) -> bool:
+        """Whether argument ``index`` never reaches the expansion (e.g. a *_sync mask)."""
+        if index >= len(self.params):
+            return False
+        return re.search(r"\b" + re.escape(self.params[index]) + r"\b", self.body) is None
+
+
+@dataclass
+class _Def:
+    rel: str
+    line: int  # 0-based
+    kind: str  # define | undef
+    reach: bool | None
+    value: int | None = None
+    params: tuple[str, ...] | None = None
+    body: str = ""
+    name: str = ""
+    guard: str = "1"  # the #if conditions around it as one expression (for the NVIDIA view)
+
+
+@dataclass
+class _Edge:
+    includer: str
+    line: int
+    header: str
+    target: str | None
+    reach: bool | None
+    guard: str = "1"  # the #if conditions around the #include (for the NVIDIA view)
+
+
+@dataclass
+class CppModel:
+    root: str
+    files: dict[str, Summary]
+    facts: BuildFacts
+    database: CompileDatabase | None
+    fixed: dict[str, MacroFact]  # config and compile-database facts: never overridden
+    inferred: dict[str, MacroFact] = field(default_factory=dict)
+    defs: dict[str, list[_Def]] = field(default_factory=dict)
+    edges: dict[str, list[_Edge]] = field(default_factory=dict)  # by includer
+    includers: dict[str, list[_Edge]] = field(default_factory=dict)  # by target
+    reach: dict[str, Verdict] = field(default_factory=dict)
+    parent: dict[str, tuple[str, int]] = field(default_factory=dict)  # reached file -> (includer, line)
+    roots: set[str] = field(default_factory=set)
+    hipify_setting: object = "auto"
+    shims: dict[str, Shim] = field(default_factory=dict)
+    # target -> (includer, #if conditions around the include): the NVIDIA view's include graph
+    nvidia_includers: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    include_dirs: list[str] = field(default_factory=list)  # relative to root
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    # --- queries (absolute or root-relative paths) -------------------------------------
+    def rel(self, path: "str | os.PathLike[str]") -> str | None:
+        absolute = os.path.abspath(os.fspath(path))
+        if absolute == self.root or not absolute.startswith(self.root + os.sep):
+            return None
+        return absolute[len(self.root) + 1:].replace(os.sep, "/")
+
+    def file_verdict(self, path) -> Verdict:
+        """Whether the AMD build compiles this file at all, with the chain that decides."""
+        rel = self.rel(path)
+        if rel is None or rel not in self.files:
+            return Verdict(None, (Evidence("outside the project model"),))
+        return self.reach.get(rel, Verdict(None))
+
+    def include_chain(self, path) -> list[tuple[str, int]]:
+        """(includer, 1-based line) from a translation unit down to this file."""
+        rel = self.rel(path)
+        chain: list[tuple[str, int]] = []
+        seen = set()
+        while rel in self.parent and rel not in seen:
+            seen.add(rel)
+            includer, line = self.parent[rel]
+            chain.append((includer, line + 1))
+            rel = includer
+        return list(reversed(chain))
+
+    def _unit_of(self, rel: str) -> str | None:
+        """The translation unit through which the model reached this file."""
+        chain = self.include_chain(os.path.join(self.root, rel))
+        return chain[0][0] if chain else (rel if rel in self.roots else None)
+
+    def macro(self, name: str, path=None) -> MacroFact:
+        """The AMD value of ``name`` as seen from file ``path`` (before its own #defines)."""
+        rel = self.rel(path) if path is not None else None
+        return self._fact(rel, name)
+
+    def resolver(self, path, settings=None):
+        """What ``Conditionals`` asks for a macro the file has not set itself; the file's
+        own configuration (``rocm-macros``/``nvidia-macros`` of a nested config) wins."""
+        rel = self.rel(path)
+        rocm = {settings.gate_macro, *settings.rocm_macros} if settings is not None else set()
+        nvidia = set(settings.nvidia_macros) if settings is not None else set()
+
+        def resolve(name: str) -> tuple[bool | None, int | None]:
+            if name in rocm:
+                return True, 1
+            if name in nvidia:
+                return False, None
+            fact = self._fact(rel, name)
+            return fact.state, fact.value
+        return resolve
+
+    def nvidia_macro(self, name: str) -> bool | None:
+        """Whether the NVIDIA build defines ``name``: the ROCm macros are undefined there,
+        the configured NVIDIA macros defined, a project macro follows its #if conditions."""
+        memo = self._memo.setdefault("nvidia", {})
+        if name in memo:
+            return memo[name]
+        memo[name] = None  # a macro whose conditions read itself stays unknown
+        memo[name] = self._nvidia_macro(name)
+        return memo[name]
+
+    def _nvidia_macro(self, name: str) -> bool | None:
+        if name in DEFAULT_ROCM_MACROS or name in self.facts.amd_defines:
+            return False
+        fixed = self.fixed.get(name)
+        what = fixed.evidence[0].what if fixed is not None and fixed.evidence else ""
+        if what in ("the gate macro", "rocm-macros"):
+            return False
+        if what == "nvidia-macros":
+            return True
+        inferred = self.inferred.get(name)
+        if inferred is not None:
+            return not inferred.state  # the branch that includes the HIP runtime is AMD's
+        if nvidia_toolkit_macro(name) or name in DEFAULT_NVIDIA_MACROS:
+            return None  # the CUDA toolkit's own (e.g. __CUDA_ARCH__ in device passes only)
+        defs = [d for d in self.defs.get(name, ()) if self.nvidia_file(d.rel) is not False]
+        if not defs:
+            return False if self.defs.get(name) else None
+        evaluator = Evaluator({}, set(), lambda other: (self.nvidia_macro(other), None))
+        states = set()
+        for d in defs:
+            taken = evaluator.evaluate(d.guard)
+            states.add(None if taken is None else (bool(taken) and d.kind == "define"))
+            if None in states:
+                return None
+        return True if True in states else False
+
+    def nvidia_file(self, rel: str) -> bool | None:
+        """Whether the NVIDIA build compiles a file (root-relative): False when every
+        include of it sits under conditions false there, or in files it never compiles."""
+        memo = self._memo.setdefault("nvidia-file", {})
+        if rel in memo:
+            return memo[rel]
+        memo[rel] = None  # include cycles: unknown
+        includers = self.nvidia_includers.get(rel)
+        if not includers:
+            memo[rel] = True
+            return True
+        evaluator = Evaluator({}, set(), lambda other: (self.nvidia_macro(other), None))
+        states = set()
+        for includer, guard in includers:
+            taken = evaluator.evaluate(guard)
+            states.add(False if taken == 0 else self.nvidia_file(includer) if taken else None)
+            if True in states:
+                break
+        memo[rel] = True if True in states else (False if states == {False} else None)
+        return memo[rel]
+
+    def arch_macro(self, name: str) -> bool:
+        """A project macro that selects by GPU architecture: every #define of it sits under
+        conditions naming __gfx*__/wave-size macros or other such macros (``CDNA``, ``RDNA``)."""
+        memo = self._memo.setdefault("arch", {})
+        if name in memo:
+            return memo[name]
+        memo[name] = False  # cycles: not an architecture selector
+        defines = [d for d in self.defs.get(name, ()) if d.kind == "define"]
+        memo[name] = bool(defines) and all(
+            WAVE_SIZE_MACRO.search(d.guard) or any(self.arch_macro(n) for n in _IDENT.findall(d.guard)
+                                                   if n != "defined" and n != name)
+            for d in defines)
+        return memo[name]
+
+    def hip_only(self, path) -> bool:
+        """A file only the AMD build compiles (a HIP vendor header included under the ROCm
+        macro, or any file of a ROCm-native project): code in it was written for AMD."""
+        rel = self.rel(path)
+        if rel is None or rel not in self.files:
+            return False
+        if self.rocm_native:
+            return True
+        return self.reach.get(rel, Verdict(None)).value is not False and self.nvidia_file(rel) is False
+
+    @property
+    def rocm_native(self) -> bool:
+        """Written for ROCm: some file includes HIP and none has a CUDA path (no CUDA toolkit
+        header, no nvcc macro). A hipified copy beside its CUDA original is not."""
+        native = self._memo.get("rocm-native")
+        if native is None:
+            files = self.files.values()
+            native = self._memo["rocm-native"] = any(s.hip for s in files) and not any(s.cuda for s in files)
+        return native
+
+    def amd_only_macro(self, name: str) -> bool:
+        """A macro only the AMD build can define (e.g. derived from the ROCm macro)."""
+        return self.nvidia_macro(name) is False and self.macro(name).state is not False
+
+    def nvidia_resolver(self, path, settings=None):
+        """``resolver`` for the NVIDIA build: what ``Conditionals`` asks for the NVIDIA view."""
+        rocm = {settings.gate_macro, *settings.rocm_macros} if settings is not None else set()
+        nvidia = set(settings.nvidia_macros) if settings is not None else set()
+
+        def resolve(name: str) -> tuple[bool | None, int | None]:
+            if name in rocm:
+                return False, None
+            if name in nvidia:
+                return True, None
+            return self.nvidia_macro(name), None
+        return resolve
+
+    def macro_body(self, name: str, path=None) -> tuple[str, str] | None:
+        """(replacement text, where) of an object-like macro another file of the project
+        defines for the AMD build, when its live definitions agree (constants in headers)."""
+        rel = self.rel(path) if path is not None else None
+        live = [d for d in self.defs.get(name, ()) if d.rel != rel and d.reach is not False
+                and self.reach.get(d.rel, Verdict(None)).value is not False]
+        if not live or any(d.kind != "define" or d.params is not None or d.reach is None for d in live):
+            return None
+        if len({d.body for d in live}) != 1:
+            return None
+        return live[0].body, f"{live[0].rel}:{live[0].line + 1}"
+
+    def shim(self, name: str) -> Shim | None:
+        """The AMD build's function-like #define of a CUDA intrinsic, if the project has one."""
+        return self.shims.get(name)
+
+    def hipified(self, path) -> Verdict:
+        """Whether hipify rewrites this file's CUDA includes before the AMD build."""
+        if self.hipify_setting is False:
+            return Verdict(False, (Evidence("hipify = false in the configuration"),))
+        rel = self.rel(path)
+        if self.hipify_setting is True:
+            return Verdict(True, (Evidence("hipify = true in the configuration"),))
+        if rel is None or not rel.endswith(_HIPIFIED_EXTENSIONS):
+            return Verdict(False)
+        for folder, why in self.facts.hipify_dirs.items():
+            if folder == "" or rel.startswith(folder + "/"):
+                return Verdict(True, (why,))
+        return Verdict(False)
+
+    def hipify_maps(self, path, header: str) -> str | None:
+        """The HIP header hipify writes for ``header`` in this file, or None."""
+        if self.hipified(path).value is not True:
+            return None
+        return hipify_maps(header)
+
+    def fingerprint_for(self, path) -> str:
+        """Digest of the facts this file's results depend on: its reachability, the AMD
+        values of the macros its conditions read, shims and hipify."""
+        rel = self.rel(path)
+        summary = self.files.get(rel) if rel is not None else None
+        if rel is None or summary is None:
+            return ""
+        verdict = self.reach.get(rel, Verdict(None))
+        shims = self._memo.get("shims-digest")
+        if shims is None:
+            shims = self._memo["shims-digest"] = digest(*sorted(map(repr, self.shims.values())))
+        parts = [str(verdict.value), str(self.hipified(path).value), shims, str(self.rocm_native),
+                 repr(verdict.evidence), repr(self.include_chain(path))]  # the evidence findings carry
+        names = self._memo.setdefault("name-facts", {})
+        for name in sorted(summary.conditions):
+            fact = self._fact(rel, name)
+            other = names.get(name)
+            if other is None:
+                other = names[name] = f"{self.nvidia_macro(name)}:{self.arch_macro(name)}"
+            parts.append(f"{name}={fact.state}:{fact.value}:{other}")
+        return digest(*parts)
+
+    # --- macro values -----------------------------------------------------------------
+    def _fact(self, rel: str | None, name: str) -> MacroFact:
+        key = (rel, name)
+        memo = self._memo
+        if key in memo:
+            return memo[key]
+        fact = self._compute_fact(rel, name)
+        memo[key] = fact
+        return fact
+
+    def _compute_fact(self, rel: str | None, name: str) -> MacroFact:
+        database = self.database
+        fixed = self.fixed.get(name)
+        if database is not None and rel is not None and fixed is not None and fixed.evidence and \
+                fixed.evidence[0].what.startswith("-D/-U"):
+            unit = self._unit_of(rel)
+            flag = database.unit_macro(os.path.join(self.root, unit), name) if unit else None
+            if flag is not None:  # this file's own translation unit decides
+                return MacroFact(flag[0], flag[1], (Evidence(f"{'-D' if flag[0] else '-U'}{name} on the command "
+                                                             f"line of {unit}", database.path),))
+        if name in self.fixed:
+            return self.fixed[name]
+        if name in self.facts.amd_defines:
+            value, why = self.facts.amd_defines[name]
+            return MacroFact(True, value, (why,))
+        if name in self.inferred:
+            return self.inferred[name]
+        defs = self.defs.get(name)
+        if defs:
+            others = [d for d in defs if d.rel != rel and self.reach.get(d.rel, Verdict(None)).value is not False]
+            live = [d for d in others if d.kind == "define" and d.reach is True]
+            doubtful = [d for d in others if d.reach is None or (d.kind == "undef" and d.reach is True)]
+            own = [d for d in defs if d.rel == rel and d.reach is not False]
+            if live and not doubtful:
+                values = {d.value for d in live}
+                value = values.pop() if len(values) == 1 else None
+                d = live[0]
+                more = f" (and {len(live) - 1} more)" if len(live) > 1 else ""
+                return MacroFact(True, value, (Evidence(f"#define {name}{more}", f"{d.rel}:{d.line + 1}"),))
+            if live or doubtful:
+                d = (doubtful or live)[0]
+                return MacroFact(None, None, (Evidence(f"#{d.kind} {name} under a condition the model cannot decide",
+                                                       f"{d.rel}:{d.line + 1}"),))
+            if not own:
+                shown = [d for d in defs if d.rel != rel][:3]
+                dead = tuple(Evidence(f"#{d.kind} {name} only where the AMD build never goes"
+                                      + ("" if d.reach is False else " (file not in the AMD build)"),
+                                      f"{d.rel}:{d.line + 1}") for d in shown)
+                return MacroFact(False, None, dead)
+        if nvidia_toolkit_macro(name) or name in DEFAULT_NVIDIA_MACROS:
+            return MacroFact(False, None, (Evidence(f"{name} is a CUDA toolkit / CUTLASS macro, not defined in "
+                                                    "an AMD build", "table"),))
+        return UNKNOWN
+
+    # --- explain --------------------------------------------------------------------
+    def explain_file(self, path) -> list[str]:
+        verdict = self.file_verdict(path)
+        lines = []
+        state = {True: "compiled by the AMD build", False: "NOT compiled by the AMD build",
+                 None: "maybe compiled by the AMD build"}[verdict.value]
+        lines.append(f"file: {state}")
+        chain = self.include_chain(path)
+        rel = self.rel(path)
+        if chain:
+            lines.append(f"  translation unit: {chain[0][0]}")
+            for includer, line in chain:
+                lines.append(f"    {includer}:{line} includes ->")
+            lines.append(f"    {rel}")
+        for item in verdict.evidence:
+            lines.append(f"  {item}")
+        if verdict.value is False:
+            lines.extend(self._root_cause(verdict))
+        return lines
+
+    def _root_cause(self, verdict: Verdict) -> list[str]:
+        """Follow "included only from a file the AMD build never compiles" up to the fact
+        that decides (a build file, a dead #include)."""
+        out: list[str] = []
+        seen: set[str] = set()
+        while verdict.evidence and verdict.evidence[0].what.startswith("included only from a file"):
+            includer = verdict.evidence[0].where.rpartition(":")[0]
+            if includer in seen or includer not in self.reach:
+                break
+            seen.add(includer)
+            verdict = self.reach[includer]
+            out.append(f"    because {includer}: {verdict.evidence[0] if verdict.evidence else 'unknown'}")
+        return out
+
+
+def build(project: "Project") -> CppModel | None:
+    settings = project.settings
+    root = os.path.abspath(str(project.root))
+    cache_dir = getattr(project, "cache_dir", None)
+    stats, build_stats = scan(root)
+    if len(stats) > MAX_FILES:
+        import sys
+
+        print(f"rocmlint: {root} holds more than {MAX_FILES} C/C++ files: no project model "
+              "(lint from the project's folder)", file=sys.stderr)
+        return None
+    location = getattr(project, "compile_commands", None) or (settings.compile_commands if settings else "")
+    if location and not os.path.isabs(location) and not getattr(project, "compile_commands", None) \
+            and settings is not None and settings.config_dir:
+        location = os.path.join(settings.config_dir, location)
+    key = _model_key(root, stats, build_stats, settings, location)
+    cached = _load_model(cache_dir, key)
+    if cached is not None:
+        return cached if cached != "none" else None
+    try:
+        model = _build(project, root, stats, build_stats, location, cache_dir)
+    except BuildFileError:
+        raise  # the user's -p / compile-commands: a clear error, exit 2
+    except Exception as exc:  # noqa: BLE001 - a model bug must not stop the lint
+        import sys
+
+        if os.environ.get("ROCMLINT_DEBUG"):
+            raise
+        print(f"rocmlint: warning: no project model ({type(exc).__name__}: {exc}); files are judged "
+              "one by one. Please report it (ROCMLINT_DEBUG=1 shows the traceback).", file=sys.stderr)
+        return None
+    _save_model(cache_dir, key, model)
+    return model
+
+
+def _build(project, root, stats, build_stats, location, cache_dir) -> CppModel | None:
+    settings = project.settings
+    build_texts = read_build_files(root, build_stats)
+    facts = BuildFacts()
+    facts.texts = list(build_texts.values())
+    for rel, text in build_texts.items():
+        if rel.endswith("setup.py"):
+            read_setup_py(facts, rel, text)
+        else:
+            read_cmake(facts, rel, text)
+    database = read_compile_commands(location) if location else None
+    dual = database is not None or bool(facts.amd_defines) or bool(facts.hipify_dirs) or \
+        any(rel.endswith(".hip") for rel in stats)
+    if not dual and not mentions_hip(root, stats):
+        return None  # CUDA-only code, no HIP anywhere: every file is judged on its own, as before
+    files = load_summaries(root, stats, cache_dir)
+    if not dual and not any(s.hip for s in files.values()):
+        return None
+    model = CppModel(root=root, files=files, facts=facts, database=database, fixed=_fixed_facts(settings, database))
+    model.hipify_setting = settings.hipify if settings is not None else "auto"
+    if database is not None:
+        model.include_dirs = [r for r in (model.rel(d) for d in database.include_dirs) if r is not None]
+    model.inferred = _infer_rocm_macros(model)
+    _solve(model)
+    return model
+
+
+def _model_key(root: str, stats: dict, build_stats: dict, settings, location: str) -> str:
+    from ..cache import build_key
+
+    items = [root, build_key(), settings.fingerprint if settings is not None else "", location]
+    if location:
+        try:
+            st = os.stat(location if not os.path.isdir(location) else os.path.join(location, "compile_commands.json"))
+            items.append(f"{st.st_mtime_ns}:{st.st_size}")
+        except OSError:
+            items.append("missing")
+    items.extend(f"{rel}:{m}:{n}" for rel, (m, n) in sorted(stats.items()))
+    items.extend(f"{rel}:{m}:{n}" for rel, (m, n) in sorted(build_stats.items()))
+    return digest(*items)
+
+
+def _model_file(cache_dir) -> str:
+    from ..cache import build_key
+
+    return os.path.join(str(cache_dir), f"cppmodel-{build_key()}.pickle")
+
+
+def _load_model(cache_dir, key: str):
+    if cache_dir is None:
+        return None
+    import pickle
+
+    try:
+        with open(_model_file(cache_dir), "rb") as fh:
+            stored_key, model = pickle.load(fh)
+    except Exception:  # noqa: BLE001 - a missing, stale or corrupt cache is rebuilt
+        return None
+    return model if stored_key == key else None
+
+
+def _save_model(cache_dir, key: str, model: "CppModel | None") -> None:
+    if cache_dir is None:
+        return
+    import pickle
+    import tempfile
+
+    if model is not None:
+        model._memo = {}
+    try:
+        os.makedirs(str(cache_dir), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=str(cache_dir), suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump((key, model if model is not None else "none"), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, _model_file(cache_dir))
+    except OSError:
+        pass  # read-only: rebuilt next time
+
+
+def _fixed_facts(settings, database: CompileDatabase | None) -> dict[str, MacroFact]:
+    fixed: dict[str, MacroFact] = {}
+    if database is not None:
+        for name, (state, value) in database.macro_facts().items():
+            fixed[name] = MacroFact(state, value, (Evidence("-D/-U in compile_commands.json", database.path),))
+    for name in DEFAULT_ROCM_MACROS:
+        fixed[name] = MacroFact(True, 1, (Evidence(f"{name} is defined by the HIP compiler for AMD", "built-in"),))
+    if settings is not None:
+        fixed[settings.gate_macro] = MacroFact(True, 1, (Evidence("the gate macro", "configuration"),))
+        where = settings.config_path or "configuration"
+        for name in settings.rocm_macros:
+            fixed[name] = MacroFact(True, 1, (Evidence("rocm-macros", where),))
+        for name in settings.nvidia_macros:
+            fixed[name] = MacroFact(False, None, (Evidence("nvidia-macros", where),))
+    return fixed
+
+
+def _infer_rocm_macros(model: CppModel) -> dict[str, MacroFact]:
+    """A macro whose ``#if defined(M)`` branch includes the HIP runtime (directly or via a
+    project header that does) is the project's ROCm macro: defined on AMD."""
+    vendor = {rel for rel, s in model.files.items()
+              if any(HIP_RUNTIME_HEADER.match(h) for _, h, top in s.includes() if top)}
+    votes: dict[str, set[bool]] = {}
+    why: dict[str, Evidence] = {}
+    for rel, summary in model.files.items():
+        for line, header, branch in summary.gated_includes():
+            target = None if HIP_RUNTIME_HEADER.match(header) else model_resolve(model, rel, header)
+            if not (HIP_RUNTIME_HEADER.match(header) or target in vendor):
+                continue
+            kind, condition, index, branches = branch
+            macro = _gate_macro(kind, condition)
+            if macro is None or macro in model.fixed or nvidia_toolkit_macro(macro) or index > 1 \
+                    or (index == 1 and branches != 2):
+                continue
+            polarity = gate_polarity(kind, condition, macro)
+            if polarity is None:
+                continue
+            defined = polarity if index == 0 else not polarity
+            votes.setdefault(macro, set()).add(defined)
+            what = f"<{header}>" if target is None else f'"{header}" (includes the HIP runtime)'
+            why.setdefault(macro, Evidence(f"{'defined' if defined else 'undefined'} on AMD: its "
+                                           f"{'#else ' if index else ''}branch includes {what}",
+                                           f"{rel}:{line + 1}"))
+    return {m: MacroFact(v.pop(), None, (why[m],)) for m, v in votes.items() if len(v) == 1}
+
+
+def _gate_macro(kind: str, condition: str) -> str | None:
+    if kind in ("ifdef", "ifndef"):
+        return condition.split()[0] if condition.split() else None
+    m = re.fullmatch(r"[\s(!]*defined\s*\(?\s*(\w+)\s*\)?[\s)]*", condition)
+    return m.group(1) if m else None
+
+
+def model_resolve(model: CppModel, includer: str, header: str, angle: bool = False) -> str | None:
+    """The project file an ``#include`` names: next to the includer (quoted), in an -I
+    folder, else the one project file whose path ends with it."""
+    key = ("inc", includer if not angle else "", header, angle)
+    memo = model._memo
+    if key in memo:
+        return memo[key]
+    files = model.files
+    found = None
+    if not angle:
+        candidate = os.path.normpath(os.path.join(os.path.dirname(includer), header)).replace(os.sep, "/")
+        if candidate in files:
+            found = candidate
+    if found is None:
+        for folder in model.include_dirs:
+            candidate = os.path.normpath(os.path.join(folder, header)).replace(os.sep, "/")
+            if candidate in files:
+                found = candidate
+                break
+    if found is None:
+        matches = _suffix_index(model).get(os.path.basename(header), ())
+        matches = [m for m in matches if m == header or m.endswith("/" + header)]
+        if angle and "/" not in header:
+            matches = [m for m in matches if m.rsplit("/", 2)[-2:-1] == ["include"]]
+        if len(matches) == 1:
+            found = matches[0]
+    memo[key] = found
+    return found
+
+
+def _suffix_index(model: CppModel) -> dict[str, list[str]]:
+    index = model._memo.get("suffix-index")
+    if index is None:
+        index = {}
+        for rel in model.files:
+            index.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+        model._memo["suffix-index"] = index
+    return index
+
+
+def _solve(model: CppModel) -> None:
+    """Macro definitions and include reachability, to a fixpoint."""
+    previous = None
+    for _round in range(MAX_ROUNDS):
+        model._memo = {k: v for k, v in model._memo.items() if _kept_memo(k)}
+        defs: dict[str, list[_Def]] = {}
+        edges: dict[str, list[_Edge]] = {}
+        for rel, summary in model.files.items():
+            _evaluate_file(model, rel, summary, defs, edges)
+        model.defs, model.edges = defs, edges
+        _reachability(model)
+        state = ({n: [(d.rel, d.line, d.reach) for d in ds] for n, ds in defs.items()},
+                 {r: v.value for r, v in model.reach.items()})
+        if state == previous:
+            break
+        previous = state
+    model._memo = {}
+    _collect_shims(model)
+    model.nvidia_includers = {t: [(e.includer, e.guard) for e in edges] for t, edges in model.includers.items()}
+    model.edges, model.includers = {}, {}  # only the solver needs them; chains are in ``parent``
+    for summary in model.files.values():
+        summary.release()
+
+
+def _kept_memo(key) -> bool:
+    """Memo entries that hold across rounds: include resolution and build-file verdicts
+    (macro facts are recomputed each round)."""
+    return not isinstance(key, tuple) or key[0] in ("inc", "build", "eval")
+
+
+def _evaluate_file(model: CppModel, rel: str, summary: Summary, defs: dict, edges: dict) -> None:
+    """The reach of a file's includes and #defines under the model's current macro facts;
+    reused from the last round when every fact the file asked for is unchanged."""
+    key = ("eval", rel)
+    last = model._memo.get(key)
+    if last is not None and all((f.state, f.value) == answer for f, answer in
+                                ((model._fact(rel, name), answer) for name, answer in last[0].items())):
+        asked, own_defs, out = last
+    else:
+        asked, own_defs, out = _walk_file(model, rel, summary)
+        model._memo[key] = (asked, own_defs, out)
+    edges[rel] = out
+    for d in own_defs:
+        defs.setdefault(d.name, []).append(d)
+
+
+def _walk_file(model: CppModel, rel: str, summary: Summary):
+    asked: dict[str, tuple[bool | None, int | None]] = {}
+    resolve = model.resolver(os.path.join(model.root, rel))
+
+    def recording(name: str) -> tuple[bool | None, int | None]:
+        asked[name] = answer = resolve(name)
+        return answer
+
+    walker = ChainWalker(Evaluator({}, set(), recording))
+    guard = summary.guard
+    out: list[_Edge] = []
+    own_defs: list[_Def] = []
+    for first, last, name, rest in summary.directives:
+        reach = walker.feed(first, last, name, rest)
+        if name == "include":
+            m = _INCLUDE.match(rest)
+            if m:
+                header = m.group(1)
+                target = model_resolve(model, rel, header, angle=m.group(2) == ">")
+                out.append(_Edge(rel, first, header, target, reach, stack_expression(walker.stack, guard)))
+        elif name in ("define", "undef") and rest:
+            parts = define_parts(rest) if name == "define" else (rest.split()[0], None, "")
+            if parts is None or parts[0] == guard:
+                continue
+            macro, params, body = parts
+            value = None
+            if name == "define" and params is None:
+                value = Evaluator({}, set()).evaluate(body) if body else 1
+            own_defs.append(_Def(rel, first, name, reach, value,
+                                 tuple(p.strip() for p in params.split(",")) if params is not None else None,
+                                 body, macro, stack_expression(walker.stack, guard)))
+    return asked, own_defs, out
+
+
+def stack_expression(stack, guard: str | None = None) -> str:
+    """The ``#if`` stack at a position as one expression: each enclosing branch's condition
+    and the negation of the branches before it (a header guard left out)."""
+    parts = []
+    for chain in stack:
+        first = chain.branches[0]
+        if guard is not None and first.kind == "ifndef" and first.condition.split()[:1] == [guard]:
+            continue
+        for branch in chain.branches[:-1]:
+            parts.append(f"!({_branch_condition(branch)})")
+        current = chain.branches[-1]
+        if current.kind != "else":
+            parts.append(f"({_branch_condition(current)})")
+    return " && ".join(parts) or "1"
+
+
+def _branch_condition(branch) -> str:
+    name = branch.condition.split()[0] if branch.condition.split() else ""
+    if branch.kind == "ifdef":
+        return f"defined({name})"
+    if branch.kind == "ifndef":
+        return f"!defined({name})"
+    return branch.condition
+
+
+def _reachability(model: CppModel) -> None:
+    files = model.files
+    includers: dict[str, list[_Edge]] = {}
+    for out in model.edges.values():
+        for edge in out:
+            if edge.target is not None and edge.target != edge.includer:
+                includers.setdefault(edge.target, []).append(edge)
+    model.includers = includers
+    reach: dict[str, Verdict] = {}
+    parent: dict[str, tuple[str, int]] = {}
+    nvidia_sources: dict[str, Evidence] = {}
+    database = model.database
+    roots: set[str] = set()
+    if database is not None:
+        for unit in database.units:
+            rel = model.rel(unit)
+            if rel in files:
+                roots.add(rel)
+        root_why = Evidence("translation unit in compile_commands.json", database.path)
+    else:
+        has_includers = {e.target for out in model.edges.values() for e in out
+                         if e.target is not None and e.target != e.includer}
+        for rel in files:
+            source = os.path.splitext(rel)[1].lower() in SOURCE_EXTENSIONS
+            if not source and rel in has_includers:
+                continue  # a header: reached through the include graph
+            why = _build_verdict(model, rel, source)
+            if why is not None and not files[rel].hip:  # a file that tests HIP is built for it
+                nvidia_sources[rel] = why
+            else:
+                roots.add(rel)
+        root_why = Evidence("translation unit of the AMD build (a source file, or a header no project "
+                            "file includes; no compile_commands.json)")
+    model.roots = roots
+    # Breadth first: certain edges first, then the doubtful ones.
+    for certain in (True, False):
+        frontier = [r for r in roots if r not in reach] if certain else [r for r, v in reach.items()]
+        for r in frontier:
+            if r not in reach:
+                reach[r] = Verdict(True, (root_why,))
+        while frontier:
+            nxt = []
+            for rel in frontier:
+                base = reach[rel].value
+                for edge in model.edges.get(rel, ()):
+                    if edge.target is None or edge.target in reach or edge.reach is False:
+                        continue
+                    if certain and (edge.reach is not True or base is not True):
+                        continue
+                    value = True if (edge.reach is True and base is True) else None
+                    reach[edge.target] = Verdict(value, (Evidence(f"included from {rel}:{edge.line + 1}"),))
+                    parent[edge.target] = (rel, edge.line)
+                    nxt.append(edge.target)
+            frontier = nxt
+    for rel, why in nvidia_sources.items():
+        reach[rel] = Verdict(False, (why,))
+    unreached = [r for r in files if r not in reach]
+    if database is not None:
+        for rel in unreached:
+            reach[rel] = Verdict(False, (Evidence("in the include closure of no unit of compile_commands.json",
+                                                  database.path),))
+    else:
+        # Greatest fixpoint: a header stays NVIDIA-only while every include of it is dead
+        # or comes from an NVIDIA-only file.
+        candidates = {r for r in unreached if includers.get(r)}
+        changed = True
+        while changed:
+            changed = False
+            for rel in list(candidates):
+                for edge in includers[rel]:
+                    origin = reach.get(edge.includer)
+                    if edge.reach is not False and edge.includer not in candidates and \
+                            not (origin is not None and origin.value is False):
+                        candidates.discard(rel)
+                        changed = True
+                        break
+        # ... and only where a dead include or an NVIDIA-only file leads in (an include
+        # cycle no unit enters proves nothing).
+        entered = [c for c in candidates if any(
+            e.reach is False or (e.includer in reach and reach[e.includer].value is False) for e in includers[c])]
+        nvidia = set(entered)
+        while entered:
+            rel = entered.pop()
+            for edge in model.edges.get(rel, ()):
+                if edge.target in candidates and edge.target not in nvidia:
+                    nvidia.add(edge.target)
+                    entered.append(edge.target)
+        candidates &= nvidia
+        for rel in unreached:
+            if rel in candidates:
+                shown = includers[rel][:3]
+                reach[rel] = Verdict(False, tuple(
+                    Evidence("included only where the AMD build never goes" if e.reach is False
+                             else "included only from a file the AMD build never compiles",
+                             f"{e.includer}:{e.line + 1}") for e in shown))
+            else:  # only reachable from itself (an include cycle no unit enters)
+                reach[rel] = Verdict(None, (Evidence("reached by no translation unit; included only in a cycle"),))
+    model.reach, model.parent = reach, parent
+
+
+def _build_verdict(model: CppModel, rel: str, source: bool) -> Evidence | None:
+    """Why the build files keep this file out of the AMD build (memoised across rounds)."""
+    key = ("build", rel)
+    if key not in model._memo:
+        facts = model.facts
+        model._memo[key] = facts.nvidia_source(rel) or (facts.unbuilt_source(rel) if source else None)
+    return model._memo[key]
+
+
+def _collect_shims(model: CppModel) -> None:
+    shims: dict[str, Shim] = {}
+    for name, defs in model.defs.items():
+        if not name.startswith("__"):
+            continue
+        live = [d for d in defs if d.kind == "define" and d.params is not None and d.reach is True
+                and model.reach.get(d.rel, Verdict(None)).value is not False]
+        if len(live) == 1 and len(defs) == 1:
+            d = live[0]
+            shims[name] = Shim(name, d.params or (), d.body, f"{d.rel}:{d.line + 1}")
+    model.shims = shims

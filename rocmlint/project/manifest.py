@@ -1,0 +1,34 @@
+"""The manifest part of the project model: which folders ship a ROCm variant of a manifest.
+
+A manifest's findings depend on its neighbours (`requirements.txt` beside
+`requirements_amd.txt` is the NVIDIA one), so their names join the file's cache key.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+class ManifestPart:
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}  # one run: each folder listed once
+
+    def fingerprint_for(self, path: Path) -> str:
+        folder = os.path.dirname(os.path.abspath(path))
+        if folder not in self._folders:
+            self._folders[folder] = _rocm_variants(folder)
+        return self._folders[folder]
+
+
+def _rocm_variants(folder: str) -> str:
+    from ..manifest.kinds import manifest_kind, named_for_rocm
+
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return ""
+    return ",".join(n for n in names if named_for_rocm(n) and manifest_kind(os.path.join(folder, n)))
+
+
+def build(project) -> ManifestPart:
+    return ManifestPart()

@@ -1,0 +1,516 @@
+"""The Python part of the project model: gate helpers and NVIDIA-only modules.
+
+Per-file summaries (cached by content) are read with regexes first and ``ast`` only on the
+few module-level blocks that can matter, so building the model over thousands of files
+costs a fraction of the lint itself. What it knows:
+
+- **gate helpers**, found by what they return, not by name: a module-level function whose
+  result is a ROCm test (``return torch.version.hip is not None``) is a ROCm gate; one whose
+  result is False on every AMD GPU by intent (``get_device_capability() >= (10, 0)``,
+  ``torch.version.cuda is not None and ...``) is an NVIDIA-only predicate; a function that
+  returns another helper's result is followed one level. Module-level names bound to a gate
+  expression (``IS_ROCM = torch.version.hip is not None``) count too.
+- **skip decorators**: a decorator factory whose body skips under a ROCm gate
+  (``if is_rocm(): pytest.skip(...)``, ``return unittest.skipIf(IS_ROCM, ...)``).
+- **NVIDIA-only modules**: a module that imports, unconditionally at module level, a package
+  that exists only for NVIDIA GPUs (CUTLASS's Python DSL, FA3, DeepGEMM, ...) or a project
+  module that is NVIDIA-only. Nothing in it runs on ROCm; its import is the one fact to show.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import Evidence, Verdict, digest
+
+if TYPE_CHECKING:
+    from . import Project
+
+# Import roots that exist only for NVIDIA GPUs (a dotted prefix matches it and its submodules).
+NVIDIA_ONLY_IMPORTS = (
+    "cutlass", "cutlass_library", "flash_attn.cute", "flash_attn_interface", "deep_gemm", "deep_ep",
+    "cuda.bindings", "cuda.core", "cuda.tile", "nvmath", "tensorrt", "tensorrt_llm", "cudnn", "nvshmem",
+    "pycuda",
+)
+SKIP_NAME = re.compile(r"skip\w*(rocm|hip|amd)|(rocm|hip|amd)\w*skip", re.IGNORECASE)
+
+_SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"}
+# Searched in b"\n" + source: a literal first byte keeps the scan at memchr speed (a
+# MULTILINE `^` would be tried at every byte).
+_IMPORT_LINE = re.compile(rb"\n(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w.]+))")
+_DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+# In b"\n" + source: a module-level function, or a name bound to a call that may be a gate
+# (`skip_sm90 = pytest.mark.skipif(...)`, `SM90_OR_LATER = is_sm_at_least_90()`).
+_DEF_HEAD = re.compile(rb"\n(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w*[sS]kip\w*|[A-Z][A-Z0-9_]*)[ \t]*=[ \t]*[\w.]+\()")
+_ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
+_TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
+# What a gate helper's definition must contain (`hip` alone would match `ownership`).
+GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability", b"version.cuda")
+# Gate helpers are short predicates; long test functions are not worth parsing here.
+MAX_HELPER_BYTES = 3000
+_ROCM_BUILD = re.compile(rb"hip|rocm", re.IGNORECASE)
+_NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
+SUMMARY_VERSION = "4"
+
+
+@dataclass
+class Helper:
+    """A module-level function or name whose value decides who runs code."""
+
+    name: str
+    kind: str  # "rocm" (a ROCm test), "nvidia" (False on every AMD GPU), "skip" (skips on ROCm)
+    path: str
+    line: int
+    calls: str = ""  # for kind "call": the helper whose result it returns
+
+    def evidence(self) -> Evidence:
+        what = {"rocm": f"`{self.name}` is a ROCm gate", "nvidia": f"`{self.name}` is an NVIDIA-only predicate",
+                "skip": f"`{self.name}` skips on ROCm"}.get(self.kind, self.name)
+        return Evidence(what, f"{self.path}:{self.line}")
+
+
+@dataclass
+class Summary:
+    module: str
+    imports: list[tuple[str, int]]  # (absolute module, line) imported unconditionally at module level
+    helpers: list[Helper] = field(default_factory=list)
+    cuda_build: int = 0  # a setup.py building CUDA-only extensions: the line that shows it
+    rocm_build: int = 0  # a setup.py that builds for ROCm too: the line that shows it
+    defs: list[str] = field(default_factory=list)  # module-level functions (judged lazily, one level)
+
+
+def _module_name(rel: str) -> str:
+    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _absolute(module: str, relative: str, is_package: bool) -> str:
+    dots = len(relative) - len(relative.lstrip("."))
+    if not dots:
+        return relative
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if dots > 1:
+        base = base[: len(base) - (dots - 1)]
+    rest = relative[dots:]
+    return ".".join(base + ([rest] if rest else []))
+
+
+def _line_of(source: bytes, offset: int) -> int:
+    return source.count(b"\n", 0, offset) + 1
+
+
+def summarize(rel: str, source: bytes) -> Summary:
+    """What one file tells the model (pure function of its path and content)."""
+    module = _module_name(rel)
+    is_package = rel.endswith("__init__.py")
+    imports: list[tuple[str, int]] = []
+    line, counted = 1, 0
+    padded = b"\n" + source
+    for m in _IMPORT_LINE.finditer(padded):
+        line += padded.count(b"\n", counted + 1, m.start() + 1)  # the line of padded[m.start() + 1]
+        counted = m.start()
+        if m.group(3):
+            imports.append((m.group(3).decode(), line))
+            continue
+        base = _absolute(module, m.group(1).decode(), is_package)
+        imports.append((base, line))
+        for name in re.findall(rb"\w+", m.group(2) or b""):  # `from pkg import submodule`
+            if name != b"as":
+                imports.append((f"{base}.{name.decode()}" if base else name.decode(), line))
+    summary = Summary(module, imports, defs=[(m.group(1) or m.group(2)).decode() for m in _DEF_HEAD.finditer(padded)])
+    if rel == "setup.py" or rel.endswith("/setup.py"):
+        summary.cuda_build = _cuda_only_build(source)
+        rocm = _ROCM_BUILD.search(source)
+        summary.rocm_build = _line_of(source, rocm.start()) if rocm else 0
+    positions = _gate_words(source)
+    if not positions:
+        return summary
+    from ..python.gates import GateEvaluator, helper_kind
+
+    evaluator = GateEvaluator((), _dotted, assume_gpu=True)
+    for name, line, stmt in _blocks_around(source, positions):
+        kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
+        if kind and kind[0] != "call":
+            summary.helpers.append(Helper(name, kind[0], rel, line, "value" if isinstance(stmt, ast.Assign) else ""))
+    return summary
+
+
+def _blocks_around(source: bytes, positions: list[int]):
+    """(name, line, statement) of each short module-level `def` or assignment that contains
+    one of ``positions``: found from them, so a file costs a few scans at memchr speed."""
+    starts = [0] + [m.start() + 1 for m in _TOP_CODE.finditer(source)]
+    seen: set[int] = set()
+    for position in positions:
+        index = bisect.bisect_right(starts, position) - 1
+        if index < 0 or index in seen:
+            continue
+        seen.add(index)
+        start = starts[index]
+        end = starts[index + 1] if index + 1 < len(starts) else len(source)
+        head = _DEF_LINE.match(source, start) or _ASSIGN_LINE.match(source, start)
+        if head is None or end - start > MAX_HELPER_BYTES:
+            continue
+        try:
+            tree = ast.parse(source[start:end].decode("utf-8", "replace"))
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        if tree.body:
+            yield head.group(1).decode(), _line_of(source, start), tree.body[0]
+
+
+def judge_definition(rel: str, source: bytes, name: str, kinds: dict[str, str]) -> Helper | None:
+    """A module-level function judged knowing the project's helpers: one level of helper calls
+    (`def fp8_ok(): return is_sm_at_least_89() and has_triton()`)."""
+    from ..python.gates import GateEvaluator, helper_kind
+
+    head = re.search(rb"(?:^|\n)(?:(?:async[ \t]+)?def[ \t]+%s\b|%s[ \t]*=[^=])"
+                     % (re.escape(name.encode()), re.escape(name.encode())), source)
+    if head is None:
+        return None
+    evaluator = GateEvaluator((), _dotted, kinds.get, assume_gpu=True)
+    for found, line, stmt in _blocks_around(source, [head.end() - 1]):
+        kind = helper_kind(stmt, evaluator, SKIP_NAME.search(found) is not None) if found == name else None
+        if kind is not None and kind[0] != "call":
+            return Helper(name, kind[0], rel, line, "value" if isinstance(stmt, ast.Assign) else "")
+    return None
+
+
+def _cuda_only_build(source: bytes) -> int:
+    """Line of the first NVIDIA-only build flag in a setup.py that never mentions HIP/ROCm."""
+    if _ROCM_BUILD.search(source):
+        return 0
+    m = _NVCC_FLAG.search(source)
+    return _line_of(source, m.start()) if m else 0
+
+
+def _dotted(node: ast.AST) -> str | None:
+    from ..python.gates import dotted_name
+
+    return dotted_name(node)
+
+
+_ANY_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))"
+                         rb"|(?:import_module|find_spec)\([ \t]*[\"']([\w.]+)[\"']", re.MULTILINE)
+
+
+def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
+    """The first place a file loads a package that exists only for NVIDIA GPUs, at any depth
+    (a lazy `import cutlass` in a function, `importlib.import_module("flash_attn_interface")`):
+    the file is (part of) that NVIDIA backend's glue."""
+    if not any(root.encode() in source for root in NVIDIA_ONLY_IMPORTS):
+        return None
+    for m in _ANY_IMPORT.finditer(source):
+        module = (m.group(1) or m.group(2) or m.group(3)).decode()
+        if _nvidia_root(module):
+            return module, _line_of(source, m.start())
+    return None
+
+
+_NVIDIA_ROOT = re.compile(r"(?:%s)(?:\.|$)" % "|".join(re.escape(r) for r in NVIDIA_ONLY_IMPORTS))
+
+
+def _nvidia_root(module: str) -> str | None:
+    m = _NVIDIA_ROOT.match(module)
+    return m.group(0).rstrip(".") if m else None
+
+
+class PythonModel:
+    """What the project tells about Python files (see the module docstring)."""
+
+    def __init__(self, root: Path, summaries: dict[str, Summary]) -> None:
+        self.root = root
+        self.summaries = summaries
+        self.helpers: dict[str, Helper] = {}
+        self.nvidia_only: dict[str, Evidence] = {}  # rel path -> the import that makes it NVIDIA-only
+        self.components: dict[str, Evidence] = {}  # folder/ -> why everything under it is NVIDIA-only
+        self._imported_names: set[str] | None = None
+        self._followed: dict[str, Helper | None] = {}
+        self.definitions: dict[str, list[str]] = {}  # module-level function name -> files
+        for rel, summary in summaries.items():
+            for name in summary.defs:
+                self.definitions.setdefault(name, []).append(rel)
+        self._resolve_helpers()
+        self._fingerprint = ""
+
+    def finish(self) -> None:
+        """What depends on the helpers: components of a dual-platform project, NVIDIA-only modules."""
+        self._resolve_components()
+        self._resolve_modules()
+        self._fingerprint = digest(*sorted(f"{h.name}:{h.kind}" for h in self.helpers.values()),
+                                   *sorted(self.nvidia_only), *sorted(self.components))
+
+    def _resolve_helpers(self) -> None:
+        found: dict[str, list[Helper]] = {}
+        for summary in self.summaries.values():
+            for helper in summary.helpers:
+                found.setdefault(helper.name, []).append(helper)
+        # A name defined with different meanings in different places decides nothing.
+        direct = {name: defs[0] for name, defs in found.items() if len({h.kind for h in defs}) == 1}
+        self.helpers = direct
+
+    def _resolve_components(self) -> None:
+        """A sub-package whose own setup.py builds CUDA-only extensions (nvcc flags, no HIP),
+        inside a project whose build above it supports ROCm, is an NVIDIA-only component: the
+        project chose not to build it for AMD. (A project that builds nothing for ROCm is being
+        ported: its CUDA-only builds are what ROC109 reports.)"""
+        rocm_builds = [rel.rpartition("/")[0] for rel, s in self.summaries.items() if s.rocm_build]
+        for rel, summary in self.summaries.items():
+            folder = rel.rpartition("/")[0]
+            if not (summary.cuda_build and folder):
+                continue
+            parent = next((f for f in rocm_builds if f != folder and (f == "" or folder.startswith(f + "/"))), None)
+            if parent is not None:
+                where = f"{parent}/setup.py" if parent else "setup.py"
+                self.components[folder + "/"] = Evidence(
+                    f"the component's own build compiles CUDA-only extensions, while the project's build "
+                    f"({where}:{self.summaries[where].rocm_build}) supports ROCm", f"{rel}:{summary.cuda_build}")
+
+    def _resolve_modules(self) -> None:
+        by_module: dict[str, str] = {}
+        for rel, summary in self.summaries.items():
+            parts = summary.module.split(".")
+            for i in range(len(parts)):  # packages may sit under src/ or a project folder
+                by_module.setdefault(".".join(parts[i:]), rel)
+        importers: dict[str, list[tuple[str, str, int]]] = {}  # rel -> (importer, module, line)
+        todo: list[str] = []
+        for rel, summary in self.summaries.items():
+            for module, line in summary.imports:
+                if _nvidia_root(module) is not None:
+                    if rel not in self.nvidia_only:
+                        self.nvidia_only[rel] = Evidence(f"imports `{module}`, which exists only for NVIDIA GPUs",
+                                                         f"{rel}:{line}")
+                        todo.append(rel)
+                    continue
+                target = by_module.get(module)
+                if target is not None and target != rel:
+                    importers.setdefault(target, []).append((rel, module, line))
+        # A module importing an NVIDIA-only project module is NVIDIA-only too.
+        while todo:
+            target = todo.pop()
+            for rel, module, line in importers.get(target, ()):
+                if rel not in self.nvidia_only:
+                    self.nvidia_only[rel] = Evidence(
+                        f"imports `{module}`, an NVIDIA-only module ({self.nvidia_only[target]})", f"{rel}:{line}")
+                    todo.append(rel)
+
+    # Queries ----------------------------------------------------------------------------
+    def relative(self, path: str | Path) -> str | None:
+        try:
+            rel = os.path.relpath(os.path.abspath(path), self.root)
+        except ValueError:
+            return None
+        return None if rel.startswith("..") else rel.replace(os.sep, "/")
+
+    def module_verdict(self, path: str | Path) -> Verdict | None:
+        """Verdict(False, ...) when the whole file is NVIDIA-only, else None."""
+        rel = self.relative(path)
+        if rel is None:
+            return None
+        evidence = self.nvidia_only.get(rel)
+        if evidence is None:
+            evidence = next((e for folder, e in self.components.items() if rel.startswith(folder)), None)
+        return Verdict(False, (evidence,)) if evidence else None
+
+    def covers(self, path: str | Path) -> bool:
+        """The model summarised this file (its helpers are in the model)."""
+        return self.relative(path) in self.summaries
+
+    def imported_by_name(self, name: str) -> bool:
+        """Some project module imports ``name`` from another module (``from m import name``)."""
+        if self._imported_names is None:
+            self._imported_names = {module.rpartition(".")[2] for s in self.summaries.values() for module, _ in s.imports}
+        return name in self._imported_names
+
+    def helper(self, name: str) -> Helper | None:
+        """The gate helper called ``name``: found by what it returns, directly or through one
+        level of helper calls (judged on first use; definitions are indexed by name)."""
+        found = self.helpers.get(name)
+        if found is not None or name not in self.definitions:
+            return found
+        if name not in self._followed:
+            self._followed[name] = self._follow(name)
+        return self._followed[name]
+
+    def _follow(self, name: str) -> Helper | None:
+        kinds = {n: h.kind for n, h in self.helpers.items() if h.kind in ("rocm", "nvidia")}
+        if not kinds:
+            return None
+        judged = []
+        for rel in self.definitions[name][:8]:
+            try:
+                source = (self.root / rel).read_bytes()
+            except OSError:
+                continue
+            if not any(n.encode() in source for n in kinds):
+                return None  # calls no helper: not a gate (and one meaning per name)
+            judged.append(judge_definition(rel, source, name, kinds))
+        meanings = {h.kind if h else None for h in judged}
+        return judged[0] if len(meanings) == 1 else None
+
+    def fingerprint_for(self, path: Path) -> str:
+        return self._fingerprint
+
+    def explain(self, path: str | Path, line: int) -> Verdict:
+        """Does the ROCm build run ``line`` of ``path``, and why (evidence with file:line)?"""
+        verdict = self.module_verdict(path)
+        if verdict is not None:
+            return verdict
+        from ..config import Settings
+        from ..languages import ParseFailure
+        from ..python import LANGUAGE
+
+        try:
+            source = Path(path).read_bytes()
+            ctx = LANGUAGE.make_context(str(path), source, Settings())
+        except (OSError, ParseFailure) as exc:
+            return Verdict(None, (Evidence(f"cannot read: {exc}"),))
+        from . import Project
+
+        ctx.project = Project(self.root, parts={"python": self})  # gates resolved through this model
+        if not 1 <= line <= ctx.lines.line_count:
+            return Verdict(None, (Evidence(f"line {line} is outside the file"),))
+        offset = _first_code(ctx, line)
+        reasons = ctx.rocm_blockers(offset)
+        if reasons:
+            return Verdict(False, tuple(reasons))
+        return Verdict(True, (Evidence("no gate, skip or NVIDIA-only import keeps the ROCm build from this line"),))
+
+
+def _gate_words(source: bytes) -> list[int]:
+    """Where the words a gate helper needs occur."""
+    global _GATE_SCAN
+    if _GATE_SCAN is None:
+        _GATE_SCAN = _matcher(list(GATE_WORDS))
+    return [start for _index, start in _GATE_SCAN(source)]
+
+
+def _has_gate_word(source: bytes) -> bool:
+    return bool(_gate_words(source))
+
+
+_GATE_SCAN = None
+
+
+def _matcher(words: list[bytes]):
+    """buffer -> [(word index, start)] in one Aho-Corasick pass (a regex fallback)."""
+    try:
+        from ahocorasick_rs import BytesAhoCorasick
+    except ImportError:
+        pattern = re.compile(b"|".join(re.escape(w) for w in words))
+        return lambda buffer: [(words.index(m.group()), m.start()) for m in pattern.finditer(buffer)]
+    automaton = BytesAhoCorasick(words)
+    return lambda buffer: [(index, start) for index, start, _end in automaton.find_matches_as_indexes(buffer)]
+
+
+def _first_code(ctx, line: int) -> int:
+    start = ctx.lines.line_start(line - 1)
+    text = ctx.lines.line_text(line - 1)
+    return start + (len(text.encode()) - len(text.lstrip().encode()))
+
+
+def _walk(root: Path):
+    """(relative path, full path) of every Python file under ``root``."""
+    top = str(root)
+    for folder, dirs, names in os.walk(top):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        prefix = folder[len(top) + 1:].replace(os.sep, "/")
+        for name in names:
+            if name.endswith(".py"):
+                yield (f"{prefix}/{name}" if prefix else name), os.path.join(folder, name)
+
+
+class LazyModel:
+    """The model, built the first time a rule asks for it: a small run whose files hold no
+    anchor (a pre-commit run on a clean file in a big repository) never scans the project. A
+    big run builds it in the parent before the pool forks (``Project.before_fork``), and the
+    workers share it."""
+
+    def __init__(self, project: "Project") -> None:
+        self._project = project
+        self._model: PythonModel | None = None
+
+    @property
+    def model(self) -> PythonModel:
+        if self._model is None:
+            self._model = build_now(self._project)
+        return self._model
+
+    def build_before_fork(self) -> None:
+        self.model  # noqa: B018
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+
+def build(project: "Project") -> LazyModel:
+    """The project's Python part (built lazily, see LazyModel)."""
+    return LazyModel(project)
+
+
+def build_now(project: "Project") -> PythonModel:
+    """Summarise every Python file under the project root (cached by content)."""
+    import hashlib
+
+    root = Path(project.root)
+    cache_file = _cache_file(project)
+    cached: dict[str, Any] = {}
+    if cache_file is not None:
+        try:
+            cached = json.loads(cache_file.read_text())
+        except (OSError, ValueError):
+            cached = {}
+    fresh: dict[str, Any] = {}
+    summaries: dict[str, Summary] = {}
+    # Workers may build concurrently: write the cache atomically (below).
+    for rel, full in _walk(root):
+        try:
+            source = Path(full).read_bytes()
+        except OSError:
+            continue
+        key = hashlib.blake2b(source, digest_size=12).hexdigest() if cache_file is not None else ""
+        entry = cached.get(rel)
+        if entry is not None and entry[0] == key:
+            summary = _from_json(entry[1])
+        else:
+            summary = summarize(rel, source)
+        summaries[rel] = summary
+        if cache_file is not None:
+            fresh[rel] = [key, _to_json(summary)]
+    if cache_file is not None and fresh != cached:
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            temporary = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(fresh))
+            os.replace(temporary, cache_file)
+        except OSError:
+            pass
+    model = PythonModel(root, summaries)
+    model.finish()
+    return model
+
+
+def _cache_file(project: "Project") -> Path | None:
+    """Where summaries persist: beside the result cache, when one is in use."""
+    directory = getattr(project, "cache_dir", None)
+    if directory is None:
+        return None
+    return Path(directory) / f"python-model-{SUMMARY_VERSION}-{digest(str(project.root))}.json"
+
+
+def _to_json(summary: Summary) -> list:
+    return [summary.module, summary.imports, [[h.name, h.kind, h.path, h.line, h.calls] for h in summary.helpers],
+            summary.cuda_build, summary.defs, summary.rocm_build]
+
+
+def _from_json(data: list) -> Summary:
+    module, imports, helpers, cuda_build, defs, rocm_build = data
+    return Summary(module, [(m, line) for m, line in imports], [Helper(*h) for h in helpers], cuda_build,
+                   rocm_build, defs)

@@ -1,0 +1,240 @@
+"""Per-file summaries of every C-family file under the project root: its preprocessor
+directives (``#if`` chains, ``#define``/``#undef``, ``#include``), cached by stat so a warm
+run does not re-read files. Build files (CMake, setup.py) are collected as text."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from functools import cached_property
+
+from ..config import DEFAULT_EXCLUDES
+from ..cpp.preprocessor import directives
+
+C_FAMILY_EXTENSIONS = frozenset({
+    ".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".cuh", ".hip", ".h", ".hh", ".hpp", ".hxx",
+    ".inl", ".inc", ".ipp", ".tcc", ".cuinl",
+})
+SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip"})
+_SKIP_DIRS = frozenset(p for p in DEFAULT_EXCLUDES if "*" not in p)
+_KEPT = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include"})
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_HIP_MARK = re.compile(r"\bhip/|__HIP|\bUSE_ROCM\b|__AMDGCN__|__HIPCC__")
+# A CUDA path: a CUDA toolkit header, or a test of an nvcc-only macro.
+_CUDA_MARK = re.compile(r"[<\"](?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h|cute/|cutlass/)"
+                        r"|__CUDACC__|__NVCC__|__CUDA_ARCH__")
+MAX_SUMMARY_BYTES = 8 << 20  # a file larger than this is summarised as empty
+
+
+class Summary:
+    """The directives of one file: (first line, last line, name, rest), 0-based lines."""
+
+    __slots__ = ("directives", "__dict__")
+
+    def __init__(self, found: list) -> None:
+        self.directives: list[tuple[int, int, str, str]] = [(d[0], d[1], d[2], d[3]) for d in found]
+
+    @cached_property
+    def guard(self) -> str | None:
+        """The include-guard macro (``#ifndef G`` / ``#define G`` wrapping the file)."""
+        ds = self.directives
+        if len(ds) >= 3 and ds[0][2] == "ifndef" and ds[1][2] == "define" and ds[-1][2] == "endif":
+            name = ds[0][3].split()[0] if ds[0][3].split() else ""
+            if ds[1][3].split()[:1] == [name]:
+                return name
+        return None
+
+    @cached_property
+    def hip(self) -> bool:
+        """Mentions HIP: includes a hip/ header or tests a HIP / ROCm macro."""
+        return any(_HIP_MARK.search(rest) for _, _, name, rest in self.directives
+                   if name in ("include", "if", "ifdef", "ifndef", "elif"))
+
+    @cached_property
+    def cuda(self) -> bool:
+        """Has a CUDA path: includes a CUDA toolkit header or tests an nvcc-only macro."""
+        return any(_CUDA_MARK.search(rest) for _, _, name, rest in self.directives
+                   if name in ("include", "if", "ifdef", "ifndef", "elif"))
+
+    @cached_property
+    def conditions(self) -> frozenset[str]:
+        """The macro names the file's #if conditions read."""
+        names: set[str] = set()
+        for _, _, name, rest in self.directives:
+            if name in ("if", "ifdef", "ifndef", "elif"):
+                names.update(_IDENT.findall(rest))
+        names.discard("defined")
+        return frozenset(names)
+
+    def release(self) -> None:
+        """Keep only what queries need once the model is solved (memory, cache size)."""
+        _ = self.conditions, self.guard, self.hip, self.cuda
+        self.__dict__.pop("_include_branches", None)
+        self.directives = []
+
+    @cached_property
+    def _include_branches(self) -> list[tuple[int, str, tuple | None, bool]]:
+        """(line, header, innermost branch (kind, condition, index, branch count) or None, top)."""
+        out: list[tuple[int, str, tuple | None, bool]] = []
+        stack: list[list] = []  # [kind, condition, index, pending includes]
+        guard = self.guard
+        for first, _last, name, rest in self.directives:
+            if name in ("if", "ifdef", "ifndef"):
+                stack.append([name, rest, 0, []])
+            elif name in ("elif", "else") and stack:
+                stack[-1][2] += 1
+            elif name == "endif" and stack:
+                frame = stack.pop()
+                for item in frame[3]:
+                    out.append((item[0], item[1], (frame[0], frame[1], item[2], frame[2] + 1), False))
+            elif name == "include":
+                m = re.match(r'[<"]([^>"]+)[>"]', rest)
+                if not m:
+                    continue
+                inside_guard_only = len(stack) == 1 and guard is not None and stack[0][0] == "ifndef" \
+                    and stack[0][1].split()[:1] == [guard]
+                if not stack or inside_guard_only:
+                    out.append((first, m.group(1), None, True))
+                else:
+                    stack[-1][3].append((first, m.group(1), stack[-1][2]))
+        return out
+
+    def includes(self) -> list[tuple[int, str, bool]]:
+        return [(line, header, top) for line, header, _, top in self._include_branches]
+
+    def gated_includes(self) -> list[tuple[int, str, tuple]]:
+        return [(line, header, branch) for line, header, branch, _ in self._include_branches if branch]
+
+
+def summarise(data: bytes) -> list:
+    if len(data) > MAX_SUMMARY_BYTES:
+        return []
+    return [list(d) for d in directives(data) if d[2] in _KEPT]
+
+
+def scan(root: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
+    """(mtime, size) of every C-family file and every build file under ``root``."""
+    sources: dict[str, tuple[int, int]] = {}
+    build: dict[str, tuple[int, int]] = {}
+    pending = [("", root)]
+    while pending:
+        prefix, folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):  # no symlink loops
+                    if name not in _SKIP_DIRS and not name.startswith(".") and not name.endswith(".egg-info"):
+                        pending.append((prefix + name + "/", entry.path))
+                    continue
+                ext = os.path.splitext(name)[1].lower()
+                if ext in C_FAMILY_EXTENSIONS:
+                    st = entry.stat()
+                    sources[prefix + name] = (st.st_mtime_ns, st.st_size)
+                elif name == "CMakeLists.txt" or ext == ".cmake" or name == "setup.py":
+                    st = entry.stat()
+                    build[prefix + name] = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                continue  # vanished or a dangling link: not part of the project
+    return sources, build
+
+
+_HIP_BYTES = (b"hip/", b"__HIP", b"USE_ROCM", b"__AMDGCN__")
+
+
+def mentions_hip(root: str, stats: dict) -> bool:
+    """Whether any C-family file names HIP at all (a fast byte search: CUDA-only trees
+    skip the model, and are judged file by file as before)."""
+    try:
+        from ahocorasick_rs import BytesAhoCorasick
+
+        automaton = BytesAhoCorasick(list(_HIP_BYTES))
+
+        def found(data: bytes) -> bool:
+            return bool(automaton.find_matches_as_indexes(data))
+    except ImportError:  # a few times slower
+        def found(data: bytes) -> bool:
+            return any(marker in data for marker in _HIP_BYTES)
+    for rel in stats:
+        try:
+            with open(os.path.join(root, rel), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if found(data):
+            return True
+    return False
+
+
+def read_build_files(root: str, build: dict) -> dict[str, str]:
+    texts: dict[str, str] = {}
+    for rel in build:
+        try:
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as fh:
+                texts[rel] = fh.read(1 << 20)
+        except OSError:
+            continue
+    return texts
+
+
+def load_summaries(root: str, stats: dict, cache_dir=None) -> dict[str, Summary]:
+    """Summaries of the C-family files ``scan`` found (stat-keyed cache)."""
+    cache_file = None
+    entries: dict[str, list] = {}
+    if cache_dir is not None:
+        from ..cache import build_key
+
+        cache_file = os.path.join(str(cache_dir), f"cppmodel-{build_key()}.json")
+        try:
+            with open(cache_file, encoding="utf-8") as fh:
+                loaded = json.load(fh)
+            if isinstance(loaded, dict) and loaded.get("root") == root:
+                entries = loaded.get("files", {})
+        except (OSError, ValueError):
+            entries = {}
+    files: dict[str, Summary] = {}
+    fresh: dict[str, list] = {}
+    dirty = False
+    stale = [rel for rel, (mtime, size) in stats.items()
+             if not ((entry := entries.get(rel)) is not None and entry[0] == mtime and entry[1] == size)]
+    read = _summarise_files(root, stale)
+    dirty = bool(stale)
+    for rel, (mtime, size) in stats.items():
+        found = read[rel] if rel in read else entries[rel][2]
+        fresh[rel] = [mtime, size, found]
+        files[rel] = Summary(found)
+    if cache_file is not None and (dirty or len(fresh) != len(entries)):
+        _save(cache_file, {"root": root, "files": fresh})
+    return files
+
+
+def _summarise_files(root: str, rels: list[str]) -> dict[str, list]:
+    """Summaries of the files to (re)read (a pool does not pay: pickling the results back
+    costs what the second core saves)."""
+    out: dict[str, list] = {}
+    for rel in rels:
+        try:
+            with open(os.path.join(root, rel), "rb") as fh:
+                out[rel] = summarise(fh.read())
+        except OSError:
+            out[rel] = []  # unreadable: no facts from it (its macros stay unknown)
+    return out
+
+
+def _save(path: str, data: dict) -> None:
+    try:
+        folder = os.path.dirname(path)
+        os.makedirs(folder, exist_ok=True)
+        for old in os.listdir(folder):
+            if old.startswith("cppmodel-") and old.endswith(".json") and os.path.join(folder, old) != path:
+                os.unlink(os.path.join(folder, old))
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, separators=(",", ":"))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # read-only checkout: no summary cache

@@ -1,0 +1,24 @@
+"""Where an import statement runs: at import time of its module, or only on some path."""
+from __future__ import annotations
+
+import ast
+
+from .context import FUNCTIONS
+from .view import catches_import_error
+
+
+def runs_at_import(path: list[ast.AST]) -> bool:
+    """Module or class level, not in a function, not guarded by `try/except ImportError`,
+    not TYPE_CHECKING-only (``path``: Module first, the import statement last)."""
+    for parent, child in zip(path, path[1:]):
+        if isinstance(parent, FUNCTIONS):
+            return False
+        if isinstance(parent, ast.Try) and any(s is child for s in parent.body):
+            if any(catches_import_error(handler) for handler in parent.handlers):
+                return False
+        if isinstance(parent, ast.If) and any(s is child for s in parent.body):
+            test = parent.test
+            name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
+            if name == "TYPE_CHECKING":
+                return False
+    return True

@@ -1,0 +1,234 @@
+"""The manifest half: readers map parsed values to the right bytes, rules see what pip installs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rocmlint.config import ConfigResolver, Settings
+from rocmlint.discovery import discover
+from rocmlint.engine import active_rules, analyse_buffer
+from rocmlint.languages import ParseFailure, language_for
+from rocmlint.manifest import LANGUAGE
+from rocmlint.manifest.kinds import manifest_kind, named_for_another_platform
+from rocmlint.manifest.requirement import marker_reaches_rocm
+from rocmlint.runner import fix_buffer
+
+
+def deps(name: str, text: str):
+    ctx = LANGUAGE.make_context(name, text.encode(), Settings())
+    return [(ctx.text(d.span), d.optional) for d in ctx.manifest.dependencies], ctx
+
+
+def findings(name: str, text: str, select: str = "ROC4"):
+    settings = Settings(select=(select,))
+    rules = active_rules(settings, language_for(name), Path(name))
+    return analyse_buffer(name, text.encode(), language_for(name), settings, rules)
+
+
+@pytest.mark.parametrize("name,kind", [
+    ("pyproject.toml", "pyproject"), ("requirements-dev.txt", "requirements"), ("requirements/cuda.txt", "requirements"),
+    ("dev-requirements.in", "requirements"), ("constraints.txt", "requirements"), ("setup.cfg", "setup_cfg"),
+    ("setup.py", "setup_py"), ("environment.yml", "conda"), ("conda-gpu.yaml", "conda"), ("Dockerfile", "dockerfile"),
+    ("docker/Dockerfile.rocm", "dockerfile"), ("serve.dockerfile", "dockerfile"), ("launch.sh", "shell"),
+    ("MANIFEST.in", None), ("config.toml", None), ("notes.txt", None), ("data/train.yaml", None), ("train.py", None),
+])
+def test_manifest_kinds_by_name(name, kind):
+    assert manifest_kind(name) == kind
+
+
+@pytest.mark.parametrize("path,other", [
+    ("requirements-cuda.txt", True), ("requirements/cu121.txt", True), ("docker/Dockerfile.cuda", True),
+    ("backends/gaudi/server/requirements.txt", True), ("requirements/xpu.txt", True),
+    ("requirements-rocm.txt", False), ("requirements.txt", False), ("requirements-dev.txt", False),
+    ("cuda/requirements-rocm.txt", False), ("examples/requirements_colab.txt", True),
+])
+def test_files_named_for_another_platform(path, other):
+    assert named_for_another_platform(path) is other
+
+
+def test_pyproject_spans_follow_their_table_when_a_string_repeats():
+    text = ('[project]\nname = "x"\ndependencies = ["numpy", "torch>=2.4"]\n\n'
+            '[project.optional-dependencies]\ncuda = ["numpy", "cupy-cuda12x"]\n')
+    found, ctx = deps("pyproject.toml", text)
+    assert found == [("numpy", False), ("torch>=2.4", False), ("numpy", True), ("cupy-cuda12x", True)]
+    third = ctx.manifest.dependencies[2]
+    assert ctx.lines.position(third.span.start)[0] == 6
+
+
+def test_pyproject_spans_are_bytes_after_non_ascii_text():
+    text = '[project]\ndescription = "Entraînement rapide ✓"\ndependencies = ["torch==2.5.1+cu121"]\n'
+    found, _ = deps("pyproject.toml", text)
+    assert found == [("torch==2.5.1+cu121", False)]
+
+
+def test_poetry_bare_version_is_an_exact_pin_and_optional_flag_is_read():
+    text = ('[tool.poetry.dependencies]\npython = "^3.10"\ntorch = "2.3.1"\n'
+            'cupy-cuda12x = {version = "^13", optional = true}\n')
+    _, ctx = deps("pyproject.toml", text)
+    got = {str(d.requirement): d.optional for d in ctx.manifest.dependencies}
+    assert got == {"torch==2.3.1": False, "cupy-cuda12x": True}
+
+
+def test_uv_explicit_index_is_required_when_a_source_uses_it_on_linux():
+    text = ('[project]\nname = "x"\ndependencies = ["torch>=2.6"]\n\n[[tool.uv.index]]\nname = "cu128"\n'
+            'url = "https://download.pytorch.org/whl/cu128"\nexplicit = true\n\n'
+            '[tool.uv.sources]\ntorch = [{ index = "cu128", marker = "sys_platform == \'linux\'" }]\n')
+    assert [f.line for f in findings("pyproject.toml", text)] == [7]
+    windows_only = text.replace("sys_platform == 'linux'", "sys_platform == 'win32'")
+    assert findings("pyproject.toml", windows_only) == []
+
+
+def test_requirements_continuations_options_and_comments():
+    text = ("--index-url https://download.pytorch.org/whl/cu121\n"
+            "torch==2.5.1 \\\n    --hash=sha256:abc  # pinned\n-e ./local\nnumpy>=1.26  # ok\n")
+    found, ctx = deps("requirements.txt", text)
+    assert found == [("torch==2.5.1", False), ("numpy>=1.26", False)]
+    assert [ctx.text(i.span) for i in ctx.manifest.indexes] == ["https://download.pytorch.org/whl/cu121"]
+
+
+def test_setup_cfg_and_setup_py_read_install_requires_and_extras():
+    cfg = "[metadata]\nname = x\n\n[options]\ninstall_requires =\n    numpy\n    triton==3.0.0\n\n" \
+          "[options.extras_require]\ncuda = cupy-cuda12x\n"
+    assert deps("setup.cfg", cfg)[0] == [("numpy", False), ("triton==3.0.0", False), ("cupy-cuda12x", True)]
+    py = 'from setuptools import setup\nREQ = ["flash-attn"]\nsetup(install_requires=REQ, extras_require={"x": ["jax[cuda12]"]})\n'
+    assert deps("setup.py", py)[0] == [('"flash-attn"', False), ('"jax[cuda12]"', True)]
+
+
+def test_setup_py_is_read_by_both_halves():
+    text = ('from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n\n'
+            'setup(install_requires=["torch==2.4.0"],\n'
+            '      ext_modules=[CUDAExtension("k", ["k.cu"], extra_compile_args={"nvcc": ["-Xptxas=-v"]})])\n')
+    settings = Settings(select=("ROC109", "ROC402"))
+    rules = active_rules(settings, "python", Path("setup.py"))
+    codes = sorted(f.code for f in analyse_buffer("setup.py", text.encode(), "python", settings, rules))
+    assert codes == ["ROC109", "ROC402"]
+    # Other Python files never run the manifest rules.
+    assert {r.code for r in active_rules(settings, "python", Path("train.py"))} == {"ROC109"}
+
+
+def test_dockerfile_spans_across_continuation_lines():
+    text = ("FROM rocm/pytorch:latest\nRUN apt-get update && \\\n    pip3 install --no-cache-dir \\\n"
+            "      'xformers==0.0.28+cu121' numpy && echo done\n")
+    result = findings("Dockerfile", text)
+    assert [(f.line, f.column, f.end_column) for f in result] == [(4, 8, 30)]
+
+
+def test_invalid_manifests_are_parse_errors_not_crashes():
+    assert [f.code for f in findings("pyproject.toml", "[project\ndependencies = ['cupy-cuda12x']\n")] == ["ROC001"]
+    assert [f.code for f in findings("environment.yml", "dependencies: [cudatoolkit\n  - : :\n")] == ["ROC001"]
+    with pytest.raises(ParseFailure):
+        LANGUAGE.make_context("setup.cfg", b"[options\ninstall_requires = cupy-cuda12x\n", Settings())
+
+
+@pytest.mark.parametrize("marker,reaches", [
+    (None, True), ("sys_platform == 'linux'", True), ("sys_platform == 'win32'", False),
+    ("platform_system == 'Darwin'", False), ("python_version >= '3.10'", True), ("extra == 'cuda'", False),
+    ("platform_machine == 'x86_64' and sys_platform != 'darwin'", True),
+])
+def test_markers_that_exclude_rocm_machines(marker, reaches):
+    assert marker_reaches_rocm(marker) is reaches
+
+
+def test_exact_torch_pins_are_reported_once_per_manifest():
+    text = "torch==2.4.0\ntorchvision==0.19.0\ntorchaudio==2.4.0\n"
+    result = findings("requirements.txt", text, "ROC402")
+    assert len(result) == 1 and "`torchvision==0.19.0`" in result[0].message
+
+
+def test_moving_into_an_existing_cuda_extra_keeps_the_nvidia_install():
+    text = ('[project]\nname = "x"\ndependencies = ["numpy", "cupy-cuda12x>=13", "einops"]\n\n'
+            '[project.optional-dependencies]\ncuda = ["nvidia-ml-py"]\n')
+    settings = Settings(select=("ROC401",))
+    rules = active_rules(settings, "manifest", Path("pyproject.toml"))
+    outcome = fix_buffer(text.encode(), "\n", "pyproject.toml", "manifest", settings, rules, unsafe=True)
+    assert outcome.buffer.decode() == ('[project]\nname = "x"\ndependencies = ["numpy", "einops"]\n\n'
+                                       '[project.optional-dependencies]\ncuda = ["cupy-cuda12x>=13", "nvidia-ml-py"]\n')
+    assert LANGUAGE.nvidia_view(outcome.buffer, "pyproject.toml", settings) == \
+        LANGUAGE.nvidia_view(text.encode(), "pyproject.toml", settings)
+
+
+def test_nvidia_view_sees_a_dropped_requirement():
+    before = b'[project]\nname = "x"\ndependencies = ["numpy", "cupy-cuda12x"]\n'
+    after = b'[project]\nname = "x"\ndependencies = ["numpy"]\n'
+    moved = after + b'\n[project.optional-dependencies]\ncuda = ["cupy-cuda12x"]\n'
+    view = LANGUAGE.nvidia_view
+    assert view(after, "pyproject.toml", Settings()) != view(before, "pyproject.toml", Settings())
+    assert view(moved, "pyproject.toml", Settings()) == view(before, "pyproject.toml", Settings())
+
+
+def test_discovery_finds_manifests_by_name(tmp_path):
+    for name in ("pyproject.toml", "requirements/cuda.txt", "docker/Dockerfile", "scripts/run.sh", "MANIFEST.in",
+                 "config.toml", "README.md"):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("[project]\n" if name.endswith(".toml") else "x\n")
+    found = {t.display for t in discover([str(tmp_path)], ConfigResolver(), cwd=tmp_path)}
+    assert found == {"pyproject.toml", "requirements/cuda.txt", "docker/Dockerfile", "scripts/run.sh"}
+
+
+def test_flash_attn_import_in_flash_attn_itself_or_behind_a_check_is_not_reported():
+    settings = Settings(select=("ROC110",))
+    rules = active_rules(settings, "python")
+    own = analyse_buffer("flash_attn/modules/mha.py", b"from flash_attn.ops import rms_norm\n", "python",
+                         settings, rules)
+    behind = analyse_buffer("model.py", b"HAS_FA = True\nif HAS_FA:\n    import flash_attn\n", "python",
+                            settings, rules)
+    plain = analyse_buffer("model.py", b"from flash_attn.ops import rms_norm\n", "python", settings, rules)
+    assert (own, behind, [f.code for f in plain]) == ([], [], ["ROC110"])
+
+
+def test_fallback_fix_only_where_every_call_fits():
+    settings = Settings(select=("ROC110",))
+    rules = active_rules(settings, "python")
+    fits = b"from flash_attn import flash_attn_func\n\ny = flash_attn_func(q, k, v, causal=True)\n"
+    window = b"from flash_attn import flash_attn_func\n\ny = flash_attn_func(q, k, v, window_size=(8, 0))\n"
+    applicability = [analyse_buffer("m.py", src, "python", settings, rules)[0].fix.applicability.value
+                     for src in (fits, window)]
+    assert applicability == ["unsafe", "display-only"]
+
+
+def test_shell_lines_inside_a_vendor_check_are_not_reported():
+    text = ("if command -v rocm-smi >/dev/null; then\n  echo rocm\nelse\n"
+            "  export TORCHINDUCTOR_MAX_AUTOTUNE=1\nfi\nTORCHINDUCTOR_MAX_AUTOTUNE_GEMM=1 python bench.py\n")
+    assert [f.line for f in findings("run.sh", text, "ROC111")] == [6]
+
+
+def test_bare_wheel_url_lines_are_read_with_their_marker():
+    text = ("https://example.org/releases/llama_cpp_binaries-0.1.0+cu124-py3-none-linux_x86_64.whl; "
+            "platform_system == \"Linux\"\n"
+            "https://example.org/releases/llama_cpp_binaries-0.1.0+cu124-py3-none-win_amd64.whl; "
+            "platform_system == \"Windows\"\n")
+    assert [(f.code, f.line) for f in findings("requirements.txt", text)] == [("ROC401", 1)]
+
+
+def test_a_manifest_with_a_rocm_variant_beside_it_is_the_nvidia_one(tmp_path, monkeypatch):
+    (tmp_path / "requirements.txt").write_text("cupy-cuda12x\n")
+    monkeypatch.chdir(tmp_path)
+    assert [f.code for f in findings("requirements.txt", "cupy-cuda12x\n")] == ["ROC401"]
+    (tmp_path / "requirements_amd.txt").write_text("cupy-rocm-6-0\n")
+    assert findings("requirements.txt", "cupy-cuda12x\n") == []
+    assert [f.code for f in findings("requirements_amd.txt", "cupy-cuda12x\n")] == ["ROC401"]
+
+
+def test_pip_freeze_output_is_a_lock_file_for_exact_pins():
+    frozen = "".join(f"package{i}==1.{i}.0\n" for i in range(20)) + "torch==2.7.0\n"
+    assert findings("requirements.txt", frozen, "ROC402") == []
+    loose = "".join(f"package{i}>=1.{i}\n" for i in range(20)) + "torch==2.7.0\n"
+    assert [f.line for f in findings("requirements.txt", loose, "ROC402")] == [21]
+
+
+def test_locks_hold_cuda_only_when_named_for_rocm():
+    lock = "# This file was autogenerated by uv via the following command:\nnvidia-cublas-cu12==12.6.4.1\n"
+    assert findings("requirements.txt", lock, "ROC401") == []
+    assert [f.line for f in findings("requirements_rocm.txt", lock, "ROC401")] == [2]
+
+
+def test_a_new_rocm_variant_invalidates_the_cached_result(tmp_path, monkeypatch):
+    from rocmlint.cli import main
+
+    (tmp_path / "requirements.txt").write_text("cupy-cuda12x\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "-q", "requirements.txt"]) == 1
+    (tmp_path / "requirements-rocm.txt").write_text("cupy-rocm-6-0\n")
+    assert main(["check", "-q", "requirements.txt"]) == 0

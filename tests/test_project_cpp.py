@@ -1,0 +1,559 @@
+"""The C++ project model: what the AMD build compiles, macro values with evidence, shims,
+hipify, build files, compile_commands.json, explain, and bad input."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from test_cli import run_cli
+
+from rocmlint.config import ConfigResolver, Settings
+from rocmlint.cpp.preprocessor import Conditionals
+from rocmlint.project import Project, activate, find_root
+
+# A small dual-platform project in the style of a GPU backend with vendor headers.
+COMMON = """\
+#pragma once
+#include <cstdint>
+#if defined(TOY_USE_HIP)
+#include "vendors/hip.h"
+#else
+#include "vendors/cuda.h"
+#endif
+
+#define WARP_LANES 32
+
+#if !defined(TOY_USE_HIP) && CUDART_VERSION >= 11070
+#define TOY_USE_CUB
+#endif
+
+#if !defined(TOY_USE_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define CP_ASYNC_AVAILABLE
+#endif
+"""
+HIP_VENDOR = """\
+#pragma once
+#include <hip/hip_runtime.h>
+#define __shfl_xor_sync(mask, var, laneMask, width) __shfl_xor(var, laneMask, width)
+#define __CUDA_ARCH__ 1300
+"""
+CUDA_VENDOR = """\
+#pragma once
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+"""
+CP_ASYNC = """\
+#pragma once
+#include "common.cuh"
+
+static __device__ void cp_async_wait() {
+#ifdef CP_ASYNC_AVAILABLE
+    asm volatile("cp.async.wait_all;");
+#endif
+}
+"""
+KERNEL = """\
+#include "common.cuh"
+#include "cp-async.cuh"
+#ifdef TOY_USE_CUB
+#include <cub/cub.cuh>
+#endif
+
+__global__ void row_max(const float * x, float * dst) {
+    float v = x[threadIdx.x];
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, offset, 32));
+    }
+#if defined(__CUDA_ARCH__)
+    asm volatile("bar.sync 1, 64;");
+#endif
+    dst[blockIdx.x] = v;
+}
+"""
+TOY = {
+    "src/common.cuh": COMMON,
+    "src/vendors/hip.h": HIP_VENDOR,
+    "src/vendors/cuda.h": CUDA_VENDOR,
+    "src/cp-async.cuh": CP_ASYNC,
+    "src/rowmax.cu": KERNEL,
+}
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+@pytest.fixture(autouse=True)
+def no_active_project(monkeypatch):
+    monkeypatch.setenv("ROCMLINT_DEBUG", "1")  # a model bug raises here instead of a warning
+    yield
+    activate(None)  # the CLI leaves its model active: later tests lint lone buffers
+
+
+def findings(root: Path, capsys, *extra) -> list[dict]:
+    code, out, err = run_cli(["check", "--no-cache", "--output-format", "json", "--select", "ROC2,ROC3",
+                              *extra, "."], root, capsys)
+    assert code in (0, 1), err
+    return json.loads(out)
+
+
+def model_for(root: Path, settings: Settings | None = None, **kw):
+    project = Project(root, settings or ConfigResolver().for_path(root), **kw)
+    project.prepare(["cpp"])
+    return project.part("cpp")
+
+
+def where(found: list[dict]) -> set[tuple[str, str, int]]:
+    return {(f["code"], f["path"].removeprefix("./"), f["line"]) for f in found}
+
+
+@pytest.fixture
+def toy(tmp_path):
+    return write_tree(tmp_path, TOY)
+
+
+# --- macro values and reachability ------------------------------------------------------
+def test_rocm_macro_inferred_from_the_branch_that_includes_the_hip_vendor_header(toy):
+    model = model_for(toy)
+    fact = model.macro("TOY_USE_HIP")
+    assert fact.state is True
+    assert fact.evidence[0].where == "src/common.cuh:4"
+
+
+def test_derived_macro_defined_only_under_a_condition_false_on_amd_is_undefined(toy):
+    model = model_for(toy)
+    fact = model.macro("CP_ASYNC_AVAILABLE", toy / "src/cp-async.cuh")
+    assert fact.state is False
+    assert fact.evidence[0].where == "src/common.cuh:16"
+    assert model.macro("TOY_USE_CUB").state is False
+
+
+def test_project_redefinition_overrides_the_nvidia_table(toy):
+    model = model_for(toy)
+    fact = model.macro("__CUDA_ARCH__", toy / "src/rowmax.cu")
+    assert (fact.state, fact.value) == (True, 1300)
+    assert fact.evidence[0].where == "src/vendors/hip.h:4"
+    assert model.macro("CUDART_VERSION").state is False  # table: never defined on AMD
+
+
+def test_header_only_behind_an_nvidia_include_is_not_in_the_amd_build(toy):
+    model = model_for(toy)
+    verdict = model.file_verdict(toy / "src/vendors/cuda.h")
+    assert verdict.value is False
+    assert verdict.evidence[0].where == "src/common.cuh:6"
+    assert model.file_verdict(toy / "src/vendors/hip.h").value is True
+    chain = model.include_chain(toy / "src/vendors/hip.h")
+    assert chain[-1] == ("src/common.cuh", 4)
+
+
+def test_project_model_drops_what_the_amd_build_never_sees_and_keeps_recall(toy, capsys):
+    found = where(findings(toy, capsys))
+    # vendors/cuda.h, the CUB include and the cp.async PTX are NVIDIA-only; the shim drops the mask.
+    assert not any(path == "src/vendors/cuda.h" for _, path, _ in found)
+    assert ("ROC303", "src/rowmax.cu", 4) not in found
+    assert ("ROC301", "src/cp-async.cuh", 6) not in found
+    assert ("ROC203", "src/rowmax.cu", 10) not in found
+    # hip.h defines __CUDA_ARCH__ for AMD: this PTX is compiled there (hidden before).
+    assert ("ROC301", "src/rowmax.cu", 13) in found
+
+
+def test_without_the_model_the_same_tree_reports_the_nvidia_only_code(toy, capsys):
+    from rocmlint.engine import active_rules, analyse_buffer
+
+    settings = Settings()
+    rules = active_rules(settings, "cpp")
+    buffer = (toy / "src/vendors/cuda.h").read_bytes()
+    assert [f.code for f in analyse_buffer("cuda.h", buffer, "cpp", settings, rules)] == ["ROC303", "ROC303"]
+
+
+def test_json_findings_carry_the_evidence(toy, capsys):
+    found = findings(toy, capsys)
+    ptx = next(f for f in found if f["code"] == "ROC301" and f["line"] == 13)
+    text = "\n".join(ptx["evidence"])
+    assert "#if defined(__CUDA_ARCH__)" in text and "src/vendors/hip.h:4" in text
+
+
+def test_shim_reports_the_dropped_mask(toy):
+    shim = model_for(toy).shim("__shfl_xor_sync")
+    assert shim is not None and shim.drops(0) and not shim.drops(1)
+    assert shim.where == "src/vendors/hip.h:3"
+
+
+def test_file_own_defines_still_win_in_order(toy):
+    model = model_for(toy)
+    source = b"#undef TOY_USE_HIP\n#ifdef TOY_USE_HIP\nx\n#endif\n#define CP_ASYNC_AVAILABLE\n#ifdef CP_ASYNC_AVAILABLE\ny\n#endif\n"
+    path = toy / "src" / "extra.cu"
+    path.write_bytes(source)
+    pp = Conditionals(source, (), (), "__HIP_PLATFORM_AMD__", model.resolver(toy / "src/rowmax.cu"))
+    assert pp.nvidia_only(2) and not pp.nvidia_only(6)
+
+
+def test_macro_defined_only_in_a_dead_branch_is_undefined_in_the_same_file():
+    source = (b"#ifdef __CUDA_ARCH__\n#define USE_PTX\n#endif\n"
+              b"#ifdef USE_PTX\nasm(\"x\");\n#endif\n")
+    settings = Settings()
+    pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros, settings.gate_macro)
+    assert pp.nvidia_only(4)
+
+
+def test_cuda_only_code_without_hip_anywhere_has_no_model_and_is_reported_as_before(tmp_path, capsys):
+    write_tree(tmp_path, {"bench/main.cu": "#include <cuda_fp16.h>\n#if CUDA_VERSION >= 11000\n"
+                                           "__device__ void f() { asm(\"membar.gl;\"); }\n#endif\n"})
+    assert model_for(tmp_path) is None
+    found = where(findings(tmp_path, capsys))
+    assert found == {("ROC303", "bench/main.cu", 1), ("ROC301", "bench/main.cu", 3)}
+
+
+# --- build files --------------------------------------------------------------------
+CMAKE_TOP = """\
+set(BUILD_VARIANT_CUDA "cuda")
+if(TARGET_NAME STREQUAL "hstu")
+  if(NOT BUILD_VARIANT STREQUAL BUILD_VARIANT_CUDA)
+    message(FATAL_ERROR "hstu needs CUDA")
+  endif()
+  add_subdirectory(hopper)
+elseif(TARGET_NAME STREQUAL "main")
+  add_subdirectory(main)
+endif()
+"""
+CMAKE_MAIN = """\
+file(GLOB_RECURSE main_cuda_only src/cutlass_ext/*.cu)
+file(GLOB main_gpu src/*.cu src/fmha/fmha_*.cu)
+gpu_library(NAME main GPU_SRCS ${main_gpu} CUDA_SPECIFIC_SRCS ${main_cuda_only} HIP_SPECIFIC_SRCS)
+"""
+CMAKE_HIP = """\
+enable_language(HIP)
+find_package(hip REQUIRED)
+add_compile_definitions(TOYLIB_USE_HIP)
+target_compile_definitions(toylib PRIVATE TOYLIB_HIP_VERSION=6)
+"""
+CMAKE_BACKEND = """\
+find_package(CUDAToolkit)
+if (CUDAToolkit_FOUND)
+  file(GLOB SRCS "*.cu")
+endif()
+"""
+HAZARD = "__global__ void k(unsigned *o) { o[0] = __ballot_sync(0xffffffff, 1); }\n"
+HIP_MARK = "#ifdef __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime.h>\n#endif\n"
+
+
+def test_cmake_fatal_error_unless_cuda_makes_a_folder_nvidia_only(tmp_path):
+    write_tree(tmp_path, {"CMakeLists.txt": CMAKE_TOP, "hopper/k.cu": HAZARD, "main/src/a.cu": HIP_MARK + HAZARD})
+    model = model_for(tmp_path)
+    verdict = model.file_verdict(tmp_path / "hopper/k.cu")
+    assert verdict.value is False and verdict.evidence[0].where == "CMakeLists.txt:6"
+    assert model.file_verdict(tmp_path / "main/src/a.cu").value is True
+
+
+def test_cmake_cuda_specific_sources_and_filtered_globs(tmp_path):
+    write_tree(tmp_path, {
+        "main/CMakeLists.txt": CMAKE_MAIN, "main/src/a.cu": HIP_MARK + HAZARD,
+        "main/src/cutlass_ext/deep/g.cu": HAZARD, "main/src/fmha/fmha_fwd.cu": HAZARD,
+        "main/src/fmha/example.cu": HAZARD,
+    })
+    model = model_for(tmp_path)
+    assert model.file_verdict(tmp_path / "main/src/cutlass_ext/deep/g.cu").value is False
+    assert model.file_verdict(tmp_path / "main/src/fmha/fmha_fwd.cu").value is True
+    unbuilt = model.file_verdict(tmp_path / "main/src/fmha/example.cu")
+    assert unbuilt.value is False and "fmha_*.cu" in unbuilt.evidence[0].what
+
+
+def test_cuda_toolkit_switch_is_not_an_nvidia_only_source_list(tmp_path):
+    # A CUDA backend's CMakeLists whose sources a HIP CMakeLists elsewhere compiles too.
+    write_tree(tmp_path, {"cuda/CMakeLists.txt": CMAKE_BACKEND, "cuda/k.cu": HIP_MARK + HAZARD})
+    assert model_for(tmp_path).file_verdict(tmp_path / "cuda/k.cu").value is True
+
+
+def test_hip_only_cmakelists_defines_macros_for_the_amd_build(tmp_path):
+    write_tree(tmp_path, {"hip/CMakeLists.txt": CMAKE_HIP, "src/a.cu": HIP_MARK + HAZARD})
+    model = model_for(tmp_path)
+    fact = model.macro("TOYLIB_USE_HIP")
+    assert fact.state is True and fact.evidence[0].where == "hip/CMakeLists.txt:3"
+    assert (model.macro("TOYLIB_HIP_VERSION").state, model.macro("TOYLIB_HIP_VERSION").value) == (True, 6)
+
+
+# --- hipify -------------------------------------------------------------------------
+SETUP = "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\nsetup(ext_modules=[CUDAExtension('x', ['k.cu'])])\n"
+HIPIFIED = "#include <cuda_runtime.h>\n#include <cuda/pipeline>\n__global__ void k() {}\n"
+
+
+def test_hipify_auto_from_a_torch_extension_keeps_only_unmappable_headers(tmp_path, capsys):
+    write_tree(tmp_path, {"setup.py": SETUP, "k.cu": HIPIFIED})
+    assert where(findings(tmp_path, capsys)) == {("ROC303", "k.cu", 2)}
+    (tmp_path / "pyproject.toml").write_text("[tool.rocmlint]\nhipify = false\n")
+    assert where(findings(tmp_path, capsys)) == {("ROC303", "k.cu", 1), ("ROC303", "k.cu", 2)}
+
+
+def test_hipify_config_value_is_checked(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text("[tool.rocmlint]\nhipify = \"sometimes\"\n")
+    (tmp_path / "k.cu").write_text(HIPIFIED)
+    code, _, err = run_cli(["check", "--no-cache", "."], tmp_path, capsys)
+    assert code == 2 and "'hipify' must be" in err
+
+
+# --- compile_commands.json ------------------------------------------------------------
+def test_compile_commands_units_and_defines(toy, capsys):
+    build = toy / "build-rocm"
+    build.mkdir()
+    (toy / "src/other.cu").write_text(HAZARD)
+    (build / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(build), "file": str(toy / "src/rowmax.cu"),
+        "command": f"hipcc -DTOY_USE_HIP -DTOY_LEVEL=3 -I{toy}/src -c {toy}/src/rowmax.cu",
+    }]))
+    model = model_for(toy, compile_commands=str(build))
+    assert model.macro("TOY_LEVEL").value == 3 and model.macro("TOY_USE_HIP").state is True
+    assert model.file_verdict(toy / "src/other.cu").value is False  # in no unit's closure
+    assert model.file_verdict(toy / "src/cp-async.cuh").value is True
+    found = where(findings(toy, capsys, "-p", "build-rocm"))
+    assert not any(path == "src/other.cu" for _, path, _ in found)
+
+
+@pytest.mark.parametrize("content,message", [
+    (None, "no compile_commands.json"),
+    ("{not json", "not valid JSON"),
+    ('{"file": "a.cu"}', "expected a list"),
+    ('[{"file": "a.cu", "directory": "."}]', "neither 'arguments' nor 'command'"),
+])
+def test_bad_compile_commands_is_a_clear_error(toy, capsys, content, message):
+    build = toy / "build-rocm"
+    build.mkdir()
+    if content is not None:
+        (build / "compile_commands.json").write_text(content)
+    code, _, err = run_cli(["check", "--no-cache", "-p", "build-rocm", "."], toy, capsys)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_compile_commands_from_config(toy, capsys):
+    (toy / "pyproject.toml").write_text('[tool.rocmlint]\ncompile-commands = "nowhere"\n')
+    code, _, err = run_cli(["check", "--no-cache", "."], toy, capsys)
+    assert code == 2 and "no compile_commands.json at" in err
+
+
+# --- robustness ---------------------------------------------------------------------
+def test_include_cycle_does_not_hang(tmp_path):
+    write_tree(tmp_path, {
+        "a.h": "#pragma once\n#include \"b.h\"\n#ifdef __HIP_PLATFORM_AMD__\n#endif\n",
+        "b.h": "#pragma once\n#include \"a.h\"\n",
+        "c.h": "#include \"d.h\"\n", "d.h": "#include \"c.h\"\n#include <hip/hip_runtime.h>\n",
+        "main.cu": "#include \"a.h\"\n",
+    })
+    start = time.perf_counter()
+    model = model_for(tmp_path)
+    assert time.perf_counter() - start < 5
+    assert model.file_verdict(tmp_path / "b.h").value is True
+    assert model.file_verdict(tmp_path / "c.h").value is None  # reached by no unit: unknown
+
+
+def test_unreadable_files_are_skipped_with_no_facts(tmp_path, capsys):
+    write_tree(tmp_path, TOY)
+    (tmp_path / "src" / "folder.h").mkdir()  # a folder named like a header
+    (tmp_path / "src" / "dangling.cuh").symlink_to(tmp_path / "missing.cuh")
+    model = model_for(tmp_path)
+    assert model.macro("TOY_USE_HIP").state is True
+    code, _, err = run_cli(["check", "--no-cache", "."], tmp_path, capsys)
+    assert code in (0, 1) and "Traceback" not in err and "internal error" not in err
+
+
+def test_macro_defined_a_thousand_ways_is_defined_with_unknown_value(tmp_path):
+    lines = ["#include <hip/hip_runtime.h>"]
+    for i in range(1000):
+        lines += [f"#if VARIANT == {i}", f"#define TILE {i}", "#endif"]
+    lines += ["#define LANES 64", "#define LANES 32"]
+    write_tree(tmp_path, {"tile.h": "\n".join(lines) + "\n",
+                          "use.cu": "#include \"tile.h\"\n#if TILE > 2\nx\n#endif\n"})
+    start = time.perf_counter()
+    model = model_for(tmp_path)
+    assert time.perf_counter() - start < 5
+    assert model.macro("TILE", tmp_path / "use.cu").state is None  # VARIANT unknown
+    fact = model.macro("LANES", tmp_path / "use.cu")
+    assert (fact.state, fact.value) == (True, None)
+
+
+# --- cache and fingerprints -----------------------------------------------------------
+def test_fingerprint_changes_only_for_files_reading_the_edited_macro(toy):
+    (toy / "src/plain.cu").write_text("#include <hip/hip_runtime.h>\n__global__ void k() {}\n")
+    before = model_for(toy)
+    fp = {p: before.fingerprint_for(toy / p) for p in ("src/cp-async.cuh", "src/plain.cu")}
+    common = toy / "src/common.cuh"
+    common.write_text(common.read_text().replace("!defined(TOY_USE_HIP) && defined(__CUDA_ARCH__)",
+                                                 "defined(TOY_USE_HIP)"))
+    after = model_for(toy)
+    assert after.macro("CP_ASYNC_AVAILABLE").state is True
+    assert after.fingerprint_for(toy / "src/cp-async.cuh") != fp["src/cp-async.cuh"]
+    assert after.fingerprint_for(toy / "src/plain.cu") == fp["src/plain.cu"]
+
+
+def test_warm_model_comes_from_the_cache(toy, tmp_path_factory, monkeypatch):
+    from rocmlint.project import cpp
+
+    cache = tmp_path_factory.mktemp("cache")
+    built = []
+    original = cpp._build
+    monkeypatch.setattr(cpp, "_build", lambda *a, **k: built.append(1) or original(*a, **k))
+    first = model_for(toy, cache_dir=cache)
+    second = model_for(toy, cache_dir=cache)
+    assert len(built) == 1
+    assert second.macro("TOY_USE_HIP").state is first.macro("TOY_USE_HIP").state is True
+    (toy / "src/cp-async.cuh").write_text(CP_ASYNC + "\n")
+    model_for(toy, cache_dir=cache)
+    assert len(built) == 2
+
+
+# --- explain ------------------------------------------------------------------------
+def test_explain_prints_the_chain_that_decides_a_line(toy, capsys):
+    code, out, _ = run_cli(["explain", "--no-cache", "src/cp-async.cuh:6"], toy, capsys)
+    assert not (toy / ".rocmlint_cache").exists()
+    assert code == 0
+    assert "AMD build compiles this line: no" in out
+    assert "#ifdef CP_ASYNC_AVAILABLE  -> NOT taken on AMD" in out
+    assert "CP_ASYNC_AVAILABLE: undefined" in out and "src/common.cuh:16" in out
+    assert "translation unit: src/rowmax.cu" in out
+    assert "ROC301 inline-ptx:" in out and "the AMD build never compiles this line" in out
+
+
+def test_explain_names_the_shim(toy, capsys):
+    code, out, _ = run_cli(["explain", "src/rowmax.cu:10"], toy, capsys)
+    assert code == 0 and "shim: __shfl_xor_sync" in out and "drops mask" in out
+    assert "ROC203 warp-mask-literal-32bit: silent" in out
+
+
+@pytest.mark.parametrize("location,message", [("src/rowmax.cu", "expected PATH:LINE"),
+                                               ("nope.cu:3", "no such file"),
+                                               ("src/rowmax.cu:999", "has 17 lines")])
+def test_explain_bad_locations(toy, capsys, location, message):
+    code, _, err = run_cli(["explain", location], toy, capsys)
+    assert code == 2 and message in err
+
+
+def test_find_root_prefers_strong_markers_then_the_working_folder(tmp_path):
+    write_tree(tmp_path, {"proj/src/sub/CMakeLists.txt": "", "proj/src/sub/a.cu": ""})
+    assert find_root(["src/sub/a.cu"], cwd=str(tmp_path / "proj")) == tmp_path / "proj"
+    # A nested package (its own setup.py) belongs to the project above it.
+    write_tree(tmp_path, {"proj/setup.py": "", "proj/src/sub/setup.py": ""})
+    assert find_root([str(tmp_path / "proj/src/sub/a.cu")], cwd="/") == tmp_path / "proj"
+    (tmp_path / "proj" / "src" / ".git").mkdir()
+    assert find_root([str(tmp_path / "proj/src/sub/a.cu")], cwd="/") == tmp_path / "proj" / "src"
+
+
+def test_a_model_failure_is_a_warning_and_files_are_linted_one_by_one(toy, capsys, monkeypatch):
+    from rocmlint.project import cpp
+
+    monkeypatch.delenv("ROCMLINT_DEBUG", raising=False)
+    monkeypatch.setattr(cpp, "_solve", lambda model: 1 / 0)
+    code, out, err = run_cli(["check", "--no-cache", "--output-format", "json", "--select", "ROC3", "."], toy, capsys)
+    assert code == 1 and "warning: no project model (ZeroDivisionError" in err
+    assert ("ROC303", "src/vendors/cuda.h", 3) in where(json.loads(out))  # judged on its own, as before
+
+
+def test_nested_config_macros_and_default_nvidia_macros_still_apply_with_a_model(toy, capsys):
+    write_tree(toy, {
+        "src/extra/pyproject.toml": '[tool.rocmlint]\nrocm-macros = ["EXTRA_ON_AMD"]\n',
+        "src/extra/k.cu": "#include <hip/hip_runtime.h>\n#ifndef EXTRA_ON_AMD\n__device__ void f() { asm(\"membar.gl;\"); }\n"
+                          "#endif\n#ifdef USE_CUDA\n__device__ void g() { asm(\"membar.gl;\"); }\n#endif\n",
+    })
+    found = where(findings(toy, capsys))
+    assert not any(path == "src/extra/k.cu" for _, path, _ in found)
+
+
+def test_amd_only_code_through_a_macro_derived_from_the_rocm_macro(toy):
+    from rocmlint.cpp.context import CppContext
+
+    common = toy / "src/common.cuh"
+    common.write_text(common.read_text() + "#if defined(TOY_USE_HIP) && defined(__gfx942__)\n#define TOY_MFMA\n#endif\n")
+    source = (b'#include "common.cuh"\n#ifdef TOY_MFMA\nint lane = threadIdx.x % 32;\n#endif\n'
+              b'#ifdef __CUDA_ARCH__\nint a;\n#endif\nint shared;\n')
+    (toy / "src/mfma.cu").write_bytes(source)
+    model = model_for(toy)
+    assert model.amd_only_macro("TOY_MFMA") and not model.amd_only_macro("__CUDA_ARCH__")
+    assert model.nvidia_file("src/vendors/hip.h") is False and model.nvidia_file("src/vendors/cuda.h") is True
+    assert model.hip_only(toy / "src/vendors/hip.h") and not model.hip_only(toy / "src/common.cuh")
+    activate(Project(toy, parts={"cpp": model}))
+    ctx = CppContext(str(toy / "src/mfma.cu"), source, Settings())
+    offsets = [source.index(text) for text in (b"int lane", b"int a;", b"int shared")]
+    assert [ctx.written_for_amd(o) for o in offsets] == [True, False, False]
+
+
+
+
+def test_project_macro_that_selects_by_architecture_makes_a_wave_size_aware_branch(toy, capsys):
+    write_tree(toy, {
+        "src/arch.h": "#pragma once\n#include <hip/hip_runtime.h>\n#if defined(__gfx908__) || defined(__gfx942__)\n"
+                      "#define TOY_CDNA\n#endif\n#if defined(TOY_USE_HIP) && defined(TOY_CDNA)\n#define TOY_MFMA\n#endif\n",
+        "src/tile.cu": '#include "arch.h"\n__global__ void k(int *o) {\n#if defined(TOY_MFMA)\n'
+                       "    o[0] = threadIdx.x % 32;\n#else\n    o[0] = threadIdx.x % 32;\n#endif\n}\n",
+    })
+    model = model_for(toy)
+    assert model.arch_macro("TOY_MFMA") and model.arch_macro("TOY_CDNA") and not model.arch_macro("TOY_USE_CUB")
+    assert not any(path == "src/tile.cu" for _, path, _ in where(findings(toy, capsys)))
+
+
+def test_constants_defined_in_another_header_are_visible_to_rules(toy):
+    from rocmlint.cpp.context import CppContext
+
+    model = model_for(toy)
+    assert model.macro_body("WARP_LANES", toy / "src/rowmax.cu") == ("32", "src/common.cuh:9")
+    assert model.macro_body("CP_ASYNC_AVAILABLE") is None  # only where the AMD build never goes
+    activate(Project(toy, parts={"cpp": model}))
+    ctx = CppContext(str(toy / "src/rowmax.cu"), (toy / "src/rowmax.cu").read_bytes(), Settings())
+    assert ctx.macro_value("WARP_LANES") == "32"
+
+
+def test_compile_commands_flags_apply_per_unit(toy):
+    build = toy / "build-rocm"
+    build.mkdir()
+    (toy / "src/other.cu").write_text('#include "cp-async.cuh"\n')
+    (build / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(build), "file": str(toy / "src/rowmax.cu"),
+         "arguments": ["hipcc", "-DTOY_USE_HIP", "-DTOY_TILE=64", "-c", str(toy / "src/rowmax.cu")]},
+        {"directory": str(build), "file": str(toy / "src/other.cu"),
+         "arguments": ["hipcc", "-DTOY_USE_HIP", "-DTOY_TILE=32", "-c", str(toy / "src/other.cu")]},
+    ]))
+    model = model_for(toy, compile_commands=str(build))
+    assert model.macro("TOY_TILE").state is True and model.macro("TOY_TILE").value is None  # differs by unit
+    assert model.macro("TOY_TILE", toy / "src/rowmax.cu").value == 64
+    fact = model.macro("TOY_TILE", toy / "src/other.cu")
+    assert fact.value == 32 and "command line of src/other.cu" in fact.evidence[0].what
+
+
+def test_hip_sources_make_a_project_dual_platform(tmp_path):
+    write_tree(tmp_path, {"k.hip": "__global__ void k() {}\n", "common.h": "#define LANES 64\n"})
+    assert model_for(tmp_path) is not None
+
+
+def test_sarif_results_carry_the_evidence_and_stay_valid(toy, capsys):
+    from test_sarif import SCHEMA_PATH
+
+    code, out, err = run_cli(["check", "--no-cache", "--output-format", "sarif", "--select", "ROC301", "."], toy, capsys)
+    assert code == 1, err
+    log = json.loads(out)
+    result = log["runs"][0]["results"][0]
+    assert "src/vendors/hip.h:4" in "\n".join(result["properties"]["evidence"])
+    if SCHEMA_PATH.is_file():
+        import jsonschema
+
+        jsonschema.Draft4Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))).validate(log)
+
+
+def test_rocm_native_project_reports_only_definite_wave_size_defects(tmp_path, capsys):
+    # Written for ROCm (HIP everywhere, no CUDA path anywhere): wave-size choices were made
+    # for AMD on purpose; a ballot kept in 32 bits is still a defect.
+    kernel = ("#include <hip/hip_runtime.h>\n"
+              "__global__ void k(unsigned* out, float* v) {\n"
+              "  int lane = threadIdx.x % 32;\n"
+              "  unsigned votes = __ballot(v[lane] > 0.f);\n"
+              "  out[lane] = votes;\n"
+              "}\n")
+    write_tree(tmp_path, {"include/ops/reduce.hpp": kernel})
+    model = model_for(tmp_path)
+    assert model is not None and model.rocm_native and model.hip_only(tmp_path / "include/ops/reduce.hpp")
+    assert {code for code, _, _ in where(findings(tmp_path, capsys))} == {"ROC201"}
+    # The same kernel beside a CUDA original (a hipified copy) is judged as a port.
+    write_tree(tmp_path, {"cuda/reduce.cu": "#include <cuda_runtime.h>\n"})
+    assert not model_for(tmp_path).rocm_native
+    assert "ROC204" in {code for code, _, _ in where(findings(tmp_path, capsys))}

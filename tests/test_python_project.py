@@ -1,0 +1,274 @@
+"""The Python project model: gate helpers by what they return, NVIDIA-only modules and
+components, `explain` with evidence, the summary cache, and the rules that use it."""
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rocmlint.project import Project
+from rocmlint.project import python as model_module
+from rocmlint.python.capability import judge
+
+HELPERS = '''\
+import torch
+
+
+def on_amd():
+    return torch.version.hip is not None
+
+
+def sm100_or_newer():
+    return torch.version.cuda is not None and torch.cuda.get_device_capability() >= (10, 0)
+
+
+def has_fast_fp8():
+    return sm100_or_newer() and torch.cuda.device_count() > 0
+
+
+def gpu_ready():
+    return torch.cuda.is_available()
+
+
+def amd_unsupported(reason):
+    def wrap(fn):
+        def run(*args):
+            if on_amd():
+                import pytest
+                pytest.skip(reason)
+            return fn(*args)
+        return run
+    return wrap
+'''
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def _model(root: Path, cache_dir: Path | None = None):
+    return model_module.build_now(Project(root, cache_dir=cache_dir))
+
+
+def test_helpers_are_found_by_what_they_return(tmp_path):
+    _write(tmp_path, {"pkg/platform.py": HELPERS, "pkg/__init__.py": ""})
+    model = _model(tmp_path)
+    kinds = {name: getattr(model.helper(name), "kind", None) for name in
+             ("on_amd", "sm100_or_newer", "has_fast_fp8", "amd_unsupported", "gpu_ready")}
+    assert kinds == {"on_amd": "rocm", "sm100_or_newer": "nvidia",
+                     "has_fast_fp8": "nvidia",  # one level of helper calls
+                     "amd_unsupported": "skip",  # a skip decorator by its definition
+                     "gpu_ready": None}
+    assert model.helper("on_amd").evidence().where == "pkg/platform.py:4"
+
+
+def test_a_name_with_two_meanings_decides_nothing(tmp_path):
+    _write(tmp_path, {"a.py": "import torch\ndef probe():\n    return torch.version.hip is not None\n",
+                      "b.py": "import torch\ndef probe():\n    return torch.version.cuda is not None\n"})
+    assert _model(tmp_path).helper("probe") is None
+
+
+def test_nvidia_only_modules_direct_and_through_project_imports(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": "import torch\nimport cutlass.cute as cute\n",
+        "pkg/wrapper.py": "from pkg.kernels import run\nfrom . import other\n",
+        "pkg/relative.py": "from .kernels import run\n",
+        "pkg/optional.py": "try:\n    import cutlass\nexcept ImportError:\n    cutlass = None\n",
+        "pkg/other.py": "import torch\n",
+    })
+    model = _model(tmp_path)
+    assert set(model.nvidia_only) == {"pkg/kernels.py", "pkg/wrapper.py", "pkg/relative.py"}
+    assert model.nvidia_only["pkg/kernels.py"].where == "pkg/kernels.py:2"
+    assert "pkg/kernels.py:2" in model.nvidia_only["pkg/wrapper.py"].what
+
+
+def test_cuda_only_component_in_a_dual_platform_project(tmp_path):
+    files = {
+        "setup.py": "import os\nUSE_ROCM = os.environ.get('USE_ROCM') == '1'  # builds for hip too\n",
+        "pkg/ext/setup.py": 'flags = ["-gencode", "arch=compute_90,code=sm_90"]\n',
+        "pkg/ext/ops.py": "import torch\nFP8 = torch.float8_e4m3fn\n",
+    }
+    _write(tmp_path, files)
+    verdict = _model(tmp_path).module_verdict(tmp_path / "pkg/ext/ops.py")
+    assert verdict is not None and verdict.value is False
+    assert verdict.evidence[0].where == "pkg/ext/setup.py:1" and "setup.py:2" in verdict.evidence[0].what
+    # A project whose build supports no AMD GPU is being ported: nothing is excused.
+    (tmp_path / "setup.py").write_text("flags = ['-gencode']\n")
+    assert _model(tmp_path).module_verdict(tmp_path / "pkg/ext/ops.py") is None
+
+
+def test_explain_gives_the_deciding_gate_with_file_and_line(tmp_path, monkeypatch):
+    _write(tmp_path, {
+        "platform.py": HELPERS,
+        "test_fp8.py": '''\
+            import pytest
+            import torch
+            from platform import sm100_or_newer, amd_unsupported
+
+
+            @pytest.mark.skipif(not sm100_or_newer(), reason="SM100")
+            def test_a():
+                dt = torch.float8_e4m3fn
+
+
+            @amd_unsupported("no FP8 on this path")
+            def test_b():
+                dt = torch.float8_e4m3fn
+
+
+            def test_c():
+                dt = torch.float8_e4m3fn
+            ''',
+        "cute_kernels.py": "import cutlass\nX = 1\n",
+    })
+    monkeypatch.chdir(tmp_path)
+    model = _model(tmp_path)
+    a = model.explain("test_fp8.py", 8)
+    assert a.value is False and a.evidence[0].where == "test_fp8.py:6"
+    assert "sm100_or_newer" in a.evidence[0].what
+    b = model.explain("test_fp8.py", 13)
+    assert b.value is False and b.evidence[0].where == "test_fp8.py:11"
+    assert model.explain("test_fp8.py", 17).value is True
+    c = model.explain("cute_kernels.py", 2)
+    assert c.value is False and c.evidence[0].where == "cute_kernels.py:1"
+
+
+def test_summaries_are_cached_by_content(tmp_path, monkeypatch):
+    _write(tmp_path, {"platform.py": HELPERS, "other.py": "import torch\n"})
+    cache = tmp_path / ".cache"
+    calls = []
+    real = model_module.summarize
+    monkeypatch.setattr(model_module, "summarize", lambda rel, src: calls.append(rel) or real(rel, src))
+    first = _model(tmp_path, cache)
+    assert sorted(calls) == ["other.py", "platform.py"]
+    calls.clear()
+    second = _model(tmp_path, cache)
+    assert calls == []  # warm: nothing re-read into a summary
+    assert second.helpers.keys() == first.helpers.keys() and second.definitions == first.definitions
+    (tmp_path / "other.py").write_text("import torch\ndef on_gpu_amd():\n    return torch.version.hip is not None\n")
+    third = _model(tmp_path, cache)
+    assert calls == ["other.py"] and third.helper("on_gpu_amd").kind == "rocm"
+
+
+def _check(root: Path, *paths: str) -> list[dict]:
+    out = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--no-cache", "--exit-zero", "--select", "ROC1",
+                          "--output-format", "json", *paths], cwd=root, capture_output=True, text=True)
+    assert "internal error" not in out.stderr, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_rules_ask_the_model_for_helpers_defined_in_other_files(tmp_path):
+    _write(tmp_path, {
+        "pyproject.toml": "",
+        "platform.py": HELPERS,
+        "train.py": '''\
+            import torch
+            from platform import on_amd, sm100_or_newer
+
+
+            def toolkit():
+                if not on_amd():
+                    return torch.version.cuda.split(".")
+
+
+            def fp8():
+                if sm100_or_newer():
+                    dt = torch.float8_e4m3fn
+                    return dt
+            ''',
+    })
+    assert _check(tmp_path, "train.py") == []
+    (tmp_path / "platform.py").write_text("def on_amd():\n    return False\n\n\ndef sm100_or_newer():\n    return True\n")
+    assert sorted(f["code"] for f in _check(tmp_path, "train.py")) == ["ROC105", "ROC107"]
+
+
+@pytest.mark.parametrize("comparison, wrong", [
+    ("cap() >= (9, 0)", "every AMD GPU"),
+    ("cap() == (9, 0)", "MI200 (gfx90a)"),
+    ("cap() >= (8, 9)", "MI200 (gfx90a), RDNA2 (gfx1030), RDNA3 (gfx1100)"),
+    ("cap() >= (10, 0)", "RDNA2 (gfx1030), RDNA3 (gfx1100), RDNA4 (gfx1200)"),
+    ("cap()[0] == 12", "RDNA4 (gfx1200)"),
+    ("cap()[0] * 10 + cap()[1] >= 90", "every AMD GPU"),
+    ("cap()[0] > 8 or (cap()[0] == 8 and cap()[1] >= 9)", "MI200 (gfx90a), RDNA2 (gfx1030), RDNA3 (gfx1100)"),
+    ("cap() >= (8, 0)", None),  # bf16: right on every AMD GPU
+    ("cap() >= (7, 0)", None),  # fp16
+    ("cap()[0] < 8", None),
+    ("cap() != (10, 0)", None),  # no AMD GPU reports 10.0
+])
+def test_capability_comparisons_judged_on_the_amd_table(comparison, wrong):
+    expr = ast.parse(comparison.replace("cap()", "torch.cuda.get_device_capability()"), mode="eval").body
+    verdict = judge(expr, lambda name: None)
+    assert verdict is not None
+    if wrong is None:
+        assert verdict.wrong == ()
+    else:
+        assert verdict.describe().endswith(f"wrong on {wrong}")
+
+
+def test_roc106_names_the_amd_gpus_in_its_message(tmp_path):
+    _write(tmp_path, {"k.py": "import torch\nif torch.cuda.get_device_capability() == (9, 0):\n    hopper()\n"
+                               "if torch.cuda.get_device_capability() >= (8, 0):\n    bf16()\n"
+                               "major, minor = torch.cuda.get_device_capability()\n"
+                               "FP8 = major > 8 or (major == 8 and minor >= 9)\n"})
+    findings = _check(tmp_path, "k.py")
+    assert [(f["code"], f["line"]) for f in findings] == [("ROC106", 2), ("ROC106", 6)]
+    assert "MI200 (gfx90a)" in findings[0]["message"] and "SM 9.0" in findings[0]["message"]
+    assert "tests FP8 but is wrong on MI200 (gfx90a), RDNA2 (gfx1030), RDNA3 (gfx1100):" in findings[1]["message"]
+
+
+def test_the_model_is_built_only_when_a_rule_asks(tmp_path):
+    """A run over files without anchors (pre-commit on a clean file) never scans the project."""
+    from rocmlint.config import Settings
+    from rocmlint.engine import lint_file
+    from rocmlint.project import activate
+
+    _write(tmp_path, {"platform.py": HELPERS, "clean.py": "import os\nprint(os.getcwd())\n",
+                      "gated.py": "import torch\nfrom platform import on_amd\nif not on_amd():\n"
+                                  "    v = torch.version.cuda.split('.')\n"})
+    project = Project(tmp_path, Settings(select=("ROC1",)))
+    project.prepare(["python"])
+    lazy = project.part("python")
+    activate(project)
+    try:
+        assert lint_file(tmp_path / "clean.py", "clean.py", project.settings).findings == []
+        assert lazy._model is None
+        assert lint_file(tmp_path / "gated.py", "gated.py", project.settings).findings == []
+        assert lazy._model is not None and lazy.helper("on_amd").kind == "rocm"
+    finally:
+        activate(None)
+
+
+def test_code_only_the_nvidia_build_calls_is_not_reported(tmp_path, monkeypatch):
+    """The call chain decides: a private helper called only under `if not on_amd():` (or a
+    name used only there) runs only on NVIDIA; one more call from shared code makes it a hazard."""
+    body = '''\
+        import torch
+        from platform import on_amd
+
+
+        def _quantize(x):
+            fp8 = torch.float8_e4m3fn
+            return x.to(fp8)
+
+
+        def run(x):
+            if not on_amd():
+                return _quantize(x)
+            return x
+        '''
+    _write(tmp_path, {"pyproject.toml": "", "platform.py": HELPERS, "q.py": body})
+    assert _check(tmp_path, "q.py") == []
+    monkeypatch.chdir(tmp_path)
+    verdict = _model(tmp_path).explain("q.py", 6)
+    assert verdict.value is False and verdict.evidence[0].where == "q.py:5"
+    (tmp_path / "q.py").write_text(textwrap.dedent(body) + "\n\nSHARED = _quantize(torch.ones(1))\n")
+    assert [f["line"] for f in _check(tmp_path, "q.py")] == [6]
