@@ -61,6 +61,8 @@ class WarpSizeConstexprUse(Rule):
     pattern = r"\bwarpSize\b"
     fix_applicability = Applicability.UNSAFE
     wave_size_rule = True
+    # A build break on ROCm 7 whoever wrote it, AMD-only code included.
+    definite_on_amd = True
     reference_kernel = "wave_size_constexpr.hip"
 
     valid = (
