@@ -5,7 +5,7 @@ import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, TypeVar
 
 from .cache import Cache, content_hash
 from .discovery import Target
@@ -22,6 +22,7 @@ PARALLEL_THRESHOLD = 24
 # (~0.3 s of 2,300 one-file tasks on the torch package, more than the second core saved);
 # small enough that a few huge files still spread over the workers.
 BATCH_SIZE = 16
+Item = TypeVar("Item")
 
 
 @dataclass(frozen=True)
@@ -149,9 +150,9 @@ def run_batch(batch: tuple[Job, ...]) -> list[FileResult]:
     return results
 
 
-def batches(jobs: Iterable[Job], size: int) -> Iterator[tuple[Job, ...]]:
-    """``jobs`` in consecutive groups of ``size`` (the last may be shorter)."""
-    iterator = iter(jobs)
+def batches(items: Iterable[Item], size: int) -> Iterator[tuple[Item, ...]]:
+    """``items`` in consecutive groups of ``size`` (the last may be shorter)."""
+    iterator = iter(items)
     while batch := tuple(itertools.islice(iterator, size)):
         yield batch
 
