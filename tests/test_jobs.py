@@ -137,3 +137,13 @@ def test_ctrl_c_stops_a_parallel_run_at_once(tmp_path):
     assert process.returncode == 130
     assert time.monotonic() - start < 5, "the queued files were still being checked after Ctrl-C"
     assert "rocmlint: interrupted" in err and "Traceback" not in err
+
+
+def test_jobs_go_to_the_pool_in_ordered_batches():
+    from rocmlint.runner import BATCH_SIZE, batches
+
+    jobs = list(range(2 * BATCH_SIZE + 3))
+    grouped = list(batches(iter(jobs), BATCH_SIZE))
+    assert [len(batch) for batch in grouped] == [BATCH_SIZE, BATCH_SIZE, 3]
+    assert [job for batch in grouped for job in batch] == jobs
+    assert list(batches([], BATCH_SIZE)) == []
