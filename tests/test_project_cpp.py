@@ -557,3 +557,23 @@ def test_rocm_native_project_reports_only_definite_wave_size_defects(tmp_path, c
     write_tree(tmp_path, {"cuda/reduce.cu": "#include <cuda_runtime.h>\n"})
     assert not model_for(tmp_path).rocm_native
     assert "ROC204" in {code for code, _, _ in where(findings(tmp_path, capsys))}
+
+
+def test_evidence_does_not_depend_on_hash_order_or_worker_count(toy):
+    # A header many units include: the chain shown as evidence must be the same in every run.
+    for index in range(12):
+        (toy / f"src/unit{index:02d}.cu").write_text('#include "common.cuh"\n#include "cp-async.cuh"\n'
+                                                     "__global__ void k(int* o) { o[threadIdx.x % 32] = 1; }\n")
+    import os
+    import subprocess
+    import sys
+
+    outputs = set()
+    for seed, jobs in (("1", "1"), ("2", "2"), ("3", "1")):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        done = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--no-cache", "--exit-zero", "-j", jobs,
+                               "--output-format", "json", "."], cwd=toy, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert any(f["evidence"] for f in json.loads(done.stdout))
+        outputs.add(done.stdout)
+    assert len(outputs) == 1

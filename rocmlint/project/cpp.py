@@ -786,7 +786,8 @@ def _reachability(model: CppModel) -> None:
     model.roots = roots
     # Breadth first: certain edges first, then the doubtful ones.
     for certain in (True, False):
-        frontier = [r for r in roots if r not in reach] if certain else [r for r, v in reach.items()]
+        # Sorted: the include chain shown as evidence must not depend on hash order.
+        frontier = [r for r in sorted(roots) if r not in reach] if certain else [r for r, v in reach.items()]
         for r in frontier:
             if r not in reach:
                 reach[r] = Verdict(True, (root_why,))
@@ -818,7 +819,7 @@ def _reachability(model: CppModel) -> None:
         changed = True
         while changed:
             changed = False
-            for rel in list(candidates):
+            for rel in sorted(candidates):
                 for edge in includers[rel]:
                     origin = reach.get(edge.includer)
                     if edge.reach is not False and edge.includer not in candidates and \

@@ -140,7 +140,7 @@ def scan(root: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, in
                     build[prefix + name] = (st.st_mtime_ns, st.st_size)
             except OSError:
                 continue  # vanished or a dangling link: not part of the project
-    return sources, build
+    return dict(sorted(sources.items())), dict(sorted(build.items()))  # order-independent of the file system
 
 
 _HIP_BYTES = (b"hip/", b"__HIP", b"USE_ROCM", b"__AMDGCN__")
