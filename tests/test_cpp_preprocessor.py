@@ -26,6 +26,7 @@ def conditionals(text: str) -> Conditionals:
     ("(defined GGML_USE_HIP) && !(defined GGML_USE_CUDA)", 1),
     ("__has_include(<hip/hip_runtime.h>)", None),
     ("1 ? defined(__HIP__) : 0", 1),
+    ("017 == 15 && 0x1Fu == 31 && 02 == 2 && 10UL == 10", 1),  # C literals: octal, hex, suffixes
 ])
 def test_evaluator_three_valued(expr, value):
     ev = Evaluator({m: 1 for m in SETTINGS.all_rocm_macros}, set(SETTINGS.all_nvidia_macros))

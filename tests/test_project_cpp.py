@@ -577,3 +577,13 @@ def test_evidence_does_not_depend_on_hash_order_or_worker_count(toy):
         assert any(f["evidence"] for f in json.loads(done.stdout))
         outputs.add(done.stdout)
     assert len(outputs) == 1
+
+
+def test_octal_macro_values_do_not_stop_the_model(tmp_path):
+    # Version macros written with a leading zero (`#define MINOR 02`) are C octal literals.
+    write_tree(tmp_path, {"include/version.h": "#pragma once\n#define LIB_MINOR 02\n#define LIB_PATCH 010\n",
+                          "src/k.cu": '#include "../include/version.h"\n#include <hip/hip_runtime.h>\n'
+                                      "#if LIB_MINOR == 2 && LIB_PATCH == 8\n#define NEW_API 1\n#endif\n"})
+    model = model_for(tmp_path)
+    assert model is not None
+    assert model.macro("NEW_API", tmp_path / "src/k.cu").state is not False

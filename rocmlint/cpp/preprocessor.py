@@ -129,6 +129,16 @@ _PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 
                "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
 
 
+def c_integer(text: str) -> int:
+    """A C integer literal's value: ``0x1F``, ``017`` (octal), ``42`` (suffixes stripped)."""
+    digits = text.rstrip("uUlL")
+    if digits[:2] in ("0x", "0X"):
+        return int(digits, 16)
+    if len(digits) > 1 and digits[0] == "0":
+        return int(digits, 8) if all(c in "01234567" for c in digits) else int(digits.lstrip("0") or "0")
+    return int(digits)
+
+
 class _Unparsable(Exception):
     pass
 
@@ -202,7 +212,7 @@ class Evaluator:
                 return None  # strings, chars, anything odd: unknown
             pos = m.end()
             if m.group("num"):
-                tokens.append(("num", int(m.group("num"), 0)))
+                tokens.append(("num", c_integer(m.group("num"))))
             elif m.group("id"):
                 tokens.append(("id", m.group("id")))
             elif m.group("op"):

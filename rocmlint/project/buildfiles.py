@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..config import ConfigError
 from . import Evidence
+from ..cpp.preprocessor import c_integer
 
 
 class BuildFileError(ConfigError):
@@ -268,7 +269,7 @@ def read_cmake(facts: BuildFacts, rel_file: str, text: str) -> None:
             for item in defs:
                 macro, _, value = item.partition("=")
                 if re.fullmatch(r"[A-Za-z_]\w*", macro):
-                    number = int(value, 0) if re.fullmatch(r"-?(?:0[xX][0-9a-fA-F]+|\d+)", value) else (1 if not value else None)
+                    number = _number(value)
                     origin = "HIP-only CMakeLists" if hip_only and not stack else "HIP branch of CMakeLists"
                     facts.amd_defines.setdefault(macro, (number, Evidence(f"{name}({item}) in a {origin}", where(line))))
         for i, arg in enumerate(args):
@@ -354,7 +355,9 @@ def _number(value: str) -> int | None:
     """The value of ``-DNAME=value`` (``-DNAME`` is 1), None when not a number."""
     if not value:
         return 1
-    return int(value, 0) if re.fullmatch(r"-?(?:0[xX][0-9a-fA-F]+|\d+)", value) else None
+    if not re.fullmatch(r"-?(?:0[xX][0-9a-fA-F]+|\d+)", value):
+        return None
+    return -c_integer(value[1:]) if value.startswith("-") else c_integer(value)
 
 
 def read_compile_commands(location: str) -> CompileDatabase:
