@@ -46,7 +46,7 @@ class Tf32FlagUngated(Rule):
     name = "tf32-flag-ungated"
     message = "TF32 flag set on ROCm too (ignored or XF32 with different numerics); set it for NVIDIA only"
     language = "python"
-    pattern = r"allow_tf32\b"
+    pattern = r"(?<=\.)allow_tf32\b"  # only attribute assignments are checked: not the name in a string
     fix_applicability = Applicability.SAFE
 
     valid = (
