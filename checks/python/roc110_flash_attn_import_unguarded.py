@@ -125,7 +125,7 @@ class FlashAttnImportUnguarded(Rule):
         if "flash" in path.rsplit("/", 1)[-1].lower() or "/flash_attn/" in f"/{path}":
             return True
         folder = os.path.dirname(os.path.abspath(ctx.path))
-        stop = getattr(ctx.project, "root", None)
+        stop = ctx.project.root if ctx.project is not None else None
         for _ in range(8):
             if (os.path.isfile(os.path.join(folder, "flash_attn", "__init__.py"))
                     or os.path.isfile(os.path.join(folder, "hopper", "flash_attn_interface.py"))):

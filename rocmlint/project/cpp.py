@@ -441,7 +441,7 @@ class CppModel:
 def build(project: "Project") -> CppModel | None:
     settings = project.settings
     root = os.path.abspath(str(project.root))
-    cache_dir = getattr(project, "cache_dir", None)
+    cache_dir = project.cache_dir
     stats, build_stats = scan(root)
     if len(stats) > MAX_FILES:
         import sys
@@ -449,8 +449,8 @@ def build(project: "Project") -> CppModel | None:
         print(f"rocmlint: {root} holds more than {MAX_FILES} C/C++ files: no project model "
               "(lint from the project's folder)", file=sys.stderr)
         return None
-    location = getattr(project, "compile_commands", None) or (settings.compile_commands if settings else "")
-    if location and not os.path.isabs(location) and not getattr(project, "compile_commands", None) \
+    location = project.compile_commands or (settings.compile_commands if settings else "")
+    if location and not os.path.isabs(location) and not project.compile_commands \
             and settings is not None and settings.config_dir:
         location = os.path.join(settings.config_dir, location)
     key = _model_key(root, stats, build_stats, settings, location)

@@ -508,7 +508,7 @@ def build_now(project: "Project") -> PythonModel:
 
 def _cache_file(project: "Project") -> Path | None:
     """Where summaries persist: beside the result cache, when one is in use."""
-    directory = getattr(project, "cache_dir", None)
+    directory = project.cache_dir
     if directory is None:
         return None
     return Path(directory) / f"python-model-{SUMMARY_VERSION}-{digest(str(project.root))}.json"
