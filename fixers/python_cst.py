@@ -275,15 +275,21 @@ def _wrap_long_line(fragment: Fragment, module: cst.Module, path: list[cst.CSTNo
     assert isinstance(value, cst.IfExp)
     one_line = "\n" not in fragment.text
     container = None
+    in_fstring = False  # a line break inside a one-line f-string is a syntax error (< 3.12)
     for node, child in zip(reversed(path[:-1]), reversed(path[1:])):
         if isinstance(node, (cst.BaseSmallStatement, cst.Decorator, cst.BaseCompoundStatement)):
             break
+        if isinstance(node, cst.FormattedString):
+            in_fstring, container = True, None  # only a bracket outside the f-string may split
+            continue
         # A bracket around the value: its arguments or elements hold it (not `f(x)` of `f(x)(y)`).
         if (isinstance(node, _CONTAINERS) and isinstance(child, _ITEMS)
                 and (one_line or "\n" not in module.code_for_node(node))):
             container = node
     # Continuation lines are indented from the line the bracket opens on (the value's line:
     # only a bracket the value shares one line with is split).
+    if in_fstring and container is None:
+        return None  # a long line beats a broken f-string
     step = base + unit
     shapes: list[tuple[cst.CSTNode, cst.CSTNode]] = []
     if isinstance(container, cst.Call) and container.args:
@@ -372,11 +378,13 @@ _ITEMS = (cst.Arg, cst.BaseElement, cst.BaseDictElement)
 
 def _split_call(call: cst.Call, base: str, step: str, one_per_line: bool) -> cst.Call:
     args = list(call.args)
+    # A sole unparenthesised generator argument takes no trailing comma (a syntax error).
+    sole_generator = len(args) == 1 and isinstance(args[0].value, cst.GeneratorExp) and not args[0].value.lpar
     new_args = []
     for index, arg in enumerate(args):
         last = index == len(args) - 1
         closing = _hanging(base)
-        if one_per_line:
+        if one_per_line and not (last and sole_generator):
             new_args.append(arg.with_changes(comma=cst.Comma(whitespace_after=closing if last else _hanging(step)),
                                              whitespace_after_arg=cst.SimpleWhitespace("")))
         elif last:

@@ -15,7 +15,6 @@ import pytest
 
 from rocmlint.config import Settings
 from rocmlint.engine import analyse_buffer
-from rocmlint.fixers.apply import FixRejected
 from rocmlint.python.context import has_position
 from rocmlint.python import LANGUAGE
 from rocmlint.registry import all_rules
@@ -103,21 +102,12 @@ PATTERN_CASES = {
     "ROC107": "match dtype:\n    case torch.float8_e4m3fn:\n        pass\n",
 }
 HEADER = "import os\nimport torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
-# Fixes the line-wrapping layout (fixers/python_cst.py) breaks today: it splits a sole
-# generator-expression argument with a trailing comma, and splits the arguments of a call
-# inside a one-line f-string (a syntax error before Python 3.12). The fixer's re-parse check
-# refuses them (nothing is written); these cases start passing when the layout keeps them.
-REFUSED_FIXES = {("ROC101", "generator"), ("ROC102", "generator"), ("ROC109", "generator"),
-                 ("ROC102", "f-string"), ("ROC102", "f-string-spec"),
-                 ("ROC109", "f-string"), ("ROC109", "f-string-spec")}
 RULES = all_rules()
 
 
 def _cases():
     for (code, expr), (where, template) in itertools.product(EXPRESSIONS.items(), EXPRESSION_POSITIONS.items()):
-        marks = [pytest.mark.xfail(raises=FixRejected, strict=True, reason="layout breaks the fix")] \
-            if (code, where) in REFUSED_FIXES else []
-        yield pytest.param(code, template.replace("@T@", expr), id=f"{code}-{where}", marks=marks)
+        yield pytest.param(code, template.replace("@T@", expr), id=f"{code}-{where}")
     for (code, stmt), (where, template) in itertools.product(STATEMENTS.items(), STATEMENT_POSITIONS.items()):
         yield pytest.param(code, template.replace("@S@", stmt), id=f"{code}-stmt-{where}")
     for code, body in PATTERN_CASES.items():
