@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import crash_rule_on
 
 from rocmlint.languages import language_for
-from rocmlint.registry import all_rules
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -27,15 +27,7 @@ def tree(tmp_path, monkeypatch) -> Path:
             shutil.copyfile(original, root / original.parent.name / original.name)
     (root / "pyproject.toml").write_text("[tool.rocmlint]\nroot = true\n")
     (root / "boom.py").write_text("import pynvml\n")
-    rule = all_rules()["ROC103"]
-    plain = rule.check
-
-    def check(self, ctx):
-        if "boom" in ctx.path:
-            raise KeyError("lane")
-        return plain(self, ctx)
-
-    monkeypatch.setattr(rule, "check", check)  # the in-process -j 1 run only
+    crash_rule_on(monkeypatch, "ROC103", "boom", KeyError("lane"))  # the in-process -j 1 run only
     monkeypatch.setenv("ROCMLINT_DEBUG", "1")
     return root
 

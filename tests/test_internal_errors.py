@@ -6,10 +6,10 @@ import json
 import os
 
 import pytest
+from conftest import crash_rule_on
 from test_sarif import assert_valid, validator  # noqa: F401 - the schema validator fixture
 
 from rocmlint.cli import main
-from rocmlint.registry import all_rules
 
 HAZARD = "import pynvml\n"  # ROC103: the rule this test makes crash on "boom" files
 CRASH = "AttributeError: 'arguments' object has no attribute 'lineno'"
@@ -21,15 +21,7 @@ def project(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text("[tool.rocmlint]\nroot = true\n")
     (tmp_path / "clean.py").write_text("import os\nprint(os.getcwd())\n")
     (tmp_path / "boom.py").write_text(HAZARD)
-    rule = all_rules()["ROC103"]
-    original = rule.check
-
-    def check(self, ctx):
-        if "boom" in ctx.path:
-            raise AttributeError("'arguments' object has no attribute 'lineno'")
-        return original(self, ctx)
-
-    monkeypatch.setattr(rule, "check", check)
+    crash_rule_on(monkeypatch, "ROC103", "boom", AttributeError("'arguments' object has no attribute 'lineno'"))
     monkeypatch.delenv("ROCMLINT_DEBUG", raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path
