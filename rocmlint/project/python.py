@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import Evidence, Verdict, digest
+from .summary_cache import cached_summaries
 
 if TYPE_CHECKING:
     from . import Project
@@ -424,15 +424,21 @@ def _first_code(ctx, line: int) -> int:
     return start + (len(text.encode()) - len(text.lstrip().encode()))
 
 
-def _walk(root: Path):
-    """(relative path, full path) of every Python file under ``root``."""
+def _stats(root: Path) -> dict[str, tuple[int, int]]:
+    """(mtime, size) of every Python file under ``root``, by path relative to it."""
     top = str(root)
+    stats: dict[str, tuple[int, int]] = {}
     for folder, dirs, names in os.walk(top):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
         prefix = folder[len(top) + 1:].replace(os.sep, "/")
-        for name in names:
+        for name in sorted(names):
             if name.endswith(".py"):
-                yield (f"{prefix}/{name}" if prefix else name), os.path.join(folder, name)
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                stats[f"{prefix}/{name}" if prefix else name] = (st.st_mtime_ns, st.st_size)
+    return stats
 
 
 class LazyModel:
@@ -464,44 +470,15 @@ def build(project: "Project") -> LazyModel:
 
 
 def build_now(project: "Project") -> PythonModel:
-    """Summarise every Python file under the project root (cached by content)."""
-    import hashlib
-
+    """Summarise every Python file under the project root (stat-keyed cache)."""
     root = Path(project.root)
     cache_file = _cache_file(project)
-    cached: dict[str, Any] = {}
-    if cache_file is not None:
-        try:
-            cached = json.loads(cache_file.read_text())
-        except (OSError, ValueError):
-            cached = {}
-    fresh: dict[str, Any] = {}
-    summaries: dict[str, Summary] = {}
-    # Workers may build concurrently: write the cache atomically (below).
-    for rel, full in _walk(root):
-        try:
-            with open(full, "rb") as handle:  # not Path.read_bytes: a Path per file costs a third more
-                source = handle.read()
-        except OSError:
-            continue
-        key = hashlib.blake2b(source, digest_size=12).hexdigest() if cache_file is not None else ""
-        entry = cached.get(rel)
-        if entry is not None and entry[0] == key:
-            summary = _from_json(entry[1])
-        else:
-            summary = summarize(rel, source)
-        summaries[rel] = summary
-        if cache_file is not None:
-            fresh[rel] = [key, _to_json(summary)]
-    if cache_file is not None and fresh != cached:
-        try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            temporary = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(fresh))
-            os.replace(temporary, cache_file)
-        except OSError:
-            pass
-    model = PythonModel(root, summaries)
+
+    def summarise(rel: str, source: bytes | None) -> list | None:
+        return _to_json(summarize(rel, source)) if source is not None else None  # unreadable: left out
+
+    found = cached_summaries(str(cache_file) if cache_file is not None else None, str(root), _stats(root), summarise)
+    model = PythonModel(root, {rel: _from_json(data) for rel, data in found.items()})
     model.finish()
     return model
 

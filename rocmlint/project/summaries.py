@@ -3,14 +3,13 @@ directives (``#if`` chains, ``#define``/``#undef``, ``#include``), cached by sta
 run does not re-read files. Build files (CMake, setup.py) are collected as text."""
 from __future__ import annotations
 
-import json
 import os
 import re
-import tempfile
 from functools import cached_property
 
 from ..config import DEFAULT_EXCLUDES
 from ..cpp.preprocessor import directives
+from .summary_cache import cached_summaries
 
 C_FAMILY_EXTENSIONS = frozenset({
     ".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".cuh", ".hip", ".h", ".hh", ".hpp", ".hxx",
@@ -184,57 +183,11 @@ def read_build_files(root: str, build: dict) -> dict[str, str]:
 def load_summaries(root: str, stats: dict, cache_dir=None) -> dict[str, Summary]:
     """Summaries of the C-family files ``scan`` found (stat-keyed cache)."""
     cache_file = None
-    entries: dict[str, list] = {}
     if cache_dir is not None:
         from ..cache import build_key
 
         cache_file = os.path.join(str(cache_dir), f"cppmodel-{build_key()}.json")
-        try:
-            with open(cache_file, encoding="utf-8") as fh:
-                loaded = json.load(fh)
-            if isinstance(loaded, dict) and loaded.get("root") == root:
-                entries = loaded.get("files", {})
-        except (OSError, ValueError):
-            entries = {}
-    files: dict[str, Summary] = {}
-    fresh: dict[str, list] = {}
-    dirty = False
-    stale = [rel for rel, (mtime, size) in stats.items()
-             if not ((entry := entries.get(rel)) is not None and entry[0] == mtime and entry[1] == size)]
-    read = _summarise_files(root, stale)
-    dirty = bool(stale)
-    for rel, (mtime, size) in stats.items():
-        found = read[rel] if rel in read else entries[rel][2]
-        fresh[rel] = [mtime, size, found]
-        files[rel] = Summary(found)
-    if cache_file is not None and (dirty or len(fresh) != len(entries)):
-        _save(cache_file, {"root": root, "files": fresh})
-    return files
-
-
-def _summarise_files(root: str, rels: list[str]) -> dict[str, list]:
-    """Summaries of the files to (re)read (a pool does not pay: pickling the results back
-    costs what the second core saves)."""
-    out: dict[str, list] = {}
-    for rel in rels:
-        try:
-            with open(os.path.join(root, rel), "rb") as fh:
-                out[rel] = summarise(fh.read())
-        except OSError:
-            out[rel] = []  # unreadable: no facts from it (its macros stay unknown)
-    return out
-
-
-def _save(path: str, data: dict) -> None:
-    try:
-        folder = os.path.dirname(path)
-        os.makedirs(folder, exist_ok=True)
-        for old in os.listdir(folder):
-            if old.startswith("cppmodel-") and old.endswith(".json") and os.path.join(folder, old) != path:
-                os.unlink(os.path.join(folder, old))
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, separators=(",", ":"))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # read-only checkout: no summary cache
+    # An unreadable file gives no facts (its macros stay unknown).
+    found = cached_summaries(cache_file, root, stats, lambda _rel, data: summarise(data) if data is not None else [],
+                             stale_prefix="cppmodel-")
+    return {rel: Summary(directives) for rel, directives in found.items()}
