@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from .config import ConfigResolver, Settings, is_excluded
-from .languages import language_for
+from .languages import extra_languages, language_for
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -95,6 +95,17 @@ def discover(paths: list[str], resolver: ConfigResolver, cwd: Path | None = None
         yield from _walk(os.path.realpath(raw), resolver, cwd_str, seen)
 
 
+def _wanted(language: str | None, path: str, settings: Settings) -> bool:
+    """A file some selected rule reads (``--select ROC1`` skips the C++ headers of a tree
+    before any work is spent on them)."""
+    if language is None:
+        return False
+    from .engine import selected_languages
+
+    wanted = selected_languages(settings.select, settings.ignore)
+    return language in wanted or any(extra in wanted for extra in extra_languages(path))
+
+
 def _walk(top: str, resolver: ConfigResolver, cwd: str, seen: set[str]) -> Iterator[Target]:
     stack = _IgnoreStack()
     root = _repo_root(top)
@@ -138,7 +149,7 @@ def _walk_dir(directory: str, top: str, stack: _IgnoreStack, resolver: ConfigRes
             if entry.name == ".git" or stack.ignored(path, True) or is_excluded(path, True, settings, top):
                 continue
             subdirs.append(path)
-        elif language_for(path) is not None:
+        elif _wanted(language_for(path), path, settings):
             if path in seen or stack.ignored(path, False) or is_excluded(path, False, settings, top):
                 continue
             seen.add(path)

@@ -8,6 +8,7 @@ from pathlib import Path
 from .config import Settings
 from .languages import ParseFailure, extra_languages, get_language, language_for
 from .model import Applicability, Finding, LineIndex, Span
+from .project import active as active_project
 from .registry import ENGINE_CODES, select_rules
 from .rule import FileContext, Rule
 from .source import SourceError, SourceFile, read_source
@@ -17,6 +18,14 @@ from .suppress import is_suppressed, suppressed_codes
 @lru_cache(maxsize=64)
 def rules_for(select: tuple[str, ...], ignore: tuple[str, ...], language: str) -> tuple[Rule, ...]:
     return tuple(rule() for rule in select_rules(list(select), list(ignore)) if rule.runs_on(language))
+
+
+@lru_cache(maxsize=64)
+def selected_languages(select: tuple[str, ...], ignore: tuple[str, ...]) -> frozenset[str]:
+    """The halves some selected rule runs on (before per-file ignores, which only remove)."""
+    from .languages import LANGUAGES
+
+    return frozenset(language for language in LANGUAGES if rules_for(select, ignore, language))
 
 
 def active_rules(settings: Settings, language: str, path: Path | None = None) -> tuple[Rule, ...]:
@@ -49,7 +58,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         if rule.code not in candidates:
             continue
         if rule.pattern:
-            spans = [Span(m.start(), m.end()) for m in rule.compiled_pattern().finditer(buffer)]
+            spans = [Span(m.start(), m.end()) for m in rule.matches(buffer)]
             if spans:
                 hits[rule.code] = spans
         else:
@@ -59,6 +68,10 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
     # A rule runs in the file's own half, or in the other half that reads the file too
     # (setup.py: Python rules and manifest rules); one context per half.
     half_of = {r.code: language if r.runs_on(language) else r.language for r in rules if r.code in hits}
+    project = active_project()
+    if project is not None and project.deferring:
+        for needed in sorted(set(half_of.values())):
+            project.part(needed)  # unbuilt: the file waits for the model, before it is parsed
     contexts: dict[str, FileContext] = {}
     for rule in rules:
         half = half_of.get(rule.code)
@@ -251,6 +264,12 @@ class FileResult:
     internal_error: str | None = None  # rocmlint crashed on this file (a bug to report)
     diff: str = ""
     content_hash: str | None = None  # set by checks, for the cache
+    # First pass of a big run (``runner.run_deferred``): the file waits for the project model,
+    # what the workers summarised of it for the model (language -> summary), and the parts
+    # (often none) it was checked without, to check again if they exist.
+    deferred: bool = False
+    summaries: dict | None = None
+    asked: tuple[str, ...] = ()
 
 
 def lint_source(path: Path, display: str, settings: Settings) -> tuple[SourceFile | None, list[Finding]]:

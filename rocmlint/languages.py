@@ -17,6 +17,7 @@ EXTENSIONS = {
     ".c++": "cpp", ".h": "cpp", ".hh": "cpp", ".hpp": "cpp", ".hxx": "cpp", ".inl": "cpp",
 }
 _MODULES = {"python": "rocmlint.python", "cpp": "rocmlint.cpp", "manifest": "rocmlint.manifest"}
+LANGUAGES = tuple(_MODULES)
 
 
 class ParseFailure(Exception):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 from .model import Applicability, Finding, Fix, LineIndex, Severity, Span
 from .project import active as active_project
@@ -28,6 +28,31 @@ class Example:
     unsafe: bool = False  # expected text needs --unsafe-fixes
 
 
+def _anchored_matches(pattern: "re.Pattern[bytes]", anchors: "tuple[re.Pattern[bytes], ...]",
+                      buffer: bytes) -> "Iterator[re.Match[bytes]]":
+    """``pattern.finditer`` over the lines around the anchors' matches (see ``Rule.anchors``)."""
+    size = len(buffer)
+    windows = []
+    for anchor in anchors:
+        for m in anchor.finditer(buffer):
+            start = buffer.rfind(b"\n", 0, m.start()) + 1
+            while start > 0 and not buffer[start:m.start()].strip():  # blank up to the anchor
+                start = buffer.rfind(b"\n", 0, start - 1) + 1
+            end = buffer.find(b"\n", m.end())
+            while 0 <= end < size and not buffer[m.end():end].strip():
+                end = buffer.find(b"\n", end + 1)
+            windows.append((start, size if end < 0 else end))
+    windows.sort()
+    merged: list[list[int]] = []
+    for start, end in windows:
+        if merged and start <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    for start, end in merged:
+        yield from pattern.finditer(buffer, start, end)
+
+
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
@@ -40,6 +65,12 @@ class Rule:
     # matches are the rule's anchors (``ctx.hits``): rules inspect the tree around them
     # instead of walking whole files. Keep it specific: every match costs a parse.
     pattern: ClassVar[str] = ""
+    # Optional speed-up for a pattern re scans slowly (alternatives starting with common
+    # punctuation): fast regexes, each best starting with a literal, one of which matches
+    # inside every match of ``pattern``, which reaches beyond it only as far as the lines of
+    # the nearest non-blank bytes on either side. ``pattern`` then runs on those lines only;
+    # the matches are the same (``tests/test_rule_anchors.py`` holds every rule to it).
+    anchors: ClassVar[tuple[str, ...]] = ()
     # Optional: the file must also contain one of these (e.g. markers of GPU code), for
     # rules whose pattern alone matches in most files (`% 32`). Checked in the same
     # Aho-Corasick pass as the pattern's literal factors.
@@ -60,6 +91,7 @@ class Rule:
     # Filled on first use; read through cls.__dict__ so that a subclass never sees its base's.
     _compiled: ClassVar[re.Pattern[bytes]]
     _literals: ClassVar[tuple[bytes, ...] | None]
+    _compiled_anchors: ClassVar[tuple[re.Pattern[bytes], ...]]
 
     def check(self, ctx: Any) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -103,6 +135,17 @@ class Rule:
             compiled = re.compile(cls.pattern.encode(), re.MULTILINE)
             cls._compiled = compiled
         return compiled
+
+    @classmethod
+    def matches(cls, buffer: bytes) -> "Iterator[re.Match[bytes]]":
+        """``pattern``'s matches in ``buffer``, in order (through ``anchors`` when set)."""
+        pattern = cls.compiled_pattern()
+        if not cls.anchors:
+            return pattern.finditer(buffer)
+        compiled = cls.__dict__.get("_compiled_anchors")
+        if compiled is None:
+            compiled = cls._compiled_anchors = tuple(re.compile(a.encode(), re.MULTILINE) for a in cls.anchors)
+        return _anchored_matches(pattern, compiled, buffer)
 
     @classmethod
     def literals(cls) -> tuple[bytes, ...] | None:

@@ -12,7 +12,8 @@ from .discovery import Target
 from .engine import FileResult, active_rules, analyse_buffer, engine_finding, lines_not_in
 from .languages import get_language, language_for
 from .model import Applicability
-from .project import Project, activate
+from .project import ModelDeferred, Project, activate
+from .project import active as active_project
 from .registry import INTERNAL_ERROR
 from .source import SourceError, atomic_write, read_source
 
@@ -40,6 +41,8 @@ def run_job(job: Job) -> FileResult:
     """One file; a crash in a rule or fixer is reported for that file, the run goes on."""
     try:
         return _run_job(job)
+    except ModelDeferred:
+        return FileResult(path=job.target.path, display=job.target.display, deferred=True)
     except Exception as exc:  # noqa: BLE001 - isolate one file's failure
         import traceback
 
@@ -66,6 +69,23 @@ def _run_job(job: Job) -> FileResult:
     except SourceError as exc:
         result.findings = [engine_finding("ROC002", target.display, str(exc))]
         return result
+    project = active_project()
+    if project is not None and project.deferring:  # first pass: summarise for the model too
+        summaries = project.summarise(target.path, source.raw) or None
+        result.summaries = summaries
+        project.asked.clear()
+        try:
+            return _analyse_job(job, source, result)
+        except ModelDeferred:
+            return FileResult(path=target.path, display=target.display, deferred=True, summaries=summaries)
+        finally:
+            result.asked = project.languages_asked()
+    return _analyse_job(job, source, result)
+
+
+def _analyse_job(job: Job, source, result: FileResult) -> FileResult:
+    target = job.target
+    language, rules, settings = job.language, job.rules, target.settings
 
     def analyse(buffer: bytes):
         return analyse_buffer(target.display, buffer, language, settings, rules)
@@ -159,7 +179,7 @@ def batches(items: Iterable[Item], size: int) -> Iterator[tuple[Item, ...]]:
         yield batch
 
 
-def run_parallel(todo: Iterable[Job], workers: int) -> list[FileResult]:
+def run_parallel(todo: Iterable[Job], workers: int, batch_size: int = BATCH_SIZE) -> list[FileResult]:
     """Every job's result, from a pool of forked workers (BATCH_SIZE jobs per task).
 
     A worker that dies (a crash in a C extension, the OOM killer) breaks the pool and takes
@@ -180,7 +200,7 @@ def run_parallel(todo: Iterable[Job], workers: int) -> list[FileResult]:
         # Ctrl-C: workers stop after the file in hand; the parent drops the queue and exits.
         pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_note_interrupts)
         try:
-            for batch in batches(remaining, BATCH_SIZE):
+            for batch in batches(remaining, batch_size):
                 try:
                     submitted.append((batch, pool.submit(run_batch, batch)))
                 except BrokenProcessPool:
@@ -200,9 +220,55 @@ def run_parallel(todo: Iterable[Job], workers: int) -> list[FileResult]:
             return results
         lost_order = {id(job): n for n, job in enumerate(job for batch, _future in submitted for job in batch)}
         lost.sort(key=lambda job: lost_order.get(id(job), len(lost_order)))
-        in_flight = (2 * workers + 1) * BATCH_SIZE
+        in_flight = (2 * workers + 1) * batch_size
         suspects, remaining = lost[:in_flight], lost[in_flight:]
         results.extend(run_alone(job) for job in suspects)
+
+
+def run_deferred(todo: Iterable[Job], workers: int, project: Project) -> list[FileResult]:
+    """A big run in two passes (see ``rocmlint/project``): every file is read once by the
+    first pool, which finishes the files no rule needs the model for and summarises all for
+    it; the model is built from those summaries, and a pool forked after it checks the rest."""
+    jobs: dict[Path, Job] = {}
+
+    def remembered() -> Iterator[Job]:
+        for job in todo:
+            jobs[job.target.path] = job
+            yield job
+
+    project.deferring = True
+    try:
+        first = run_parallel(remembered(), workers)
+    finally:
+        project.deferring = False
+    for result in first:
+        if result.summaries:
+            project.take_summaries(result.summaries, result.path)
+            result.summaries = None
+    project.before_fork()  # the model, from the workers' summaries
+    done: list[FileResult] = []
+    waiting: list[Job] = []
+    for result in first:
+        # Deferred, or checked without a part that turned out to exist: checked again.
+        if result.deferred or (result.asked and project.needs_second_look(result.asked)):
+            waiting.append(jobs[result.path])
+        else:
+            done.append(result)
+    if len(waiting) >= PARALLEL_THRESHOLD:
+        # The files with anchors are few and uneven (one table of 1 MB): largest first, in
+        # small batches, so no worker is left with a big file at the end.
+        waiting.sort(key=_size, reverse=True)
+        done.extend(run_parallel(waiting, workers, batch_size=2))
+    else:
+        done.extend(run_job(job) for job in waiting)
+    return done
+
+
+def _size(job: Job) -> int:
+    try:
+        return job.target.path.stat().st_size
+    except OSError:
+        return 0
 
 
 def run_alone(job: Job) -> FileResult:
@@ -291,9 +357,13 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
     every_job = itertools.chain(first, todo)  # the whole queue, whichever path runs it
     jobs = jobs or usable_cpus()
     if jobs > 1 and len(first) == PARALLEL_THRESHOLD:
-        if project is not None:
-            project.before_fork()  # lazy parts are built once here and shared by the workers
-        fresh = run_parallel(every_job, jobs)
+        if project is not None and cache is None and project.can_defer():
+            project.writes = mode != "check"
+            fresh = run_deferred(every_job, jobs, project)
+        else:
+            if project is not None:
+                project.before_fork()  # lazy parts are built once here and shared by the workers
+            fresh = run_parallel(every_job, jobs)
     else:
         fresh = [run_job(job) for job in every_job]
     if cache is not None:

@@ -236,13 +236,13 @@ def test_the_model_is_built_only_when_a_rule_asks(tmp_path):
                                   "    v = torch.version.cuda.split('.')\n"})
     project = Project(tmp_path, Settings(select=("ROC1",)))
     project.prepare(["python"])
-    lazy = project.part("python")
+    lazy = project.parts["python"]
     activate(project)
     try:
         assert lint_file(tmp_path / "clean.py", "clean.py", project.settings).findings == []
-        assert lazy._model is None
+        assert not lazy.built
         assert lint_file(tmp_path / "gated.py", "gated.py", project.settings).findings == []
-        assert lazy._model is not None and lazy.helper("on_amd").kind == "rocm"
+        assert lazy.built and project.part("python").helper("on_amd").kind == "rocm"
     finally:
         activate(None)
 

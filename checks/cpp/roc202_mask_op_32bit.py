@@ -50,6 +50,7 @@ class MaskOp32Bit(Rule):
     language = "cpp"
     message = "32-bit bit operation on a wave mask: lanes 32-63 of a wave64 are ignored"
     pattern = r"\b__(?:popc|ffs|clz|brev|fns)\s*\(|(?:\b1[uU]?|-1\)?|~0[uU]?)\s*<<\s*\(?\s*\w*(?:[lL]ane|lid\b)"
+    anchors = (r"__(?:popc|ffs|clz|brev|fns)", r"<<\s*\(?")  # literal first: fast to find
     fix_applicability = Applicability.SAFE
     # Lane-mask arithmetic only matters in GPU code: skip files with no sign of it.
     requires_any = GPU_CODE_MARKERS

@@ -68,6 +68,7 @@ class WarpSizeHardcoded(Rule):
     # Every alternative starts with a literal character: Python's re is 3x faster so.
     pattern = (r"#[ \t]*define[ \t]+\w+[ \t]+\(?32\)?[ \t]*(?:$|//|/\*)|=\s*32\s*;"
                r"|[%/&<]\s*3[12]\b|<=\s*3[12]\b|\+=\s*3[12]\b|>>\s*5\b|==\s*31\b|,\s*3[12]\s*\)|\(\s*32\s*,")
+    anchors = (r"3[12]\b", r">>")  # the numbers, found at memchr speed
     fix_applicability = Applicability.UNSAFE
     # Warp-size arithmetic only matters in GPU code: skip files with no sign of it.
     requires_any = GPU_CODE_MARKERS
@@ -145,6 +146,8 @@ class WarpSizeHardcoded(Rule):
                 continue
             literal_match = re.search(rb"(\d+)\s*[;),]?$", text)
             if literal_match is None:  # every other alternative of `pattern` ends with its number
+                continue
+            if not _worth_parsing(ctx, hit.start, text, literal_match.group(1)):
                 continue
             start = hit.start + literal_match.start(1)
             literal = ctx.root.named_descendant_for_byte_range(start, start + len(literal_match.group(1)))
@@ -278,6 +281,37 @@ class WarpSizeHardcoded(Rule):
             return False
         body = loop.child_by_field_name("body")
         return body is not None and re.search(rb"__shfl|\blane", ctx.source[body.start_byte : body.end_byte]) is not None
+
+
+# What the checks below need somewhere in the file or around the hit: without it a hit is
+# rejected from the text, before the file is parsed (most hits in template-heavy code are
+# `Int<32>`, `make_shape(32, ...)` or `%31` asm operands).
+_INDEX_SOURCE = re.compile(rb"threadIdx|__lane_id|thread_rank|(?i:lane)"
+                           rb"|(?i:\b(?:tid|t_?id|thread_?idx?|lid|local_?id|warp_?id|wid)\b)")
+_LANE_LOOP_BODY = re.compile(rb"__shfl|\blane")
+_CALL_WINDOW = 1000  # bytes before a literal argument searched for a `min` callee
+
+
+def _worth_parsing(ctx, start: int, text: bytes, number: bytes) -> bool:
+    """Whether a lane-arithmetic, declaration or call hit can be reported at all, judged from
+    the text (a necessary condition of each check of ``check``)."""
+    compact = re.sub(rb"\s+", b"", text)
+    if compact.startswith(b"="):  # `= 32;`: only a const declaration is a constant
+        before = ctx.source[:start]
+        statement = max(before.rfind(b";"), before.rfind(b"{"), before.rfind(b"}")) + 1
+        return b"const" in ctx.source[statement:start]
+    if compact.startswith((b",", b"(")):  # an argument: a shuffle from lane 31, or min(..., 32)
+        if number == b"31":
+            return b"shfl" in ctx.source
+        return re.search(rb"(?i)min", ctx.source[max(0, start - _CALL_WINDOW):start]) is not None
+    operator = compact[: len(compact) - len(number)].decode("ascii", "replace")
+    if (operator, number.decode()) not in LANE_ARITHMETIC:
+        return False
+    key = ("roc204-file", operator == "<")
+    found = ctx.cache.get(key)
+    if found is None:
+        found = ctx.cache[key] = (_LANE_LOOP_BODY if operator == "<" else _INDEX_SOURCE).search(ctx.source) is not None
+    return found
 
 
 _MIN_CALLS = frozenset({"min", "std::min", "MIN", "std::min<int>", "fmin", "umin", "::min"})

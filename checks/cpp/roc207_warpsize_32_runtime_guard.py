@@ -45,6 +45,7 @@ class WarpSize32RuntimeGuard(Rule):
     # A warp-size name (spelled-out case variants, so the prefilter gets literal factors and
     # ``re`` a fast start); ``check`` reads the comparison around it.
     pattern = r"(?:[wW]arp_?[sS]ize|WARP_?SIZE)\w*"
+    anchors = (r"arp_?[sS]ize", r"ARP_?SIZE")  # literal first: fast to find
     wave_size_rule = True
     reference_kernel = "wave_size_constexpr.hip"
 

@@ -233,19 +233,31 @@ class Fp8E4m3fnHardcoded(Rule):
         stmt = ctx.statement_of(path)
         function = ctx.enclosing(path, (ast.FunctionDef, ast.AsyncFunctionDef))
         owner = ctx.enclosing(path, ast.ClassDef)
-        texts = [ctx.source_of(stmt)] if stmt is not None else []
-        if owner is not None:
-            texts.append(ctx.text(ctx.span_of(owner)))
-        if function is not None:
-            texts.append(ctx.text(ctx.span_of(function)))
-        for text in texts:
-            if FORMAT_WORDS.search(text) or EMULATION_WORDS.search(text) or CPU_WORDS.search(text):
-                return True
-        if function is not None and ROUND_TRIP.search(texts[-1]):
+        if stmt is not None and Fp8E4m3fnHardcoded._says_not_gpu(ctx, stmt, statement=True):
+            return True
+        if any(Fp8E4m3fnHardcoded._says_not_gpu(ctx, node, statement=False)
+               for node in (owner, function) if node is not None):
+            return True
+        if function is None:
+            return False
+        texts = [ctx.text(ctx.span_of(function))]
+        if ROUND_TRIP.search(texts[-1]):
             return True  # an emulating reference: its other FP8 uses emulate too
         # A function that puts its tensors on the CPU and never mentions a GPU.
         return function is not None and bool(_DEVICE_CPU.search(texts[-1])) and not _GPU_WORDS.search(
             texts[-1].replace('"cpu"', "").replace("'cpu'", ""))
+
+    @staticmethod
+    def _says_not_gpu(ctx, node, statement: bool) -> bool:
+        """Format, emulation or CPU words in a node's text (memoised: a file's many uses may
+        share one statement, a table of thousands of lines)."""
+        key = ("roc107-not-gpu", id(node), statement)
+        found = ctx.cache.get(key)
+        if found is None:
+            text = ctx.source_of(node) if statement else ctx.text(ctx.span_of(node))
+            found = ctx.cache[key] = bool(FORMAT_WORDS.search(text) or EMULATION_WORDS.search(text)
+                                          or CPU_WORDS.search(text))
+        return found
 
     @staticmethod
     def _only_inspected(path) -> bool:

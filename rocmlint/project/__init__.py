@@ -1,11 +1,17 @@
 """The project model (design §2b): the facts outside a file that decide whether the AMD
 build compiles or runs a line of it.
 
-Built once per run by the runner, before files are dispatched (forked workers share it),
-and reached by rules through ``ctx.project``. Each language half adds its own part:
-``rocmlint/project/cpp.py`` (AMD build units, include graph, macro values, shims, hipify)
-and ``rocmlint/project/python.py`` (gate helpers, NVIDIA-only modules, test skips).
-Data flows one way: per-file summaries -> model -> rules. Nothing here executes project code.
+Built once per run, on first use, and reached by rules through ``ctx.project``. Each
+language half adds its own part: ``rocmlint/project/cpp.py`` (AMD build units, include
+graph, macro values, shims, hipify) and ``rocmlint/project/python.py`` (gate helpers,
+NVIDIA-only modules, test skips). Data flows one way: per-file summaries -> model -> rules.
+Nothing here executes project code.
+
+A big run needs the model for few files (those where a rule's pattern matches), so it goes
+in two passes (``runner.run_deferred``): the workers read every file once, summarise it for
+the model and finish it when no rule asks for the model; a file whose analysis does ask is
+deferred (``ModelDeferred``). The parent then builds the model from the workers' summaries
+and a second pool, forked after it, checks the deferred files.
 """
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -41,6 +47,46 @@ class Verdict:
     evidence: tuple[Evidence, ...] = ()
 
 
+class ModelDeferred(BaseException):
+    """A file's analysis asked for a part not built yet, in the first pass of a big run: the
+    file is checked again in the second pass. (Not an ``Exception``: no handler of a rule or
+    a fixer may take it for a failure.)"""
+
+
+class LazyPart:
+    """A language part built the first time a rule asks for it (``Project.part``): a small
+    run whose files hold no anchor (pre-commit on a clean file) never scans the project.
+
+    ``build(project, known)`` makes the part (or None: nothing to model) from per-file
+    summaries already made (``known``: rel -> summary); ``summarise(rel, data)`` is the
+    per-file summary the workers of a big run make while they read the files anyway (None
+    when the file is not one the part summarises)."""
+
+    def __init__(self, project: "Project", build: Callable[["Project", dict], Any],
+                 summarise: Callable[[str, bytes], Any] | None = None, often_none: bool = False) -> None:
+        self._project = project
+        self._build = build
+        self.summarise = summarise
+        # Often no model at all (C++: a CUDA-only tree): the first pass goes on as if there
+        # were none, and only files that asked are checked again once there is one.
+        self.often_none = often_none
+        self.known: dict[str, Any] = {}  # summaries the workers made, by root-relative path
+        self.built = False
+        self._value: Any = None
+
+    def get(self) -> Any:
+        if not self.built:
+            if self._project.deferring:
+                if self.often_none and not self._project.writes:
+                    self._project.asked.add(self)
+                    return None
+                raise ModelDeferred
+            self._value = self._build(self._project, self.known)
+            self.known = {}
+            self.built = True
+        return self._value
+
+
 @dataclass
 class Project:
     root: Path
@@ -49,6 +95,9 @@ class Project:
     parts: dict[str, Any] = field(default_factory=dict)
     cache_dir: Path | None = None  # where parts cache per-file summaries (None: no cache)
     compile_commands: str = ""  # -p: the ROCm build's compile_commands.json or its folder
+    deferring: bool = False  # first pass of a big run: a file that needs an unbuilt part waits
+    asked: set = field(default_factory=set)  # first pass: the often-None parts the file in hand asked for
+    writes: bool = False  # a --fix/--diff run: no file is checked before its model exists
 
     def prepare(self, languages: Iterable[str]) -> None:
         """Build the parts the selected rules need (once, in the parent process)."""
@@ -66,21 +115,66 @@ class Project:
 
     def before_fork(self) -> None:
         """A big run is about to fork its workers: parts built lazily are built now, once, so
-        the workers share them (a part offers ``build_before_fork()``)."""
+        the workers share them."""
         for part in self.parts.values():
-            if hasattr(part, "build_before_fork"):
-                part.build_before_fork()
+            if isinstance(part, LazyPart):
+                part.get()
 
     def part(self, language: str) -> Any:
-        return self.parts.get(language)
+        """The language's part, built now if it is lazy (None: no model for that language)."""
+        part = self.parts.get(language)
+        return part.get() if isinstance(part, LazyPart) else part
+
+    def can_defer(self) -> bool:
+        """Some part is still unbuilt and can take the workers' summaries (see the module docstring)."""
+        return any(isinstance(p, LazyPart) and not p.built and p.summarise is not None for p in self.parts.values())
+
+    def summarise(self, path: Path, data: bytes) -> dict[str, Any]:
+        """language -> this file's summary, for every unbuilt part that summarises it."""
+        out: dict[str, Any] = {}
+        rel = _relative(self.root, path)
+        if rel is None:
+            return out
+        for language, part in self.parts.items():
+            if isinstance(part, LazyPart) and not part.built and part.summarise is not None:
+                summary = part.summarise(rel, data)
+                if summary is not None:
+                    out[language] = summary
+        return out
+
+    def languages_asked(self) -> tuple[str, ...]:
+        """The often-None parts the file in hand asked for (first pass), by language."""
+        return tuple(language for language, part in self.parts.items() if part in self.asked)
+
+    def needs_second_look(self, languages: Iterable[str]) -> bool:
+        """A first-pass result made without these parts is wrong once one of them exists."""
+        return any(self.part(language) is not None for language in languages)
+
+    def take_summaries(self, summaries: dict[str, Any], path: Path) -> None:
+        """Keep a worker's summaries of ``path`` for the parts' build."""
+        rel = _relative(self.root, path)
+        if rel is None:
+            return
+        for language, summary in summaries.items():
+            part = self.parts.get(language)
+            if isinstance(part, LazyPart):
+                part.known[rel] = summary
 
     def fingerprint_for(self, path: Path, language: str) -> str:
         """What of the model a file's results depend on (joins the cache key): a part may
         offer ``fingerprint_for(path)``, so editing one header does not invalidate all."""
-        part = self.parts.get(language)
+        part = self.part(language)
         if part is None or not hasattr(part, "fingerprint_for"):
             return ""
         return str(part.fingerprint_for(path))
+
+
+def _relative(root: Path, path: Path) -> str | None:
+    top = os.path.abspath(str(root))
+    absolute = os.path.abspath(str(path))
+    if not absolute.startswith(top.rstrip(os.sep) + os.sep):
+        return None
+    return absolute[len(top.rstrip(os.sep)) + 1:].replace(os.sep, "/")
 
 
 def find_root(paths: Iterable[str], cwd: str | None = None) -> Path:

@@ -32,17 +32,19 @@ from .buildfiles import (
     read_setup_py,
 )
 from .summaries import (
+    C_FAMILY_EXTENSIONS,
     SOURCE_EXTENSIONS,
     Summary,
     load_summaries,
     mentions_hip,
     read_build_files,
     scan,
+    summarise,
 )
 from .tables import HIP_RUNTIME_HEADER, hipify_maps, nvidia_toolkit_macro
 
 if TYPE_CHECKING:
-    from . import Project
+    from . import LazyPart, Project
 
 MAX_ROUNDS = 5
 MAX_FILES = 60000  # above this the root is surely not one project (e.g. a home folder)
@@ -438,7 +440,34 @@ class CppModel:
         return out
 
 
-def build(project: "Project") -> CppModel | None:
+def build(project: "Project") -> "LazyPart":
+    """The project's C++ part, built on first use (see ``LazyPart``)."""
+    from . import LazyPart
+
+    location = _database_location(project)
+    if location:
+        read_compile_commands(location)  # a bad -p / compile-commands: a clear error now, exit 2
+    return LazyPart(project, build_now, summarise_file, often_none=True)
+
+
+def _database_location(project: "Project") -> str:
+    """The ROCm build's compile_commands.json (or its folder) named by -p or the config."""
+    settings = project.settings
+    location = project.compile_commands or (settings.compile_commands if settings else "")
+    if location and not os.path.isabs(location) and not project.compile_commands \
+            and settings is not None and settings.config_dir:
+        location = os.path.join(settings.config_dir, location)
+    return location
+
+
+def summarise_file(rel: str, data: bytes) -> list | None:
+    """One C-family file's directives, as the summary cache keeps them."""
+    return summarise(data) if os.path.splitext(rel)[1].lower() in C_FAMILY_EXTENSIONS else None
+
+
+def build_now(project: "Project", known: dict | None = None) -> CppModel | None:
+    """The model, or None when there is nothing to model (a CUDA-only tree). ``known``:
+    summaries the workers already made."""
     settings = project.settings
     root = os.path.abspath(str(project.root))
     cache_dir = project.cache_dir
@@ -449,16 +478,13 @@ def build(project: "Project") -> CppModel | None:
         print(f"rocmlint: {root} holds more than {MAX_FILES} C/C++ files: no project model "
               "(lint from the project's folder)", file=sys.stderr)
         return None
-    location = project.compile_commands or (settings.compile_commands if settings else "")
-    if location and not os.path.isabs(location) and not project.compile_commands \
-            and settings is not None and settings.config_dir:
-        location = os.path.join(settings.config_dir, location)
+    location = _database_location(project)
     key = _model_key(root, stats, build_stats, settings, location)
     cached = _load_model(cache_dir, key)
     if cached is not None:
         return cached if cached != "none" else None
     try:
-        model = _build(project, root, stats, build_stats, location, cache_dir)
+        model = _build(project, root, stats, build_stats, location, cache_dir, known or {})
     except BuildFileError:
         raise  # the user's -p / compile-commands: a clear error, exit 2
     except Exception as exc:  # noqa: BLE001 - a model bug must not stop the lint
@@ -473,7 +499,7 @@ def build(project: "Project") -> CppModel | None:
     return model
 
 
-def _build(project, root, stats, build_stats, location, cache_dir) -> CppModel | None:
+def _build(project, root, stats, build_stats, location, cache_dir, known: dict) -> CppModel | None:
     settings = project.settings
     build_texts = read_build_files(root, build_stats)
     facts = BuildFacts()
@@ -488,7 +514,7 @@ def _build(project, root, stats, build_stats, location, cache_dir) -> CppModel |
         any(rel.endswith(".hip") for rel in stats)
     if not dual and not mentions_hip(root, stats):
         return None  # CUDA-only code, no HIP anywhere: every file is judged on its own, as before
-    files = load_summaries(root, stats, cache_dir)
+    files = load_summaries(root, stats, cache_dir, known)
     if not dual and not any(s.hip for s in files.values()):
         return None
     model = CppModel(root=root, files=files, facts=facts, database=database, fixed=_fixed_facts(settings, database))

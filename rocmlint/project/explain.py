@@ -109,7 +109,7 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
         if rule.code in candidates and rule.pattern:
             from ..model import Span
 
-            spans = [Span(m.start(), m.end()) for m in rule.compiled_pattern().finditer(buffer)]
+            spans = [Span(m.start(), m.end()) for m in rule.matches(buffer)]
         ctx.findings = []
         ctx._hits = {rule.code: spans}
         ctx.rule = rule

@@ -24,13 +24,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import Evidence, Verdict, digest
 from .summary_cache import cached_summaries
 
 if TYPE_CHECKING:
-    from . import Project
+    from . import LazyPart, Project
 
 # Import roots that exist only for NVIDIA GPUs (a dotted prefix matches it and its submodules).
 NVIDIA_ONLY_IMPORTS = (
@@ -213,16 +213,22 @@ def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
     """The first place a file loads a package that exists only for NVIDIA GPUs, at any depth
     (a lazy `import cutlass` in a function, `importlib.import_module("flash_attn_interface")`):
     the file is (part of) that NVIDIA backend's glue."""
-    if not any(root.encode() in source for root in NVIDIA_ONLY_IMPORTS):
-        return None
-    for m in _ANY_IMPORT.finditer(source):
-        module = (m.group(1) or m.group(2) or m.group(3)).decode()
-        if _nvidia_root(module):
-            return module, _line_of(source, m.start())
+    checked = -1
+    for word in _NVIDIA_WORD.finditer(source):  # only the lines naming such a package
+        start = source.rfind(b"\n", 0, word.start()) + 1
+        if start <= checked:
+            continue
+        end = source.find(b"\n", word.end())
+        checked = end = len(source) if end < 0 else end
+        for m in _ANY_IMPORT.finditer(source, start, end):
+            module = (m.group(1) or m.group(2) or m.group(3)).decode()
+            if _nvidia_root(module):
+                return module, _line_of(source, m.start())
     return None
 
 
 _NVIDIA_ROOT = re.compile(r"(?:%s)(?:\.|$)" % "|".join(re.escape(r) for r in NVIDIA_ONLY_IMPORTS))
+_NVIDIA_WORD = re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(r.encode()) for r in NVIDIA_ONLY_IMPORTS))
 
 
 def _nvidia_root(module: str) -> str | None:
@@ -441,43 +447,27 @@ def _stats(root: Path) -> dict[str, tuple[int, int]]:
     return stats
 
 
-class LazyModel:
-    """The model, built the first time a rule asks for it: a small run whose files hold no
-    anchor (a pre-commit run on a clean file in a big repository) never scans the project. A
-    big run builds it in the parent before the pool forks (``Project.before_fork``), and the
-    workers share it."""
+def build(project: "Project") -> "LazyPart":
+    """The project's Python part, built on first use (see ``LazyPart``)."""
+    from . import LazyPart
 
-    def __init__(self, project: "Project") -> None:
-        self._project = project
-        self._model: PythonModel | None = None
-
-    @property
-    def model(self) -> PythonModel:
-        if self._model is None:
-            self._model = build_now(self._project)
-        return self._model
-
-    def build_before_fork(self) -> None:
-        self.model  # noqa: B018
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.model, name)
+    return LazyPart(project, build_now, summarise_file)
 
 
-def build(project: "Project") -> LazyModel:
-    """The project's Python part (built lazily, see LazyModel)."""
-    return LazyModel(project)
+def summarise_file(rel: str, source: bytes | None) -> list | None:
+    """One file's summary as the cache keeps it (None: not a Python file, or unreadable)."""
+    if source is None or not rel.endswith(".py"):
+        return None
+    return _to_json(summarize(rel, source))
 
 
-def build_now(project: "Project") -> PythonModel:
-    """Summarise every Python file under the project root (stat-keyed cache)."""
+def build_now(project: "Project", known: dict | None = None) -> PythonModel:
+    """Summarise every Python file under the project root (stat-keyed cache; ``known``:
+    summaries the workers already made)."""
     root = Path(project.root)
     cache_file = _cache_file(project)
-
-    def summarise(rel: str, source: bytes | None) -> list | None:
-        return _to_json(summarize(rel, source)) if source is not None else None  # unreadable: left out
-
-    found = cached_summaries(str(cache_file) if cache_file is not None else None, str(root), _stats(root), summarise)
+    found = cached_summaries(str(cache_file) if cache_file is not None else None, str(root), _stats(root),
+                             summarise_file, known=known)
     model = PythonModel(root, {rel: _from_json(data) for rel, data in found.items()})
     model.finish()
     return model

@@ -180,8 +180,8 @@ def read_build_files(root: str, build: dict) -> dict[str, str]:
     return texts
 
 
-def load_summaries(root: str, stats: dict, cache_dir=None) -> dict[str, Summary]:
-    """Summaries of the C-family files ``scan`` found (stat-keyed cache)."""
+def load_summaries(root: str, stats: dict, cache_dir=None, known: dict | None = None) -> dict[str, Summary]:
+    """Summaries of the C-family files ``scan`` found (stat-keyed cache; ``known``: made already)."""
     cache_file = None
     if cache_dir is not None:
         from ..cache import build_key
@@ -189,5 +189,5 @@ def load_summaries(root: str, stats: dict, cache_dir=None) -> dict[str, Summary]
         cache_file = os.path.join(str(cache_dir), f"cppmodel-{build_key()}.json")
     # An unreadable file gives no facts (its macros stay unknown).
     found = cached_summaries(cache_file, root, stats, lambda _rel, data: summarise(data) if data is not None else [],
-                             stale_prefix="cppmodel-")
+                             stale_prefix="cppmodel-", known=known)
     return {rel: Summary(directives) for rel, directives in found.items()}

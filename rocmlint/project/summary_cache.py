@@ -14,10 +14,12 @@ Summarise = Callable[[str, "bytes | None"], Any]
 
 
 def cached_summaries(cache_file: str | None, root: str, stats: dict[str, tuple[int, int]],
-                     summarise: Summarise, stale_prefix: str = "") -> dict[str, Any]:
-    """rel -> summary for every file of ``stats`` (rel -> (mtime_ns, size)). With
-    ``stale_prefix``, other cache files of that name in the folder are removed (older builds)."""
+                     summarise: Summarise, stale_prefix: str = "", known: dict[str, Any] | None = None) -> dict[str, Any]:
+    """rel -> summary for every file of ``stats`` (rel -> (mtime_ns, size)). ``known``: summaries
+    made already (by the workers of a big run, from the same bytes). With ``stale_prefix``,
+    other cache files of that name in the folder are removed (older builds)."""
     entries = _load(cache_file, root)
+    known = known or {}
     out: dict[str, Any] = {}
     fresh: dict[str, list] = {}
     dirty = False
@@ -25,6 +27,9 @@ def cached_summaries(cache_file: str | None, root: str, stats: dict[str, tuple[i
         entry = entries.get(rel)
         if entry is not None and entry[0] == mtime and entry[1] == size:
             data = entry[2]
+        elif rel in known:
+            dirty = True
+            data = known[rel]
         else:
             dirty = True
             try:

@@ -1,0 +1,101 @@
+"""A big run builds the project model from the workers' summaries (``runner.run_deferred``):
+files are read once, only the files a rule needs the model for wait for it, and the results
+are those of a run that built the model first."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_project_cpp import TOY, write_tree
+
+from rocmlint import runner
+from rocmlint.config import ConfigResolver
+from rocmlint.discovery import discover
+from rocmlint.project import LazyPart, Project, activate
+
+PLAIN_KERNEL = "__global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }\n"
+PY_HELPER = "import torch\n\n\ndef on_amd():\n    return torch.version.hip is not None\n"
+PY_GATED = "import torch\nfrom helpers import on_amd\nif not on_amd():\n    v = torch.version.cuda.split('.')\n"
+PY_BARE = "import torch\nv = torch.version.cuda.split('.')\n"
+PY_CLEAN = "import os\nprint(os.getcwd())\n"
+ORIGINAL_GET = LazyPart.get
+ORIGINAL_PARALLEL = runner.run_parallel
+ORIGINAL_RUN_JOB = runner.run_job
+
+
+@pytest.fixture(autouse=True)
+def no_active_project():
+    yield
+    activate(None)
+
+
+def _tree(tmp_path: Path, dual: bool) -> Path:
+    files = dict(TOY) if dual else {"src/rowmax.cu": TOY["src/rowmax.cu"].replace('#include "common.cuh"\n', "")
+                                    .replace('#include "cp-async.cuh"\n', "")}
+    for n in range(30):  # well above the parallel threshold
+        files[f"src/plain{n:02d}.cu"] = PLAIN_KERNEL
+        files[f"py/clean{n:02d}.py"] = PY_CLEAN
+    files.update({"py/helpers.py": PY_HELPER, "py/gated.py": PY_GATED, "py/bare.py": PY_BARE,
+                  "pyproject.toml": "[tool.rocmlint]\nroot = true\n"})
+    return write_tree(tmp_path, files)
+
+
+def _run(root: Path, jobs: int, monkeypatch) -> tuple[list, dict[str, int], list[int]]:
+    """Findings, how many worker summaries each part was built from, and how many files each
+    pass checked (a pool's queue, or the files the parent checked itself)."""
+    known: dict[str, int] = {}
+
+    def recording_get(part):
+        if not part.built:
+            language = next(name for name, p in project.parts.items() if p is part)
+            known[language] = len(part.known)
+        return ORIGINAL_GET(part)
+
+    pools: list[int] = []
+
+    def recording_parallel(todo, workers, batch_size=runner.BATCH_SIZE):
+        todo = list(todo)
+        pools.append(len(todo))
+        return ORIGINAL_PARALLEL(todo, workers, batch_size)
+
+    in_parent: list[str] = []
+
+    def recording_run_job(job):
+        in_parent.append(job.target.display)  # a worker appends to its own copy
+        return ORIGINAL_RUN_JOB(job)
+
+    monkeypatch.setattr(runner, "run_job", recording_run_job)
+    monkeypatch.setattr(LazyPart, "get", recording_get)
+    monkeypatch.setattr(runner, "run_parallel", recording_parallel)
+    resolver = ConfigResolver()
+    project = Project(root, resolver.for_path(root))
+    project.prepare(["cpp", "python"])
+    results = runner.run(discover([str(root)], resolver, cwd=root), use_cache=False, jobs=jobs, project=project)
+    found = sorted((r.display, f.code, f.span.start, f.message) for r in results for f in r.findings)
+    if in_parent:
+        pools.append(len(in_parent))
+    return found, known, pools
+
+
+def test_two_passes_find_what_a_model_built_first_finds(tmp_path, monkeypatch):
+    root = _tree(tmp_path, dual=True)
+    serial, serial_known, serial_pools = _run(root, 1, monkeypatch)
+    parallel, known, pools = _run(root, 2, monkeypatch)
+    assert parallel == serial and serial
+    assert serial_known == {"cpp": 0, "python": 0}  # serial: each part reads for itself
+    # The workers summarised every C-family and Python file for the model...
+    c_files = sum(1 for p in root.rglob("*") if p.suffix in (".cu", ".cuh", ".h"))
+    assert known == {"cpp": c_files, "python": 33}
+    # ... and only the files with a rule's anchor waited for it: not the 60 plain ones.
+    first, second = pools
+    assert first == c_files + 33 + 1 and second < 10  # every file once (and pyproject.toml), then a few
+
+
+def test_a_cuda_only_tree_is_checked_in_one_pass(tmp_path, monkeypatch):
+    root = _tree(tmp_path, dual=False)
+    serial, _, _ = _run(root, 1, monkeypatch)
+    parallel, _, pools = _run(root, 2, monkeypatch)
+    assert parallel == serial and any(code.startswith("ROC2") for _, code, _, _ in serial)
+    # No C++ model: the .cu files checked without one in the first pass stand; only the
+    # Python files that asked for the Python model (gated.py, bare.py, helpers.py) wait.
+    assert len(pools) == 1 or pools[1] <= 3
