@@ -132,6 +132,7 @@ class CppModel:
     nvidia_includers: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     include_dirs: list[str] = field(default_factory=list)  # relative to root
     _memo: dict = field(default_factory=dict, repr=False)
+    _facts: dict = field(default_factory=dict, repr=False)  # (rel or None, name) -> MacroFact
 
     # --- queries (absolute or root-relative paths) -------------------------------------
     def rel(self, path: "str | os.PathLike[str]") -> str | None:
@@ -353,11 +354,15 @@ class CppModel:
 
     # --- macro values -----------------------------------------------------------------
     def _fact(self, rel: str | None, name: str) -> MacroFact:
-        key = (rel, name)
-        memo = self._memo
+        defs = self.defs.get(name)
+        # A file that neither defines the name nor has a unit's command line of its own sees
+        # the project's value: one answer per name, shared by thousands of headers.
+        shared = self.database is None and (not defs or all(d.rel != rel for d in defs))
+        key = (None if shared else rel, name)
+        memo = self._facts
         if key in memo:
             return memo[key]
-        fact = self._compute_fact(rel, name)
+        fact = self._compute_fact(None if shared else rel, name)
         memo[key] = fact
         return fact
 
@@ -567,7 +572,7 @@ def _save_model(cache_dir, key: str, model: "CppModel | None") -> None:
     import tempfile
 
     if model is not None:
-        model._memo = {}
+        model._memo, model._facts = {}, {}
     try:
         os.makedirs(str(cache_dir), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=str(cache_dir), suffix=".tmp")
@@ -598,11 +603,22 @@ def _fixed_facts(settings, database: CompileDatabase | None) -> dict[str, MacroF
 def _infer_rocm_macros(model: CppModel) -> dict[str, MacroFact]:
     """A macro whose ``#if defined(M)`` branch includes the HIP runtime (directly or via a
     project header that does) is the project's ROCm macro: defined on AMD."""
-    vendor = {rel for rel, s in model.files.items()
-              if any(HIP_RUNTIME_HEADER.match(h) for _, h, top in s.includes() if top)}
+    # Only includes naming hip/ or a vendor header's file name can vote: the rest of the
+    # project's files are passed over without building their include tables.
+    hip_includers = [(rel, s) for rel, s in model.files.items()
+                     if any(name == "include" and "hip/" in rest for _, _, name, rest in s.directives)]
+    vendor = {rel for rel, s in hip_includers if any(HIP_RUNTIME_HEADER.match(h) for _, h, top in s.includes() if top)}
+    vendor_names = {rel.rpartition("/")[2] for rel in vendor}
+
+    def may_vote(summary: Summary) -> bool:
+        return any(name == "include" and ("hip/" in rest or _included_name(rest) in vendor_names)
+                   for _, _, name, rest in summary.directives)
+
     votes: dict[str, set[bool]] = {}
     why: dict[str, Evidence] = {}
     for rel, summary in model.files.items():
+        if not may_vote(summary):
+            continue
         for line, header, branch in summary.gated_includes():
             target = None if HIP_RUNTIME_HEADER.match(header) else model_resolve(model, rel, header)
             if not (HIP_RUNTIME_HEADER.match(header) or target in vendor):
@@ -624,6 +640,11 @@ def _infer_rocm_macros(model: CppModel) -> dict[str, MacroFact]:
     return {m: MacroFact(v.pop(), None, (why[m],)) for m, v in votes.items() if len(v) == 1}
 
 
+def _included_name(rest: str) -> str:
+    """The file name an ``#include`` names (``"vendors/hip.h"`` -> ``hip.h``)."""
+    return rest.strip('<>" \t').rpartition("/")[2]
+
+
 def _gate_macro(kind: str, condition: str) -> str | None:
     if kind in ("ifdef", "ifndef"):
         return condition.split()[0] if condition.split() else None
@@ -634,7 +655,7 @@ def _gate_macro(kind: str, condition: str) -> str | None:
 def model_resolve(model: CppModel, includer: str, header: str, angle: bool = False) -> str | None:
     """The project file an ``#include`` names: next to the includer (quoted), in an -I
     folder, else the one project file whose path ends with it."""
-    key = ("inc", includer if not angle else "", header, angle)
+    key = ("inc", includer.rpartition("/")[0] if not angle else "", header, angle)  # a folder's files share
     memo = model._memo
     if key in memo:
         return memo[key]
@@ -675,19 +696,22 @@ def _solve(model: CppModel) -> None:
     """Macro definitions and include reachability, to a fixpoint."""
     previous = None
     for _round in range(MAX_ROUNDS):
-        model._memo = {k: v for k, v in model._memo.items() if _kept_memo(k)}
+        model._facts = {}  # macro facts follow the last round's definitions and reach
         defs: dict[str, list[_Def]] = {}
         edges: dict[str, list[_Edge]] = {}
+        changed = False
         for rel, summary in model.files.items():
-            _evaluate_file(model, rel, summary, defs, edges)
+            changed = _evaluate_file(model, rel, summary, defs, edges) or changed
         model.defs, model.edges = defs, edges
+        if previous is not None and not changed:
+            break  # the same definitions and includes as the last round: the same reach
         _reachability(model)
         state = ({n: [(d.rel, d.line, d.reach) for d in ds] for n, ds in defs.items()},
                  {r: v.value for r, v in model.reach.items()})
         if state == previous:
             break
         previous = state
-    model._memo = {}
+    model._memo, model._facts = {}, {}
     _collect_shims(model)
     model.nvidia_includers = {t: [(e.includer, e.guard) for e in edges] for t, edges in model.includers.items()}
     model.edges, model.includers = {}, {}  # only the solver needs them; chains are in ``parent``
@@ -695,29 +719,60 @@ def _solve(model: CppModel) -> None:
         summary.release()
 
 
-def _kept_memo(key) -> bool:
-    """Memo entries that hold across rounds: include resolution and build-file verdicts
-    (macro facts are recomputed each round)."""
-    return not isinstance(key, tuple) or key[0] in ("inc", "build", "eval")
-
-
-def _evaluate_file(model: CppModel, rel: str, summary: Summary, defs: dict, edges: dict) -> None:
+def _evaluate_file(model: CppModel, rel: str, summary: Summary, defs: dict, edges: dict) -> bool:
     """The reach of a file's includes and #defines under the model's current macro facts;
-    reused from the last round when every fact the file asked for is unchanged."""
+    reused from the last round when every fact the file asked for is unchanged. Returns
+    whether they differ from the last round's."""
     key = ("eval", rel)
     last = model._memo.get(key)
+    changed = False
     if last is not None and all((f.state, f.value) == answer for f, answer in
                                 ((model._fact(rel, name), answer) for name, answer in last[0].items())):
         asked, own_defs, out = last
     else:
         asked, own_defs, out = _walk_file(model, rel, summary)
         model._memo[key] = (asked, own_defs, out)
+        changed = last is None or (own_defs, out) != (last[1], last[2])
     edges[rel] = out
     for d in own_defs:
         defs.setdefault(d.name, []).append(d)
+    return changed
 
 
 def _walk_file(model: CppModel, rel: str, summary: Summary):
+    """(facts asked, the file's #defines/#undefs, its includes) under the current facts.
+    Files of the same shape (directives, include paths left out: thousands of generated
+    headers) are walked once, while they get the same answers to the facts asked."""
+    shape = (summary.guard, *((name, rest if name != "include" else "") for _, _, name, rest in summary.directives))
+    walks = model._memo.setdefault("walks", {})
+    entries = walks.setdefault(shape, [])
+    for asked, slots in entries:
+        if all((f.state, f.value) == answer for f, answer in ((model._fact(rel, n), answer) for n, answer in asked.items())):
+            break
+    else:
+        asked, slots = _walk_shape(model, rel, summary)
+        entries.append((asked, slots))
+    out: list[_Edge] = []
+    own_defs: list[_Def] = []
+    for (first, _last, name, rest), slot in zip(summary.directives, slots):
+        if slot is None:
+            continue
+        reach, guard = slot[0], slot[1]
+        if name == "include":
+            m = _INCLUDE.match(rest)
+            if m:
+                header = m.group(1)
+                target = model_resolve(model, rel, header, angle=m.group(2) == ">")
+                out.append(_Edge(rel, first, header, target, reach, guard))
+        else:
+            _, _, kind, value, params, body, macro = slot
+            own_defs.append(_Def(rel, first, kind, reach, value, params, body, macro, guard))
+    return asked, own_defs, out
+
+
+def _walk_shape(model: CppModel, rel: str, summary: Summary):
+    """Walk one file's directives: the facts asked, and per directive (None for those that
+    give nothing) its reach and #if conditions, with a #define's parts."""
     asked: dict[str, tuple[bool | None, int | None]] = {}
     resolve = model.resolver(os.path.join(model.root, rel))
 
@@ -727,28 +782,23 @@ def _walk_file(model: CppModel, rel: str, summary: Summary):
 
     walker = ChainWalker(Evaluator({}, set(), recording))
     guard = summary.guard
-    out: list[_Edge] = []
-    own_defs: list[_Def] = []
+    slots: list[tuple | None] = []
     for first, last, name, rest in summary.directives:
         reach = walker.feed(first, last, name, rest)
+        slot: tuple | None = None
         if name == "include":
-            m = _INCLUDE.match(rest)
-            if m:
-                header = m.group(1)
-                target = model_resolve(model, rel, header, angle=m.group(2) == ">")
-                out.append(_Edge(rel, first, header, target, reach, stack_expression(walker.stack, guard)))
+            slot = (reach, stack_expression(walker.stack, guard))
         elif name in ("define", "undef") and rest:
             parts = define_parts(rest) if name == "define" else (rest.split()[0], None, "")
-            if parts is None or parts[0] == guard:
-                continue
-            macro, params, body = parts
-            value = None
-            if name == "define" and params is None:
-                value = Evaluator({}, set()).evaluate(body) if body else 1
-            own_defs.append(_Def(rel, first, name, reach, value,
-                                 tuple(p.strip() for p in params.split(",")) if params is not None else None,
-                                 body, macro, stack_expression(walker.stack, guard)))
-    return asked, own_defs, out
+            if parts is not None and parts[0] != guard:
+                macro, params, body = parts
+                value = None
+                if name == "define" and params is None:
+                    value = Evaluator({}, set()).evaluate(body) if body else 1
+                slot = (reach, stack_expression(walker.stack, guard), name, value,
+                        tuple(p.strip() for p in params.split(",")) if params is not None else None, body, macro)
+        slots.append(slot)
+    return asked, slots
 
 
 def stack_expression(stack, guard: str | None = None) -> str:
