@@ -265,11 +265,9 @@ class FileResult:
     diff: str = ""
     content_hash: str | None = None  # set by checks, for the cache
     # First pass of a big run (``runner.run_deferred``): the file waits for the project model,
-    # what the workers summarised of it for the model (language -> summary), and the parts
-    # (often none) it was checked without, to check again if they exist.
+    # and what the workers summarised of it for the model (language -> summary).
     deferred: bool = False
     summaries: dict | None = None
-    asked: tuple[str, ...] = ()
 
 
 def lint_source(path: Path, display: str, settings: Settings) -> tuple[SourceFile | None, list[Finding]]:

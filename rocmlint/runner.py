@@ -73,13 +73,10 @@ def _run_job(job: Job) -> FileResult:
     if project is not None and project.deferring:  # first pass: summarise for the model too
         summaries = project.summarise(target.path, source.raw) or None
         result.summaries = summaries
-        project.asked.clear()
         try:
             return _analyse_job(job, source, result)
         except ModelDeferred:
             return FileResult(path=target.path, display=target.display, deferred=True, summaries=summaries)
-        finally:
-            result.asked = project.languages_asked()
     return _analyse_job(job, source, result)
 
 
@@ -249,8 +246,7 @@ def run_deferred(todo: Iterable[Job], workers: int, project: Project) -> list[Fi
     done: list[FileResult] = []
     waiting: list[Job] = []
     for result in first:
-        # Deferred, or checked without a part that turned out to exist: checked again.
-        if result.deferred or (result.asked and project.needs_second_look(result.asked)):
+        if result.deferred:
             waiting.append(jobs[result.path])
         else:
             done.append(result)
@@ -358,7 +354,6 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
     jobs = jobs or usable_cpus()
     if jobs > 1 and len(first) == PARALLEL_THRESHOLD:
         if project is not None and cache is None and project.can_defer():
-            project.writes = mode != "check"
             fresh = run_deferred(every_job, jobs, project)
         else:
             if project is not None:

@@ -94,8 +94,9 @@ def test_two_passes_find_what_a_model_built_first_finds(tmp_path, monkeypatch):
 def test_a_cuda_only_tree_is_checked_in_one_pass(tmp_path, monkeypatch):
     root = _tree(tmp_path, dual=False)
     serial, _, _ = _run(root, 1, monkeypatch)
-    parallel, _, pools = _run(root, 2, monkeypatch)
+    parallel, known, pools = _run(root, 2, monkeypatch)
     assert parallel == serial and any(code.startswith("ROC2") for _, code, _, _ in serial)
-    # No C++ model: the .cu files checked without one in the first pass stand; only the
-    # Python files that asked for the Python model (gated.py, bare.py, helpers.py) wait.
-    assert len(pools) == 1 or pools[1] <= 3
+    # No HIP anywhere: the C++ part is settled as None before the first pass (nothing is
+    # summarised for it, no .cu file waits); only Python files with anchors wait.
+    assert "cpp" not in known and known["python"] == 33
+    assert len(pools) == 2 and pools[1] <= 3

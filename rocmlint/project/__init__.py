@@ -63,13 +63,14 @@ class LazyPart:
     when the file is not one the part summarises)."""
 
     def __init__(self, project: "Project", build: Callable[["Project", dict], Any],
-                 summarise: Callable[[str, bytes], Any] | None = None, often_none: bool = False) -> None:
+                 summarise: Callable[[str, bytes], Any] | None = None,
+                 nothing_to_model: Callable[["Project"], bool] | None = None) -> None:
         self._project = project
         self._build = build
         self.summarise = summarise
-        # Often no model at all (C++: a CUDA-only tree): the first pass goes on as if there
-        # were none, and only files that asked are checked again once there is one.
-        self.often_none = often_none
+        # A cheap test that the part would be None (C++: no HIP anywhere): then a big run
+        # neither summarises for it nor makes files wait for it.
+        self.nothing_to_model = nothing_to_model
         self.known: dict[str, Any] = {}  # summaries the workers made, by root-relative path
         self.built = False
         self._value: Any = None
@@ -77,14 +78,12 @@ class LazyPart:
     def get(self) -> Any:
         if not self.built:
             if self._project.deferring:
-                if self.often_none and not self._project.writes:
-                    self._project.asked.add(self)
-                    return None
                 raise ModelDeferred
-            self._value = self._build(self._project, self.known)
-            self.known = {}
-            self.built = True
+            self.settle(self._build(self._project, self.known))
         return self._value
+
+    def settle(self, value: Any) -> None:
+        self._value, self.built, self.known = value, True, {}
 
 
 @dataclass
@@ -96,8 +95,6 @@ class Project:
     cache_dir: Path | None = None  # where parts cache per-file summaries (None: no cache)
     compile_commands: str = ""  # -p: the ROCm build's compile_commands.json or its folder
     deferring: bool = False  # first pass of a big run: a file that needs an unbuilt part waits
-    asked: set = field(default_factory=set)  # first pass: the often-None parts the file in hand asked for
-    writes: bool = False  # a --fix/--diff run: no file is checked before its model exists
 
     def prepare(self, languages: Iterable[str]) -> None:
         """Build the parts the selected rules need (once, in the parent process)."""
@@ -126,7 +123,12 @@ class Project:
         return part.get() if isinstance(part, LazyPart) else part
 
     def can_defer(self) -> bool:
-        """Some part is still unbuilt and can take the workers' summaries (see the module docstring)."""
+        """Some part is still unbuilt and can take the workers' summaries (see the module
+        docstring). Parts with surely nothing to model are settled now, as None."""
+        for part in self.parts.values():
+            if isinstance(part, LazyPart) and not part.built and part.nothing_to_model is not None \
+                    and part.nothing_to_model(self):
+                part.settle(None)
         return any(isinstance(p, LazyPart) and not p.built and p.summarise is not None for p in self.parts.values())
 
     def summarise(self, path: Path, data: bytes) -> dict[str, Any]:
@@ -141,14 +143,6 @@ class Project:
                 if summary is not None:
                     out[language] = summary
         return out
-
-    def languages_asked(self) -> tuple[str, ...]:
-        """The often-None parts the file in hand asked for (first pass), by language."""
-        return tuple(language for language, part in self.parts.items() if part in self.asked)
-
-    def needs_second_look(self, languages: Iterable[str]) -> bool:
-        """A first-pass result made without these parts is wrong once one of them exists."""
-        return any(self.part(language) is not None for language in languages)
 
     def take_summaries(self, summaries: dict[str, Any], path: Path) -> None:
         """Keep a worker's summaries of ``path`` for the parts' build."""

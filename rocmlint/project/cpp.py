@@ -452,7 +452,7 @@ def build(project: "Project") -> "LazyPart":
     location = _database_location(project)
     if location:
         read_compile_commands(location)  # a bad -p / compile-commands: a clear error now, exit 2
-    return LazyPart(project, build_now, summarise_file, often_none=True)
+    return LazyPart(project, build_now, summarise_file, nothing_to_model)
 
 
 def _database_location(project: "Project") -> str:
@@ -504,8 +504,7 @@ def build_now(project: "Project", known: dict | None = None) -> CppModel | None:
     return model
 
 
-def _build(project, root, stats, build_stats, location, cache_dir, known: dict) -> CppModel | None:
-    settings = project.settings
+def _read_build_facts(root: str, build_stats: dict) -> BuildFacts:
     build_texts = read_build_files(root, build_stats)
     facts = BuildFacts()
     facts.texts = list(build_texts.values())
@@ -514,9 +513,33 @@ def _build(project, root, stats, build_stats, location, cache_dir, known: dict) 
             read_setup_py(facts, rel, text)
         else:
             read_cmake(facts, rel, text)
-    database = read_compile_commands(location) if location else None
-    dual = database is not None or bool(facts.amd_defines) or bool(facts.hipify_dirs) or \
+    return facts
+
+
+def _builds_for_amd(facts: BuildFacts, database: CompileDatabase | None, stats: dict) -> bool:
+    """The project says it builds for AMD: a ROCm compile database, HIP build files, .hip files."""
+    return database is not None or bool(facts.amd_defines) or bool(facts.hipify_dirs) or \
         any(rel.endswith(".hip") for rel in stats)
+
+
+def nothing_to_model(project: "Project") -> bool:
+    """Cheaply (stats, build files, a byte search that stops at the first HIP mention): the
+    model would surely be None, CUDA-only code with no HIP anywhere. A big run then checks
+    every C++ file in its first pass, without summarising any for a model."""
+    root = os.path.abspath(str(project.root))
+    stats, build_stats = scan(root)
+    if len(stats) > MAX_FILES:
+        return True
+    if _database_location(project):
+        return False
+    return not _builds_for_amd(_read_build_facts(root, build_stats), None, stats) and not mentions_hip(root, stats)
+
+
+def _build(project, root, stats, build_stats, location, cache_dir, known: dict) -> CppModel | None:
+    settings = project.settings
+    facts = _read_build_facts(root, build_stats)
+    database = read_compile_commands(location) if location else None
+    dual = _builds_for_amd(facts, database, stats)
     if not dual and not mentions_hip(root, stats):
         return None  # CUDA-only code, no HIP anywhere: every file is judged on its own, as before
     files = load_summaries(root, stats, cache_dir, known)
