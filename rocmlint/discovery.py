@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -95,14 +96,20 @@ def discover(paths: list[str], resolver: ConfigResolver, cwd: Path | None = None
         yield from _walk(os.path.realpath(raw), resolver, cwd_str, seen)
 
 
-def _wanted(language: str | None, path: str, settings: Settings) -> bool:
+_NAME = attrgetter("name")
+
+
+def _wanted_languages(settings: Settings) -> frozenset[str]:
+    from .engine import selected_languages
+
+    return selected_languages(settings.select, settings.ignore)
+
+
+def _wanted(language: str | None, path: str, wanted: frozenset[str]) -> bool:
     """A file some selected rule reads (``--select ROC1`` skips the C++ headers of a tree
     before any work is spent on them)."""
     if language is None:
         return False
-    from .engine import selected_languages
-
-    wanted = selected_languages(settings.select, settings.ignore)
     return language in wanted or any(extra in wanted for extra in extra_languages(path))
 
 
@@ -130,8 +137,9 @@ def _walk_dir(directory: str, top: str, stack: _IgnoreStack, resolver: ConfigRes
               cwd: str, seen: set[str]) -> Iterator[Target]:
     added = stack.load(directory)
     settings = resolver.for_directory(directory)
+    wanted = _wanted_languages(settings)
     try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        entries = sorted(os.scandir(directory), key=_NAME)
     except OSError as exc:
         print(f"rocmlint: warning: cannot read folder {display_path(directory, cwd)}: "
               f"{exc.strerror or exc}", file=sys.stderr)
@@ -149,7 +157,7 @@ def _walk_dir(directory: str, top: str, stack: _IgnoreStack, resolver: ConfigRes
             if entry.name == ".git" or stack.ignored(path, True) or is_excluded(path, True, settings, top):
                 continue
             subdirs.append(path)
-        elif _wanted(language_for(path), path, settings):
+        elif _wanted(language_for(path), path, wanted):
             if path in seen or stack.ignored(path, False) or is_excluded(path, False, settings, top):
                 continue
             seen.add(path)
