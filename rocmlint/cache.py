@@ -42,6 +42,7 @@ class Cache:
         self.file = directory / f"results-{build_key()}.json"
         self.entries: dict[str, list] = {}
         self.dirty = False
+        self._holds: dict[str, bool] = {}
         try:
             with open(self.file, encoding="utf-8") as fh:
                 self.entries = json.load(fh)
@@ -67,6 +68,17 @@ class Cache:
             entry[0] = st.st_mtime_ns
             self.dirty = True
         return [finding_from_dict(d) for d in entry[4]]
+
+    def stored_key(self, path: Path) -> str:
+        """The key the entry of ``path`` was stored under ("" when there is none)."""
+        entry = self.entries.get(str(path))
+        return entry[3] if entry is not None else ""
+
+    def holds(self, marker: str) -> bool:
+        """Some entry's key contains ``marker`` (e.g. results that used the project model)."""
+        if marker not in self._holds:
+            self._holds[marker] = any(marker in entry[3] for entry in self.entries.values())
+        return self._holds[marker]
 
     def store(self, path: Path, settings_key: str, data_hash: str, mtime_ns: int, size: int,
               findings: list[Finding]) -> None:

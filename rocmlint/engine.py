@@ -268,6 +268,7 @@ class FileResult:
     # and what the workers summarised of it for the model (language -> summary).
     deferred: bool = False
     summaries: dict | None = None
+    parts_used: tuple[str, ...] = ()  # the project model parts its analysis asked (cache key)
 
 
 def lint_source(path: Path, display: str, settings: Settings) -> tuple[SourceFile | None, list[Finding]]:

@@ -17,6 +17,8 @@ from .project import active as active_project
 from .registry import INTERNAL_ERROR
 from .source import SourceError, atomic_write, read_source
 
+# Joins a cache key and the project model's facts a file's results used.
+MODEL_KEY = "|model:"
 # Below this many files a pool costs more than it saves (pre-commit runs on a few).
 PARALLEL_THRESHOLD = 24
 # Jobs per pool task: each task is a round trip through the pool's queues and threads
@@ -61,6 +63,16 @@ def crashed(job: Job, summary: str, details: str = "") -> FileResult:
 
 
 def _run_job(job: Job) -> FileResult:
+    project = active_project()
+    if project is not None:
+        project.used.clear()
+    result = _read_and_analyse(job, project)
+    if project is not None:
+        result.parts_used = tuple(sorted(project.used))
+    return result
+
+
+def _read_and_analyse(job: Job, project: Project | None) -> FileResult:
     target = job.target
     result = FileResult(path=target.path, display=target.display)
     language, rules, settings = job.language, job.rules, target.settings
@@ -69,7 +81,6 @@ def _run_job(job: Job) -> FileResult:
     except SourceError as exc:
         result.findings = [engine_finding("ROC002", target.display, str(exc))]
         return result
-    project = active_project()
     if project is not None and project.deferring:  # first pass: summarise for the model too
         summaries = project.summarise(target.path, source.raw) or None
         result.summaries = summaries
@@ -327,7 +338,7 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
     activate(project)
     cache = Cache(cache_dir or Path.cwd() / ".rocmlint_cache") if (use_cache and mode == "check") else None
     results: list[FileResult] = []
-    settings_keys: dict[Path, str] = {}
+    base_keys: dict[Path, tuple[str, str]] = {}  # path -> (cache key without the model, language)
 
     def pending() -> Iterator[Job]:
         for target in targets:
@@ -339,10 +350,12 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
                 continue  # e.g. --select ROC1 and a C++ header: nothing to do
             if cache is not None:
                 key = target.settings.fingerprint + ("" if build_fixes else "-unbuilt-fixes")
-                if project is not None:
-                    key += project.fingerprint_for(target.path, language)
-                settings_keys[target.path] = key
-                cached = cache.lookup(target.path, key)
+                if project is not None and not project.is_lazy(language):
+                    key += project.fingerprint_for(target.path, language)  # e.g. a manifest's neighbours
+                base_keys[target.path] = (key, language)
+                cached = cache.lookup(target.path, key)  # a result no model fact went into
+                if cached is None and project is not None and cache.stored_key(target.path).startswith(key + MODEL_KEY):
+                    cached = cache.lookup(target.path, key + MODEL_KEY + project.fingerprint_for(target.path, language))
                 if cached is not None:
                     results.append(FileResult(path=target.path, display=target.display, findings=cached))
                     continue
@@ -353,7 +366,9 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
     every_job = itertools.chain(first, todo)  # the whole queue, whichever path runs it
     jobs = jobs or usable_cpus()
     if jobs > 1 and len(first) == PARALLEL_THRESHOLD:
-        if project is not None and cache is None and project.can_defer():
+        # A warm cache holds results that used the model: it is built first (it is cached
+        # too), and only the files that changed are checked, in one pass.
+        if project is not None and (cache is None or not cache.holds(MODEL_KEY)) and project.can_defer():
             fresh = run_deferred(every_job, jobs, project)
         else:
             if project is not None:
@@ -368,8 +383,10 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
                     st = result.path.stat()
                 except OSError:
                     continue
-                cache.store(result.path, settings_keys[result.path], result.content_hash,
-                            st.st_mtime_ns, st.st_size, result.findings)
+                key, language = base_keys[result.path]
+                if project is not None and language in result.parts_used and project.is_lazy(language):
+                    key += MODEL_KEY + project.fingerprint_for(result.path, language)  # the facts it used
+                cache.store(result.path, key, result.content_hash, st.st_mtime_ns, st.st_size, result.findings)
         cache.save()
     results.extend(fresh)
     results.sort(key=lambda r: r.display)

@@ -64,6 +64,7 @@ def _run(root: Path, jobs: int, monkeypatch) -> tuple[list, dict[str, int], list
         in_parent.append(job.target.display)  # a worker appends to its own copy
         return ORIGINAL_RUN_JOB(job)
 
+    monkeypatch.chdir(root)  # findings name files relative to the working folder, as the CLI does
     monkeypatch.setattr(runner, "run_job", recording_run_job)
     monkeypatch.setattr(LazyPart, "get", recording_get)
     monkeypatch.setattr(runner, "run_parallel", recording_parallel)
@@ -100,3 +101,37 @@ def test_a_cuda_only_tree_is_checked_in_one_pass(tmp_path, monkeypatch):
     # summarised for it, no .cu file waits); only Python files with anchors wait.
     assert "cpp" not in known and known["python"] == 33
     assert len(pools) == 2 and pools[1] <= 3
+
+
+def test_cached_results_keep_the_model_facts_they_used(tmp_path, monkeypatch):
+    from test_project_cpp import HIP_VENDOR
+
+    from rocmlint.cache import Cache
+
+    root = _tree(tmp_path, dual=True)
+    cache_dir = tmp_path / "cache"
+    monkeypatch.chdir(root)
+
+    def check(use_cache: bool) -> list:
+        resolver = ConfigResolver()
+        project = Project(root, resolver.for_path(root), cache_dir=cache_dir if use_cache else None)
+        project.prepare(["cpp", "python"])
+        results = runner.run(discover([str(root)], resolver, cwd=root), use_cache=use_cache, jobs=2,
+                             cache_dir=cache_dir, project=project)
+        return sorted((r.display, f.code, f.span.start) for r in results for f in r.findings)
+
+    cold = check(True)  # two passes, results stored
+    assert cold == check(False) and any(code == "ROC205" for _, code, _ in cold)
+    used_model = {Path(path).name: runner.MODEL_KEY in entry[3] for path, entry in Cache(cache_dir).entries.items()}
+    # Only results the model's facts went into carry them in their key.
+    assert used_model["rowmax.cu"] and used_model["gated.py"]
+    assert not used_model["plain00.cu"] and not used_model["clean00.py"]
+    assert check(True) == cold  # warm
+    # The AMD vendor header no longer defines __CUDA_ARCH__: the PTX under
+    # `#if defined(__CUDA_ARCH__)` in rowmax.cu is NVIDIA-only now, and the cached result of
+    # rowmax.cu, a file nobody edited, must not survive.
+    assert any(code == "ROC301" and path.endswith("rowmax.cu") for path, code, _ in cold)
+    (root / "src/vendors/hip.h").write_text(HIP_VENDOR.replace("#define __CUDA_ARCH__ 1300\n", ""))
+    edited = check(True)
+    assert edited == check(False)
+    assert not any(code == "ROC301" and path.endswith("rowmax.cu") for path, code, _ in edited)

@@ -95,6 +95,7 @@ class Project:
     cache_dir: Path | None = None  # where parts cache per-file summaries (None: no cache)
     compile_commands: str = ""  # -p: the ROCm build's compile_commands.json or its folder
     deferring: bool = False  # first pass of a big run: a file that needs an unbuilt part waits
+    used: set = field(default_factory=set)  # the languages whose part the file in hand asked for
 
     def prepare(self, languages: Iterable[str]) -> None:
         """Build the parts the selected rules need (once, in the parent process)."""
@@ -120,7 +121,12 @@ class Project:
     def part(self, language: str) -> Any:
         """The language's part, built now if it is lazy (None: no model for that language)."""
         part = self.parts.get(language)
+        self.used.add(language)
         return part.get() if isinstance(part, LazyPart) else part
+
+    def is_lazy(self, language: str) -> bool:
+        """A part built on first use: a result joins its facts to its cache key only when it asked."""
+        return isinstance(self.parts.get(language), LazyPart)
 
     def can_defer(self) -> bool:
         """Some part is still unbuilt and can take the workers' summaries (see the module
