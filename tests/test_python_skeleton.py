@@ -59,3 +59,20 @@ def test_findings_identical_with_and_without_skeleton(monkeypatch):
     full = run()
     assert reduced == full and [code for code, *_ in full] == ["ROC101"]
     assert source[full[0][1].start:full[0][1].end] == b'"reduce-overhead"'
+
+
+def test_a_large_file_is_judged_as_a_small_one_when_it_chooses_fnuz_elsewhere():
+    """ROC107 stays quiet in a file that chooses float8_e4m3fnuz somewhere: the skeleton of a
+    large file keeps that block too (the FNUZ name is one of the rule's anchors)."""
+    chooser = "def fnuz_dtype():\n    return torch.float8_e4m3fnuz\n\n\n"
+    user = "def cast(t):\n    dt = torch.float8_e4m3fn\n    return t.to(dt)\n"
+    settings = Settings(select=("ROC107",))
+    rules = active_rules(settings, "python")
+
+    def codes(text: str) -> list[str]:
+        source = ("import torch\n\n" + text).encode()
+        assert len(source) > 48_000  # parsed as a skeleton
+        return [f.code for f in analyse_buffer("big.py", source, "python", settings, rules)]
+
+    assert codes(FILLER + user + FILLER) == ["ROC107"]
+    assert codes(chooser + FILLER + user + FILLER) == []

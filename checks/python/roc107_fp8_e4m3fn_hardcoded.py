@@ -66,7 +66,9 @@ class Fp8E4m3fnHardcoded(Rule):
     name = "fp8-e4m3fn-hardcoded"
     message = "`float8_e4m3fn` hard-coded: MI300 (gfx942) uses `float8_e4m3fnuz` (max 240); choose per arch"
     language = "python"
-    pattern = r"float8_e4m3fn\b"
+    # The FNUZ name is an anchor too: a large file parsed as a skeleton keeps the blocks that
+    # choose it (``_chooses_fnuz``), which the rule must see.
+    pattern = r"float8_e4m3fn(?:uz)?\b"
     fix_applicability = Applicability.UNSAFE
 
     valid = (
