@@ -76,3 +76,18 @@ def test_a_large_file_is_judged_as_a_small_one_when_it_chooses_fnuz_elsewhere():
 
     assert codes(FILLER + user + FILLER) == ["ROC107"]
     assert codes(chooser + FILLER + user + FILLER) == []
+
+
+def test_a_large_file_keeps_its_own_gate_helper_far_from_the_anchor():
+    """A file-local gate helper defined in a block without an anchor still gates the hazard:
+    the skeleton keeps blocks holding a gate word."""
+    helper = "def _on_amd():\n    return torch.version.hip is not None\n\n\n"
+    user = "def cuda_major():\n    if not _on_amd():\n        return torch.version.cuda.split('.')[0]\n"
+    settings = Settings(select=("ROC105",))
+    rules = active_rules(settings, "python")
+    source = ("import torch\n\n" + helper + FILLER + user + FILLER).encode()
+    assert len(source) > 48_000
+    anchor = source.index(b"torch.version.cuda.split")
+    reduced = skeleton(source, [anchor])
+    assert reduced is not None and b"def _on_amd" in reduced and b"def helper_1(" not in reduced
+    assert [f.code for f in analyse_buffer("big.py", source, "python", settings, rules)] == []

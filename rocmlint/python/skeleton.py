@@ -5,14 +5,17 @@ few functions. The skeleton keeps every line of module-level code (imports, cons
 gate definitions) and every ``def``/``class`` block that holds an anchor, and replaces
 the other blocks with ``pass`` and empty lines. Line numbers and the bytes of every kept
 line are unchanged, so positions from the skeleton's AST are positions in the original.
-A block end misread inside a multi-line string is caught by triple-quote parity, and the
-caller falls back to the whole file if the skeleton still does not parse.
+Blocks holding a gate word are kept too (a file's own gate helpers). A block end misread
+inside a multi-line string is caught by triple-quote parity, and the caller falls back to
+the whole file if the skeleton still does not parse.
 """
 from __future__ import annotations
 
 import bisect
 import re
 from functools import lru_cache
+
+from ..project.python import GATE_WORDS
 
 MIN_SIZE = 48_000
 
@@ -29,6 +32,9 @@ def _code_at_most(indent: int) -> re.Pattern[bytes]:
     return re.compile(rb"^[ \t]{0,%d}(?=[^ \t\r\n#)\]}])" % indent, re.MULTILINE)
 
 
+# Blocks kept without an anchor: they may define the file's own gate helpers, which rules
+# read beyond their anchors (found by the words the project model looks for).
+_CONTEXT = re.compile(b"|".join(re.escape(word) for word in GATE_WORDS))
 _HEADER = re.compile(rb"[ \t]*(?:async[ \t]+def\b|def\b|class\b)")
 _BODY_LINE = re.compile(rb"^([ \t]*)[^ \t\r\n#]", re.MULTILINE)
 
@@ -66,7 +72,8 @@ def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, 
             return  # unclear structure: keep everything from here
         k = bisect.bisect_left(anchors, start)
         if k == len(anchors) or anchors[k] >= end:
-            dropped.append((start, end, indent))
+            if _CONTEXT.search(source, start, end) is None:
+                dropped.append((start, end, indent))
         else:
             body = _body_indent(source, start, end, indent)
             if body is not None:
