@@ -95,10 +95,10 @@ class Project:
     cache_dir: Path | None = None  # where parts cache per-file summaries (None: no cache)
     compile_commands: str = ""  # -p: the ROCm build's compile_commands.json or its folder
     deferring: bool = False  # first pass of a big run: a file that needs an unbuilt part waits
-    used: set = field(default_factory=set)  # the languages whose part the file in hand asked for
+    used: set[str] = field(default_factory=set)  # the languages whose part the file in hand asked for
 
     def prepare(self, languages: Iterable[str]) -> None:
-        """Build the parts the selected rules need (once, in the parent process)."""
+        """Set up the parts the selected rules need (a ``LazyPart`` is built on first use)."""
         import importlib
 
         for language in languages:
