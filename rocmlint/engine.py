@@ -96,12 +96,8 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
     seen = set()
     for ctx, finding in ((c, f) for c in contexts.values() for f in c.findings):
         start = finding.span.start
-        if ctx.nvidia_only(start):
-            continue
         rule_cls = type(_rule_by_code(rules, finding.code)) if finding.code not in ENGINE_CODES else None
-        if rule_cls is not None and rule_cls.wave_size_rule and (
-                ctx.wave_size_aware(start) or (not rule_cls.definite_on_amd and ctx.written_for_amd(start)
-                 and (fix_written is None or ctx.lines.line_of(start) not in fix_written))):
+        if drop_reason(ctx, rule_cls, start, fix_written) is not None:
             continue
         key = (finding.code, finding.span)
         if key in seen:
@@ -110,6 +106,22 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         finding.evidence = tuple(ctx.evidence(start))
         kept.append(finding)
     return _finish(list(contexts.values()), kept, buffer, suppress)
+
+
+def drop_reason(ctx: FileContext, rule_cls: type[Rule] | None, start: int,
+                fix_written: set[int] | None = None) -> str | None:
+    """Why the engine drops a rule's finding at ``start`` (None: it is reported). One place,
+    shared by ``analyse_buffer`` and ``rocmlint explain``."""
+    if ctx.nvidia_only(start):
+        return "the AMD build never compiles this line"
+    if rule_cls is None or not rule_cls.wave_size_rule:
+        return None
+    if ctx.wave_size_aware(start):
+        return "inside a branch that picks code by wave size"
+    if not rule_cls.definite_on_amd and ctx.written_for_amd(start) and (
+            fix_written is None or ctx.lines.line_of(start) not in fix_written):
+        return "code written for AMD: wave-size design choices are its author's"
+    return None
 
 
 def lines_not_in(original: bytes, fixed: bytes) -> set[int]:

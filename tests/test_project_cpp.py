@@ -431,6 +431,28 @@ def test_explain_bad_locations(toy, capsys, location, message):
     assert code == 2 and message in err
 
 
+def test_explain_drops_what_check_drops(tmp_path, capsys):
+    """`explain` asks the engine why a finding is dropped: a wave-size choice in code written
+    for AMD is silent in `check`, and `explain` says so instead of "REPORTED"."""
+    write_tree(tmp_path, {"k.cu": "#include <hip/hip_runtime.h>\n__global__ void k(int* o) {\n"
+                                  "#if defined(__HIP_PLATFORM_AMD__)\n  o[threadIdx.x] = threadIdx.x % 32;\n"
+                                  "#endif\n}\n"})
+    code, out, _ = run_cli(["check", "--no-cache", "k.cu"], tmp_path, capsys)
+    assert code == 0
+    code, out, _ = run_cli(["explain", "--no-cache", "k.cu:4"], tmp_path, capsys)
+    assert code == 0 and "ROC204 warp-size-hardcoded: dropped: code written for AMD" in out
+    assert "REPORTED" not in out
+
+
+def test_explain_on_setup_py_and_on_unparsable_python(tmp_path, capsys):
+    write_tree(tmp_path, {"setup.py": "from setuptools import setup\nsetup(install_requires=['cupy-cuda12x'])\n",
+                          "bad.py": "def f(:\n    pass\n"})
+    code, out, err = run_cli(["explain", "--no-cache", "setup.py:2"], tmp_path, capsys)
+    assert code == 0 and "internal error" not in out + err
+    code, _, err = run_cli(["explain", "--no-cache", "bad.py:1"], tmp_path, capsys)
+    assert code == 2 and "cannot parse" in err
+
+
 def test_find_root_prefers_strong_markers_then_the_working_folder(tmp_path):
     write_tree(tmp_path, {"proj/src/sub/CMakeLists.txt": "", "proj/src/sub/a.cu": ""})
     assert find_root(["src/sub/a.cu"], cwd=str(tmp_path / "proj")) == tmp_path / "proj"

@@ -63,8 +63,8 @@ def line_evidence(ctx: "CppContext", line: int) -> list[str]:
 def explain(path: str, line_no: int, settings, out=None) -> int:
     """Print the chain that decides ``path:line_no``; 0, or 2 when it cannot be read."""
     out = out or sys.stdout
-    from ..engine import _prefilter, active_rules
-    from ..languages import get_language, language_for
+    from ..engine import _prefilter, active_rules, drop_reason
+    from ..languages import ParseFailure, get_language, language_for
     from ..source import SourceError, read_source
     from ..suppress import is_suppressed, suppressed_codes
     from . import active
@@ -82,7 +82,11 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
         return 2
     buffer = source.buffer
     lang = get_language(language)
-    ctx = lang.make_context(path, buffer, settings)
+    try:
+        ctx = lang.make_context(path, buffer, settings)
+    except ParseFailure as exc:
+        print(f"rocmlint: error: {path}: cannot parse: {exc} (ROC001: no rule runs on it)", file=sys.stderr)
+        return 2
     line = line_no - 1
     if line < 0 or line >= ctx.lines.line_count:
         print(f"rocmlint: error: {path} has {ctx.lines.line_count} lines, not {line_no}", file=sys.stderr)
@@ -99,7 +103,8 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
     else:
         _explain_cpp(ctx, line, out)  # type: ignore[arg-type]  # make_context gave a CppContext
     # Rules: which matched this line, which fired, which the engine dropped and why.
-    rules = active_rules(settings, language, Path(path))
+    # The file's own half (setup.py's manifest rules read a manifest context, not this one).
+    rules = tuple(r for r in active_rules(settings, language, Path(path)) if r.runs_on(language))
     candidates = _prefilter(rules)(buffer)
     start, end = ctx.lines.line_start(line), ctx.lines.line_end(line)
     print("rules:", file=out)
@@ -124,7 +129,7 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
         if not here:
             if ctx.outside_amd_build:
                 why = "the file is not in the AMD build"
-            elif ctx.nvidia_only(start):
+            elif ctx.nvidia_only(start):  # rules look only at the hits the AMD build compiles
                 why = "the AMD build never compiles this line"
             elif rule.wave_size_rule and ctx.wave_size_aware(start):
                 why = "inside a branch that picks code by wave size"
@@ -135,10 +140,9 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
         text = ctx.lines.line_text(line)
         previous = ctx.lines.line_text(line - 1) if line > 0 else ""
         for finding in here:
-            if ctx.nvidia_only(finding.span.start):
-                verdict = "dropped: the AMD build never compiles this line"
-            elif rule.wave_size_rule and ctx.wave_size_aware(finding.span.start):
-                verdict = "dropped: inside a branch that picks code by wave size"
+            dropped = drop_reason(ctx, type(rule), finding.span.start)
+            if dropped is not None:
+                verdict = f"dropped: {dropped}"
             elif is_suppressed(rule.code, suppressed_codes(text, previous)):
                 verdict = "dropped: suppressed by a comment"
             else:
