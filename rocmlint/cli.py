@@ -224,14 +224,14 @@ def _cmd_check(args) -> int:
 
 def _project(paths: list[str], resolver, use_cache: bool = True, compile_commands: str = ""):
     """The project model for the languages the selected rules need."""
+    from .engine import selected_languages
     from .project import Project, find_root
-    from .registry import select_rules
 
     root = find_root(paths)
     settings = resolver.for_path(root)
     project = Project(root, settings, cache_dir=Path.cwd() / ".rocmlint_cache" if use_cache else None,
                       compile_commands=compile_commands)
-    project.prepare(sorted({rule.language for rule in select_rules(list(settings.select), list(settings.ignore))}))
+    project.prepare(sorted(selected_languages(settings.select, settings.ignore)))  # also rules reading other halves
     return project
 
 

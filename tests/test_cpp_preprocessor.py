@@ -96,3 +96,10 @@ def test_file_kind(path, text, hip_only):
     assert ctx.gated is (not hip_only)
     assert CppContext(path, text.encode(), Settings(gate="always")).gated
     assert not CppContext(path, text.encode(), Settings(gate="never")).gated
+
+
+def test_a_malformed_define_or_undef_names_no_macro_and_does_not_crash():
+    source = b"#define (x) 1\n#undef (y)\n#ifdef FOO\nint a;\n#endif\n"
+    pp = Conditionals(source, (), (), "__HIP_PLATFORM_AMD__")
+    assert pp.macro_lines.get("") == [(0, "define"), (1, "undef")]
+    assert not pp.nvidia_only(3)

@@ -154,3 +154,14 @@ def test_a_worker_that_dies_is_an_internal_error_and_no_file_is_lost(tmp_path):
     assert sorted(f["path"] for f in findings if f["code"] == "ROC103") == [f"mon{i:02d}.py" for i in range(60)]
     [crash] = [f for f in findings if f["code"] == "ROC003"]
     assert crash["path"] == "boom.py" and "worker process died (killed by SIGKILL)" in crash["message"]
+
+
+@pytest.mark.parametrize("source", [
+    'ENV_NAMES = {"autotune": "TORCHINDUCTOR_MAX_AUTOTUNE"}\n',  # ROC111: the name as a dict value
+    'OPTIONS = {"name": "triton.cudagraphs"}\n',  # ROC104: an option name as a dict value
+])
+def test_names_as_dict_values_are_not_internal_errors(tmp_path, monkeypatch, capsys, source):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "names.py").write_text(source)
+    code, out, err = run(capsys, "names.py")
+    assert code == 0 and "ROC003" not in out + err

@@ -114,6 +114,12 @@ def test_dockerfile_spans_across_continuation_lines():
     assert [(f.line, f.column, f.end_column) for f in result] == [(4, 8, 30)]
 
 
+def test_dockerfile_lines_are_numbered_by_newlines_only():
+    """A form feed in a comment is not a line end for Docker: the RUN line after it is found."""
+    text = "FROM rocm/pytorch:latest\n# page \x0c break\nRUN pip install cupy-cuda12x\n"
+    assert [(f.code, f.line) for f in findings("Dockerfile", text)] == [("ROC401", 3)]
+
+
 def test_invalid_manifests_are_parse_errors_not_crashes():
     assert [f.code for f in findings("pyproject.toml", "[project\ndependencies = ['cupy-cuda12x']\n")] == ["ROC001"]
     assert [f.code for f in findings("environment.yml", "dependencies: [cudatoolkit\n  - : :\n")] == ["ROC001"]

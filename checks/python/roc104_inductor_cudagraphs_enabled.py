@@ -4,7 +4,7 @@ import ast
 
 from rocmlint.fixers.python_gate import GATE, gated_fix, wrap_statement_edit
 from rocmlint.model import Applicability, Edit
-from rocmlint.python.flow import call_of_argument, value_sites
+from rocmlint.python.flow import call_of_argument, value_of_key, value_sites
 from rocmlint.python.torch_api import INDUCTOR_CONFIG, is_compile
 from rocmlint.rule import Example, Rule
 
@@ -113,12 +113,9 @@ class InductorCudagraphsEnabled(Rule):
             elif isinstance(node, ast.keyword) and node.arg in OPTIONS and isinstance(path[-2], ast.Call):
                 if ctx.qualname(path[-2].func) == f"{INDUCTOR_CONFIG}.patch":
                     self._enabled_value(ctx, node.value, node.arg, ctx.span_of(node))
-            elif (isinstance(node, ast.Constant) and node.value in OPTIONS and isinstance(path[-2], ast.Dict)
-                    and any(key is node for key in path[-2].keys)):
-                mapping = path[:-1]
-                if self._is_options_mapping(ctx, mapping):
-                    value = path[-2].values[[k is node for k in path[-2].keys].index(True)]
-                    self._enabled_value(ctx, value, node.value, ctx.span_of(node))
+            elif isinstance(node, ast.Constant) and node.value in OPTIONS and value_of_key(path) is not None:
+                if self._is_options_mapping(ctx, path[:-1]):
+                    self._enabled_value(ctx, value_of_key(path), node.value, ctx.span_of(node))
 
     def _assignment(self, ctx, stmt: ast.Assign, target: ast.Attribute) -> None:
         name = ctx.qualname(target) or ""

@@ -6,7 +6,7 @@ import re
 from rocmlint.fixers.python_gate import gated_fix, gated_value_edit, wrap_statement_edit
 
 from rocmlint.model import Applicability, Edit, Fix, Span
-from rocmlint.python.flow import call_of_argument
+from rocmlint.python.flow import call_of_argument, value_of_key
 from rocmlint.rule import Example, Rule
 
 VARIABLES = frozenset({"TORCHINDUCTOR_MAX_AUTOTUNE", "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM"})
@@ -115,7 +115,7 @@ class InductorMaxAutotuneEnv(Rule):
         # {"V": "1"} / setdefault("V", "1") / putenv("V", "1")
         value = None
         if isinstance(parent, ast.Dict):
-            value = parent.values[[k is path[-1] for k in parent.keys].index(True)]
+            value = value_of_key(path)  # None when the name is a value, not a key
         else:
             argument = call_of_argument(path)
             if argument is not None and argument[1] == 0 and len(argument[0].args) > 1:

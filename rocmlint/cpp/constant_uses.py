@@ -88,7 +88,7 @@ class ConstantUses:
 
 def constant_uses(ctx, name: str, definition_line: int, _depth: int = 0) -> ConstantUses:
     """The uses of ``name`` the AMD build compiles (the definition line excluded), classed."""
-    key = ("constant-uses", name, definition_line)
+    key = ("constant-uses", name, definition_line, _depth)  # a deeper query follows fewer derived names
     cached = ctx.cache.get(key)
     if cached is not None:
         return cached

@@ -365,6 +365,11 @@ def directives(data: bytes) -> list[tuple[int, int, str, str]]:
     return out
 
 
+def macro_name(rest: str) -> str:
+    """The macro a ``#define``/``#undef`` names ("" for a malformed one like ``#define (x)``)."""
+    return re.split(r"[\s(]", rest, maxsplit=1)[0]
+
+
 def define_parts(rest: str) -> tuple[str, str | None, str] | None:
     """(name, parameters or None for an object-like macro, body) of a ``#define``."""
     m = _DEFINE_ANY.match(rest)
@@ -493,7 +498,7 @@ class Conditionals:
             self.directive_lines.update(range(first, last + 1))
             walker.feed(first, last, name, rest)
             if name in ("define", "undef") and rest:
-                self.macro_lines.setdefault(re.split(r"[\s(]", rest, maxsplit=1)[0], []).append((first, name))
+                self.macro_lines.setdefault(macro_name(rest), []).append((first, name))
             if name == "define" and rest:
                 dm = _DEFINE.match(rest)
                 if dm:
@@ -600,7 +605,7 @@ def _defined_only_in_dead_branches(found, defined: dict, undefined: set[str]) ->
     for first, last, name, rest in found:
         reach = walker.feed(first, last, name, rest)
         if name in ("define", "undef") and rest:
-            reach_of.setdefault(rest.split("(")[0].split()[0], set()).add(reach if name == "define" else "undef")
+            reach_of.setdefault(macro_name(rest), set()).add(reach if name == "define" else "undef")
     return {m for m, reaches in reach_of.items() if reaches == {False} and m not in defined}
 
 

@@ -45,8 +45,8 @@ def _structure(source: bytes) -> list[dict]:
 def read(located: Located) -> Manifest:
     manifest = Manifest([], [])
     line_starts = [0]
-    for line in located.text.splitlines(keepends=True):
-        line_starts.append(line_starts[-1] + len(line))
+    for line in located.text.split("\n"):  # dockerfile-parse numbers lines by "\n" only
+        line_starts.append(line_starts[-1] + len(line) + 1)
     for item in _structure(located.source):
         if item["instruction"] != "RUN":
             continue

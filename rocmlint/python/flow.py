@@ -52,6 +52,13 @@ def value_sites(ctx, path: Path, through=(ast.IfExp,)) -> list[Path]:
     return sites
 
 
+def value_of_key(path: Path) -> ast.expr | None:
+    """The value when ``path[-1]`` is a key of a dict display (``{KEY: value}``), else None."""
+    if len(path) < 2 or not isinstance(path[-2], ast.Dict):
+        return None
+    return next((value for key, value in zip(path[-2].keys, path[-2].values) if key is path[-1]), None)
+
+
 def dict_key(path: Path) -> str | None:
     """The constant string key when ``path[-1]`` is a value of a dict display, or the name of
     a keyword argument (``dict(mode=...)``)."""
