@@ -44,8 +44,6 @@ def run_job(job: Job) -> FileResult:
     """One file; a crash in a rule or fixer is reported for that file, the run goes on."""
     try:
         return _run_job(job)
-    except ModelDeferred:
-        return FileResult(path=job.target.path, display=job.target.display, deferred=True)
     except Exception as exc:  # noqa: BLE001 - isolate one file's failure
         import traceback
 
@@ -76,9 +74,8 @@ def _run_job(job: Job) -> FileResult:
 def _read_and_analyse(job: Job, project: Project | None) -> FileResult:
     target = job.target
     result = FileResult(path=target.path, display=target.display)
-    language, rules, settings = job.language, job.rules, target.settings
     try:
-        source = read_source(target.path, language)
+        source = read_source(target.path, job.language)
     except SourceError as exc:
         result.findings = [engine_finding("ROC002", target.display, str(exc))]
         return result
@@ -97,11 +94,10 @@ def _analyse_job(job: Job, source, result: FileResult) -> FileResult:
     language, rules, settings = job.language, job.rules, target.settings
 
     def analyse(buffer: bytes):
-        return analyse_buffer(target.display, buffer, language, settings, rules)
+        return analyse_buffer(target.display, buffer, language, settings, rules, build_fixes=job.build_fixes)
 
     if job.mode == "check":
-        result.findings = analyse_buffer(target.display, source.buffer, language, settings, rules,
-                                         build_fixes=job.build_fixes)
+        result.findings = analyse(source.buffer)
         if job.cache:
             result.content_hash = content_hash(source.raw)
         return result

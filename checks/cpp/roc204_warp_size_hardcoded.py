@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 from rocmlint.model import Applicability, Edit, Span
+from rocmlint.cpp.dataflow import INDEX_SOURCE_TEXT
 from rocmlint.cpp.markers import GPU_CODE_MARKERS
 from rocmlint.rule import Example, Rule
 
@@ -280,14 +281,12 @@ class WarpSizeHardcoded(Rule):
                 not ctx.node_text(loop.child_by_field_name("condition")).startswith(ctx.node_text(left)):
             return False
         body = loop.child_by_field_name("body")
-        return body is not None and re.search(rb"__shfl|\blane", ctx.source[body.start_byte : body.end_byte]) is not None
+        return body is not None and _LANE_LOOP_BODY.search(ctx.source, body.start_byte, body.end_byte) is not None
 
 
 # What the checks below need somewhere in the file or around the hit: without it a hit is
 # rejected from the text, before the file is parsed (most hits in template-heavy code are
 # `Int<32>`, `make_shape(32, ...)` or `%31` asm operands).
-_INDEX_SOURCE = re.compile(rb"threadIdx|__lane_id|thread_rank|(?i:lane)"
-                           rb"|(?i:\b(?:tid|t_?id|thread_?idx?|lid|local_?id|warp_?id|wid)\b)")
 _LANE_LOOP_BODY = re.compile(rb"__shfl|\blane")
 _CALL_WINDOW = 1000  # bytes before a literal argument searched for a `min` callee
 
@@ -297,9 +296,9 @@ def _worth_parsing(ctx, start: int, text: bytes, number: bytes) -> bool:
     the text (a necessary condition of each check of ``check``)."""
     compact = re.sub(rb"\s+", b"", text)
     if compact.startswith(b"="):  # `= 32;`: only a const declaration is a constant
-        before = ctx.source[:start]
-        statement = max(before.rfind(b";"), before.rfind(b"{"), before.rfind(b"}")) + 1
-        return b"const" in ctx.source[statement:start]
+        source = ctx.source
+        statement = max(source.rfind(b";", 0, start), source.rfind(b"{", 0, start), source.rfind(b"}", 0, start)) + 1
+        return b"const" in source[statement:start]
     if compact.startswith((b",", b"(")):  # an argument: a shuffle from lane 31, or min(..., 32)
         if number == b"31":
             return b"shfl" in ctx.source
@@ -310,7 +309,7 @@ def _worth_parsing(ctx, start: int, text: bytes, number: bytes) -> bool:
     key = ("roc204-file", operator == "<")
     found = ctx.cache.get(key)
     if found is None:
-        found = ctx.cache[key] = (_LANE_LOOP_BODY if operator == "<" else _INDEX_SOURCE).search(ctx.source) is not None
+        found = ctx.cache[key] = (_LANE_LOOP_BODY if operator == "<" else INDEX_SOURCE_TEXT).search(ctx.source) is not None
     return found
 
 

@@ -481,7 +481,6 @@ class Conditionals:
                  arch_macro: "Callable[[str], bool] | None" = None) -> None:
         self.line_count = data.count(b"\n") + 1
         self.gate_macro = gate_macro
-        self.directive_lines: set[int] = set()
         self.includes: list[tuple[int, str]] = []  # (line, header) of every #include
         self.defines: dict[str, list[tuple[int, str]]] = {}  # name -> (line, value) of object-like #defines
         self.pragma_once: int = -1
@@ -495,7 +494,6 @@ class Conditionals:
         self.evaluator = Evaluator(defined, undefined, resolve)
         walker = ChainWalker(self.evaluator, arch_macro)
         for first, last, name, rest in found:
-            self.directive_lines.update(range(first, last + 1))
             walker.feed(first, last, name, rest)
             if name in ("define", "undef") and rest:
                 self.macro_lines.setdefault(macro_name(rest), []).append((first, name))

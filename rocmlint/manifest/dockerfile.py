@@ -23,16 +23,6 @@ _VALUE_OPTIONS = _INDEX_OPTIONS | {
 }
 
 
-def base_images(source: bytes) -> list[str]:
-    images = []
-    for item in _structure(source):
-        if item["instruction"] == "FROM":
-            words = [w for w in item["value"].split() if not w.startswith("--")]
-            if words:
-                images.append(words[0])
-    return images
-
-
 def _structure(source: bytes) -> list[dict]:
     from dockerfile_parse import DockerfileParser  # type: ignore[import-untyped]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
@@ -446,13 +447,46 @@ class CppModel:
 
 
 def build(project: "Project") -> "LazyPart":
-    """The project's C++ part, built on first use (see ``LazyPart``)."""
+    """The project's C++ part, built on first use (see ``LazyPart``). The cheap pre-check of a
+    big run and the build read the project's files once (``_Inputs``)."""
     from . import LazyPart
 
     location = _database_location(project)
-    if location:
-        read_compile_commands(location)  # a bad -p / compile-commands: a clear error now, exit 2
-    return LazyPart(project, build_now, summarise_file, nothing_to_model)
+    # A bad -p / compile-commands is a clear error now (exit 2), not in the middle of a run.
+    database = read_compile_commands(location) if location else None
+    found: list[_Inputs] = []
+
+    def inputs() -> _Inputs:
+        if not found:
+            found.append(_Inputs(project, location, database))
+        return found[0]
+
+    return LazyPart(project, lambda p, known: build_now(p, known, inputs()), summarise_file,
+                    lambda p: nothing_to_model(inputs()))
+
+
+class _Inputs:
+    """What both the pre-check and the build read: the C-family files' stats, the build
+    files and the compile database."""
+
+    def __init__(self, project: "Project", location: str, database: CompileDatabase | None) -> None:
+        self.root = os.path.abspath(str(project.root))
+        self.stats, self.build_stats = scan(self.root)
+        self.location, self.database = location, database
+
+    @cached_property
+    def facts(self) -> BuildFacts:
+        return _read_build_facts(self.root, self.build_stats)
+
+    def too_many(self) -> bool:
+        """Surely not one project (a home folder): no model, and say so."""
+        if len(self.stats) <= MAX_FILES:
+            return False
+        import sys
+
+        print(f"rocmlint: {self.root} holds more than {MAX_FILES} C/C++ files: no project model "
+              "(lint from the project's folder)", file=sys.stderr)
+        return True
 
 
 def _database_location(project: "Project") -> str:
@@ -470,26 +504,21 @@ def summarise_file(rel: str, data: bytes) -> list | None:
     return summarise(data) if os.path.splitext(rel)[1].lower() in C_FAMILY_EXTENSIONS else None
 
 
-def build_now(project: "Project", known: dict | None = None) -> CppModel | None:
+def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | None = None) -> CppModel | None:
     """The model, or None when there is nothing to model (a CUDA-only tree). ``known``:
     summaries the workers already made."""
-    settings = project.settings
-    root = os.path.abspath(str(project.root))
-    cache_dir = project.cache_dir
-    stats, build_stats = scan(root)
-    if len(stats) > MAX_FILES:
-        import sys
-
-        print(f"rocmlint: {root} holds more than {MAX_FILES} C/C++ files: no project model "
-              "(lint from the project's folder)", file=sys.stderr)
+    if inputs is None:
+        location = _database_location(project)
+        inputs = _Inputs(project, location, read_compile_commands(location) if location else None)
+    if inputs.too_many():
         return None
-    location = _database_location(project)
-    key = _model_key(root, stats, build_stats, settings, location)
+    cache_dir = project.cache_dir
+    key = _model_key(inputs.root, inputs.stats, inputs.build_stats, project.settings, inputs.location)
     cached = _load_model(cache_dir, key)
     if cached is not None:
         return cached if cached != "none" else None
     try:
-        model = _build(project, root, stats, build_stats, location, cache_dir, known or {})
+        model = _build(project, inputs, known or {})
     except BuildFileError:
         raise  # the user's -p / compile-commands: a clear error, exit 2
     except Exception as exc:  # noqa: BLE001 - a model bug must not stop the lint
@@ -522,27 +551,22 @@ def _builds_for_amd(facts: BuildFacts, database: CompileDatabase | None, stats: 
         any(rel.endswith(".hip") for rel in stats)
 
 
-def nothing_to_model(project: "Project") -> bool:
+def nothing_to_model(inputs: _Inputs) -> bool:
     """Cheaply (stats, build files, a byte search that stops at the first HIP mention): the
     model would surely be None, CUDA-only code with no HIP anywhere. A big run then checks
     every C++ file in its first pass, without summarising any for a model."""
-    root = os.path.abspath(str(project.root))
-    stats, build_stats = scan(root)
-    if len(stats) > MAX_FILES:
+    if inputs.too_many():
         return True
-    if _database_location(project):
-        return False
-    return not _builds_for_amd(_read_build_facts(root, build_stats), None, stats) and not mentions_hip(root, stats)
+    return not _builds_for_amd(inputs.facts, inputs.database, inputs.stats) and not mentions_hip(inputs.root, inputs.stats)
 
 
-def _build(project, root, stats, build_stats, location, cache_dir, known: dict) -> CppModel | None:
-    settings = project.settings
-    facts = _read_build_facts(root, build_stats)
-    database = read_compile_commands(location) if location else None
+def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
+    settings, root, stats = project.settings, inputs.root, inputs.stats
+    facts, database = inputs.facts, inputs.database
     dual = _builds_for_amd(facts, database, stats)
     if not dual and not mentions_hip(root, stats):
         return None  # CUDA-only code, no HIP anywhere: every file is judged on its own, as before
-    files = load_summaries(root, stats, cache_dir, known)
+    files = load_summaries(root, stats, project.cache_dir, known)
     if not dual and not any(s.hip for s in files.values()):
         return None
     model = CppModel(root=root, files=files, facts=facts, database=database, fixed=_fixed_facts(settings, database))
@@ -570,9 +594,7 @@ def _model_key(root: str, stats: dict, build_stats: dict, settings, location: st
 
 
 def _model_file(cache_dir) -> str:
-    from ..cache import build_key
-
-    return os.path.join(str(cache_dir), f"cppmodel-{build_key()}.pickle")
+    return os.path.join(str(cache_dir), "cppmodel.pickle")  # one file: its stored key holds the build
 
 
 def _load_model(cache_dir, key: str):
@@ -869,11 +891,9 @@ def _reachability(model: CppModel) -> None:
                 roots.add(rel)
         root_why = Evidence("translation unit in compile_commands.json", database.path)
     else:
-        has_includers = {e.target for out in model.edges.values() for e in out
-                         if e.target is not None and e.target != e.includer}
         for rel in files:
             source = os.path.splitext(rel)[1].lower() in SOURCE_EXTENSIONS
-            if not source and rel in has_includers:
+            if not source and rel in includers:
                 continue  # a header: reached through the include graph
             why = _build_verdict(model, rel, source)
             if why is not None and not files[rel].hip:  # a file that tests HIP is built for it

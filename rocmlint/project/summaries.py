@@ -19,7 +19,7 @@ SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip
 _SKIP_DIRS = frozenset(p for p in DEFAULT_EXCLUDES if "*" not in p)
 _KEPT = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-_HIP_MARK = re.compile(r"\bhip/|__HIP|\bUSE_ROCM\b|__AMDGCN__|__HIPCC__")
+_HIP_MARK = re.compile(r"\bhip/|__HIP|\bUSE_ROCM\b|__AMDGCN__")  # __HIP covers __HIPCC__
 # A CUDA path: a CUDA toolkit header, or a test of an nvcc-only macro.
 _CUDA_MARK = re.compile(r"[<\"](?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h|cute/|cutlass/)"
                         r"|__CUDACC__|__NVCC__|__CUDA_ARCH__")
