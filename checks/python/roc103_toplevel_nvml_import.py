@@ -4,7 +4,7 @@ import ast
 
 from rocmlint.fixers.python_gate import import_guard_edit
 from rocmlint.model import Applicability, Fix
-from rocmlint.python.imports import runs_at_import
+from rocmlint.python.imports import imported_modules, runs_at_import
 from rocmlint.rule import Example, Rule
 
 NVML_MODULES = frozenset({"pynvml", "py3nvml", "nvidia_smi"})
@@ -99,11 +99,7 @@ class TopLevelNvmlImport(Rule):
 
     @staticmethod
     def _nvml_module(stmt) -> str | None:
-        if isinstance(stmt, ast.ImportFrom):
-            names = [stmt.module or ""] if not stmt.level else []
-        else:
-            names = [alias.name for alias in stmt.names]
-        for name in names:
+        for name in imported_modules(stmt):
             if name.split(".")[0] in NVML_MODULES:
                 return name.split(".")[0]
         return None

@@ -6,7 +6,7 @@ import os
 from rocmlint.fixers.python_gate import bound_names, import_guard_edit, statement_lines
 
 from rocmlint.model import Applicability, Edit, Fix
-from rocmlint.python.imports import runs_at_import
+from rocmlint.python.imports import imported_modules, runs_at_import
 from rocmlint.rule import Example, Rule
 
 # What the SDPA fallback accepts of `flash_attn_func(q, k, v, dropout_p, softmax_scale, causal)`.
@@ -176,9 +176,7 @@ def _conditional(path) -> bool:
 
 
 def _flash_attn_module(stmt) -> str | None:
-    names = [stmt.module or ""] if isinstance(stmt, ast.ImportFrom) and not stmt.level else (
-        [alias.name for alias in stmt.names] if isinstance(stmt, ast.Import) else [])
-    for name in names:
+    for name in imported_modules(stmt):
         top = name.split(".")[0]
         if top == "flash_attn" or top.startswith("flash_attn_"):
             return name

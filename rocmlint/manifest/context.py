@@ -6,7 +6,7 @@ import re
 from functools import cached_property
 
 from ..rule import FileContext
-from .kinds import manifest_kind, named_for_another_platform, named_for_rocm
+from .kinds import manifest_kind, named_for_another_platform, named_for_rocm, rocm_variants
 from .model import Manifest
 from .text import Located
 
@@ -59,9 +59,4 @@ class ManifestContext(FileContext):
         requirements_amd.txt, Dockerfile next to Dockerfile.rocm): this one is the NVIDIA one."""
         if named_for_rocm(self.path):
             return False
-        folder = os.path.dirname(self.path) or "."
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            return False
-        return any(named_for_rocm(name) and manifest_kind(os.path.join(folder, name)) == self.kind for name in names)
+        return any(kind == self.kind for _name, kind in rocm_variants(os.path.dirname(self.path) or "."))

@@ -7,7 +7,7 @@ import re
 import shlex
 
 from .model import Dependency, Manifest, PackageIndex
-from .requirement import parse_requirement
+from .requirement import PIP_INDEX_OPTIONS, parse_requirement
 from .text import Located
 
 _PIP = re.compile(r"(?:.*/)?pip(?:3(?:\.\d+)?)?")
@@ -55,11 +55,11 @@ def _run(located: Located, manifest: Manifest, offset: int, content: str) -> Non
         for word, position in words:
             if word in _VALUE_OPTIONS:
                 value = next(words, None)
-                if value is not None and word in _INDEX_OPTIONS:
+                if value is not None and word in PIP_INDEX_OPTIONS:
                     indexes.append(_index(located, offset, value[0], value[1]))
                 continue
             option, _, value_text = word.partition("=")
-            if option in _INDEX_OPTIONS and value_text:
+            if option in PIP_INDEX_OPTIONS and value_text:
                 indexes.append(_index(located, offset, value_text, position + len(option) + 1))
                 continue
             if word.startswith("-") or "$" in word:

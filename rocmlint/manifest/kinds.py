@@ -57,3 +57,18 @@ def named_for_another_platform(path: str | os.PathLike[str]) -> bool:
 
 def named_for_rocm(path: str | os.PathLike[str]) -> bool:
     return any(_ROCM_NAME.search(part) for part in _names(path))
+
+
+def rocm_variants(folder: str) -> list[tuple[str, str]]:
+    """(name, kind) of the manifests in ``folder`` named for ROCm (``requirements_amd.txt``,
+    ``Dockerfile.rocm``), sorted: what makes a neighbour the NVIDIA variant."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        kind = manifest_kind(os.path.join(folder, name)) if named_for_rocm(name) else None
+        if kind:
+            found.append((name, kind))
+    return found

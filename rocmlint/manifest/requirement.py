@@ -7,6 +7,8 @@ from packaging.markers import InvalidMarker, Marker, UndefinedComparison, Undefi
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+# pip options that name where packages come from (an index or a links page).
+PIP_INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "-f", "--find-links"})
 # ROCm machines: Linux on x86-64. Markers are evaluated for every Python still in use.
 _ROCM_ENVIRONMENTS = [
     {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix", "platform_machine": "x86_64",

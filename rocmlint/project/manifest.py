@@ -21,13 +21,9 @@ class ManifestPart:
 
 
 def _rocm_variants(folder: str) -> str:
-    from ..manifest.kinds import manifest_kind, named_for_rocm
+    from ..manifest.kinds import rocm_variants
 
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return ""
-    return ",".join(n for n in names if named_for_rocm(n) and manifest_kind(os.path.join(folder, n)))
+    return ",".join(name for name, _kind in rocm_variants(folder))
 
 
 def build(project) -> ManifestPart:

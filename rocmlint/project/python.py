@@ -59,7 +59,7 @@ GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability
 MAX_HELPER_BYTES = 3000
 _ROCM_BUILD = re.compile(rb"hip|rocm", re.IGNORECASE)
 _NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
-SUMMARY_VERSION = "4"
+SUMMARY_VERSION = "5"
 
 
 @dataclass
@@ -70,7 +70,6 @@ class Helper:
     kind: str  # "rocm" (a ROCm test), "nvidia" (False on every AMD GPU), "skip" (skips on ROCm)
     path: str
     line: int
-    calls: str = ""  # for kind "call": the helper whose result it returns
 
     def evidence(self) -> Evidence:
         what = {"rocm": f"`{self.name}` is a ROCm gate", "nvidia": f"`{self.name}` is an NVIDIA-only predicate",
@@ -147,7 +146,7 @@ def summarize(rel: str, source: bytes) -> Summary:
     for name, line, stmt in _blocks_around(source, positions):
         kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
         if kind and kind[0] != "call":
-            summary.helpers.append(Helper(name, kind[0], rel, line, "value" if isinstance(stmt, ast.Assign) else ""))
+            summary.helpers.append(Helper(name, kind[0], rel, line))
     return summary
 
 
@@ -187,7 +186,7 @@ def judge_definition(rel: str, source: bytes, name: str, kinds: dict[str, str]) 
     for found, line, stmt in _blocks_around(source, [head.end() - 1]):
         kind = helper_kind(stmt, evaluator, SKIP_NAME.search(found) is not None) if found == name else None
         if kind is not None and kind[0] != "call":
-            return Helper(name, kind[0], rel, line, "value" if isinstance(stmt, ast.Assign) else "")
+            return Helper(name, kind[0], rel, line)
     return None
 
 
@@ -482,7 +481,7 @@ def _cache_file(project: "Project") -> Path | None:
 
 
 def _to_json(summary: Summary) -> list:
-    return [summary.module, summary.imports, [[h.name, h.kind, h.path, h.line, h.calls] for h in summary.helpers],
+    return [summary.module, summary.imports, [[h.name, h.kind, h.path, h.line] for h in summary.helpers],
             summary.cuda_build, summary.defs, summary.rocm_build]
 
 

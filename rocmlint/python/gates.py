@@ -107,15 +107,6 @@ class GateEvaluator:
             if kind == "nvidia":
                 return False if rocm else None
             return None
-        if isinstance(node, ast.Name) and self.resolve is not None and id(node) not in self._resolving:
-            bound = self.resolve(node)
-            if bound is None:
-                return None
-            self._resolving.add(id(node))
-            try:
-                return self.value(bound, rocm)
-            finally:
-                self._resolving.discard(id(node))
         return self.value(node, rocm)
 
     def _helper_kind(self, call: ast.Call) -> str | None:

@@ -1,4 +1,4 @@
-"""Where an import statement runs: at import time of its module, or only on some path."""
+"""Import statements: where one runs (at import time of its module, or only on some path) and what it loads."""
 from __future__ import annotations
 
 import ast
@@ -22,3 +22,12 @@ def runs_at_import(path: list[ast.AST]) -> bool:
             if name == "TYPE_CHECKING":
                 return False
     return True
+
+
+def imported_modules(stmt: ast.AST) -> list[str]:
+    """The absolute modules an import statement loads (``from . import x`` loads none we can name)."""
+    if isinstance(stmt, ast.ImportFrom):
+        return [stmt.module or ""] if not stmt.level else []
+    if isinstance(stmt, ast.Import):
+        return [alias.name for alias in stmt.names]
+    return []
