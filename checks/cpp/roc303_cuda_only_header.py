@@ -3,16 +3,12 @@ from __future__ import annotations
 import re
 
 from rocmlint.model import Applicability, Edit, Span
+from rocmlint.project.tables import hipify_maps
 from rocmlint.rule import Example, Rule
 
-# CUDA-only header -> HIP header (None: no drop-in equivalent).
-HIP_HEADERS = {
-    "cuda_runtime.h": "hip/hip_runtime.h", "cuda_runtime_api.h": "hip/hip_runtime_api.h",
-    "cuda_fp16.h": "hip/hip_fp16.h", "cuda_bf16.h": "hip/hip_bf16.h",
-    "cublas_v2.h": "hipblas/hipblas.h", "cublasLt.h": "hipblaslt/hipblaslt.h",
-    "mma.h": "rocwmma/rocwmma.hpp", "curand_kernel.h": "hiprand/hiprand_kernel.h",
-    "cub/cub.cuh": "hipcub/hipcub.hpp", "cuda/pipeline": None,
-}
+# CUDA-only headers hipify does not map -> HIP header (None: no drop-in equivalent); the
+# others are hipify's own table (rocmlint/project/tables.py).
+NOT_HIPIFIED = {"mma.h": "rocwmma/rocwmma.hpp", "cuda/pipeline": None}
 _INCLUDE = re.compile(r"#\s*include\s*([<\"])([^>\"]+)[>\"]")
 
 
@@ -87,7 +83,7 @@ class CudaOnlyHeader(Rule):
             header = match.group(2)
             if ctx.model is not None and ctx.model.hipify_maps(ctx.path, header) is not None:
                 continue  # the project's build hipifies this file: the include is renamed for AMD
-            hip = HIP_HEADERS.get("cub/cub.cuh" if header.startswith("cub/") else header)
+            hip = NOT_HIPIFIED[header] if header in NOT_HIPIFIED else hipify_maps(header)
             fix = None
             if hip is not None:
                 path_start = hit.start + match.start(2) - 1

@@ -34,14 +34,11 @@ HIPIFY_HEADERS = {
     "cusparse.h": "hipsparse/hipsparse.h", "cufft.h": "hipfft/hipfft.h", "cudnn.h": "miopen/miopen.h",
     "nccl.h": "rccl/rccl.h", "cooperative_groups.h": "hip/hip_cooperative_groups.h",
 }
-HIPIFY_PREFIXES = {"cub/": "hipcub/"}
 
 
 def hipify_maps(header: str) -> str | None:
-    """The HIP header hipify writes for ``header``, or None when hipify leaves it."""
-    if header in HIPIFY_HEADERS:
-        return HIPIFY_HEADERS[header]
-    for prefix, target in HIPIFY_PREFIXES.items():
-        if header.startswith(prefix):
-            return "hipcub/hipcub.hpp" if prefix == "cub/" else target + header[len(prefix):]
-    return None
+    """The HIP header hipify writes for ``header``, or None when hipify leaves it (every CUB
+    header becomes hipcub's one)."""
+    if header.startswith("cub/"):
+        return "hipcub/hipcub.hpp"
+    return HIPIFY_HEADERS.get(header)
