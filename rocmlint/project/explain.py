@@ -56,7 +56,9 @@ def line_evidence(ctx: "CppContext", line: int) -> list[str]:
         return []
     memo = ctx.cache.setdefault("evidence", {})
     if line not in memo:
-        memo[line] = file_lines(ctx) + if_stack_lines(ctx, line)
+        if "file" not in memo:  # the same for every line of the file
+            memo["file"] = file_lines(ctx)
+        memo[line] = memo["file"] + if_stack_lines(ctx, line)
     return memo[line]
 
 

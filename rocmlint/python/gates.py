@@ -132,8 +132,10 @@ class GateEvaluator:
         if isinstance(node, ast.Compare) and any(is_capability_call(n) for n in ast.walk(node)):
             # A comparison meant to select an NVIDIA architecture is false on ROCm by intent
             # (ROC106 reports where the number itself misleads).
+            if not rocm:
+                return None  # judged for AMD only: nothing to say about the NVIDIA side
             verdict = judge(node, self.resolve or (lambda name: None))
-            return verdict.amd_intent if rocm and verdict is not None else None
+            return verdict.amd_intent if verdict is not None else None
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             op = node.ops[0]
             if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
