@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
@@ -124,7 +125,9 @@ class Rule:
     @classmethod
     def examples(cls) -> tuple[list[Example], list[Example]]:
         def norm(items):
-            return [e if isinstance(e, Example) else Example(inspect.cleandoc(e) + "\n") for e in items]
+            # dedent, not inspect.cleandoc: cleandoc strips the body's indent when the first
+            # line has none (`def f():\n    x` became `def f():\nx`, a syntax error).
+            return [e if isinstance(e, Example) else Example(textwrap.dedent(e).strip("\n") + "\n") for e in items]
 
         return norm(cls.valid), norm(cls.invalid)
 

@@ -91,3 +91,116 @@ def test_a_large_file_keeps_its_own_gate_helper_far_from_the_anchor():
     reduced = skeleton(source, [anchor])
     assert reduced is not None and b"def _on_amd" in reduced and b"def helper_1(" not in reduced
     assert [f.code for f in analyse_buffer("big.py", source, "python", settings, rules)] == []
+
+
+def _table_module() -> bytes:
+    """A module-level table of 600 entries in the OpInfo style; two choose fp8 dtypes."""
+    entries = []
+    for i in range(600):
+        dtypes = "(torch.float8_e4m3fn,)" if i in (150, 420) else "(torch.float32, torch.float16)"
+        entries.append(f"    OpSpec('op_{i}',\n           dtypes={dtypes},\n           # entry {i}, with a comma,\n"
+                       f"           skips=(Skip('flaky', active_if=TEST_WITH_ROCM),)),\n"
+                       f"    # after entry {i}\n")
+    return ("import torch\n\nTEST_WITH_ROCM = torch.version.hip is not None\n\n"
+            "op_table: list[OpSpec] = [\n" + "".join(entries) + "]\n\n"
+            "CONST = 1\n").encode()
+
+
+def test_a_big_data_table_keeps_only_its_entries_with_anchors():
+    source = _table_module()
+    anchors = [m for m in range(len(source)) if source.startswith(b"float8_e4m3fn", m)]
+    reduced = skeleton(source, anchors)
+    assert reduced is not None and len(reduced) < len(source) / 20
+    assert reduced.count(b"\n") == source.count(b"\n")
+    tree = ast.parse(reduced)
+    table = next(n for n in tree.body if isinstance(n, ast.AnnAssign))
+    assert isinstance(table.value, ast.List)
+    # The two entries with an anchor, at their own lines, and the first and last (never dropped).
+    assert [e.args[0].value for e in table.value.elts] == ["op_0", "op_150", "op_420", "op_599"]
+    full = next(n for n in ast.parse(source).body if isinstance(n, ast.AnnAssign))
+    assert [e.lineno for e in table.value.elts] == [full.value.elts[i].lineno for i in (0, 150, 420, 599)]
+    assert b"CONST = 1" in reduced and b"TEST_WITH_ROCM = torch.version.hip" in reduced
+
+
+def test_a_big_data_table_gives_the_same_findings_as_the_whole_file(monkeypatch):
+    import rocmlint.python.skeleton as skeleton_module
+
+    source = _table_module()
+    settings = Settings(select=("ROC107",))
+    rules = active_rules(settings, "python")
+
+    def run():
+        return [(f.code, f.span, f.message) for f in analyse_buffer("ops.py", source, "python", settings, rules)]
+
+    reduced = run()
+    monkeypatch.setattr(skeleton_module, "skeleton", lambda *a, **k: None)
+    assert reduced == run()
+
+
+def test_table_entries_are_kept_when_they_do_not_end_in_a_comma():
+    """`x` then `+ y,` at the entry indent are one expression: dropping `x` alone would
+    parse, as a different table. Entries inside a triple-quoted string are not cut either."""
+    rows = "".join(f"    'row {i}'\n    + 'tail',\n" for i in range(1500))
+    doc = '"""\nop_like = [\n' + "    'a',\n" * 3000 + ']\n"""\n'
+    source = ("import torch\n\n" + doc + "TABLE = [\n" + rows + "]\n").encode()
+    assert len(source) > 48_000
+    assert skeleton(source, [0]) is None
+
+
+def test_callers_readers_and_called_helpers_are_kept():
+    """What decides about an anchor outside its block stays in the skeleton: the callers of
+    an anchored function, the readers of an anchored module-level name, and the short
+    helpers a kept decorator calls (one level)."""
+    source = (
+        "import torch\n\n\n"
+        "def has_fp8_hw():\n    return is_sm_100() and torch.cuda.device_count() > 0\n\n\n"
+        "def has_fp8_hw_extra():\n    return False\n\n\n"
+        "def _quantize(x):\n    return x.to(torch.float8_e4m3fn)\n\n\n"
+        "def run(x):\n    if not on_amd():\n        return _quantize(x)\n    return x\n\n\n"
+        "CONFIGS = [torch.float8_e4m3fn]\n\n\n"
+        "def test_configs():\n    for c in CONFIGS:\n        assert c\n\n\n"
+        "class T:\n    @skipif(not has_fp8_hw(), reason='SM100')\n    def test_a(self):\n"
+        "        return torch.float8_e4m3fn\n\n\n"
+        + FILLER
+    ).encode()
+    anchors = [m for m in range(len(source)) if source.startswith(b"float8_e4m3fn", m)]
+    reduced = skeleton(source, anchors)
+    assert reduced is not None and b"def helper_1(" not in reduced
+    for kept in (b"def run(x):", b"def test_configs():", b"def has_fp8_hw():", b"def _quantize"):
+        assert kept in reduced, kept
+    assert b"def has_fp8_hw_extra" not in reduced  # a prefix of a kept name is no use of it
+
+
+def _python_sources() -> list:
+    import pytest
+
+    from fixture_harness import fixture_files
+    from rocmlint.registry import all_rules
+
+    sources = [pytest.param(path.read_bytes(), id=path.name) for path in fixture_files() if path.suffix == ".py"]
+    for code, rule in sorted(all_rules().items()):
+        if rule.language == "python":
+            valid, invalid = rule.examples()
+            sources += [pytest.param(e.code.encode(), id=f"{code}-{n}") for n, e in enumerate(valid + invalid)]
+    return sources
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("source", _python_sources())
+def test_every_file_as_a_skeleton_gives_the_whole_files_findings(source, monkeypatch):
+    """The skeleton forced on every fixture and rule example (min_size 0): the rules see
+    nothing the whole file would have shown them otherwise, fixes included."""
+    import rocmlint.python.skeleton as skeleton_module
+
+    settings = Settings()
+    rules = active_rules(settings, "python")
+
+    def run():
+        return [(f.code, f.span, f.message, f.fix) for f in analyse_buffer("m.py", source, "python", settings, rules)]
+
+    whole = run()
+    real = skeleton_module.skeleton
+    monkeypatch.setattr(skeleton_module, "skeleton", lambda text, anchors, min_size=0: real(text, anchors, 0))
+    assert run() == whole

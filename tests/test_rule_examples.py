@@ -71,3 +71,10 @@ def test_invalid_example_fires(rule, example):
         outcome = fix_buffer(example.code.encode(), "\n", display, _language(rule, display), settings, (rule(),),
                              unsafe=example.unsafe)
         assert outcome.buffer.decode() == example.expected
+
+
+@pytest.mark.parametrize("rule,example", _cases("valid") + _cases("invalid"))
+def test_python_examples_parse(rule, example):
+    """An example that does not parse shows nothing (a syntax error is quiet for every rule)."""
+    findings, *_ = _run(rule, example)
+    assert not [f for f in findings if f.code == "ROC001"], example.code

@@ -401,7 +401,7 @@ def _gate_words(source: bytes) -> list[int]:
     """Where the words a gate helper needs occur."""
     global _GATE_SCAN
     if _GATE_SCAN is None:
-        _GATE_SCAN = _matcher(list(GATE_WORDS))
+        _GATE_SCAN = literal_matcher(list(GATE_WORDS))
     return [start for _index, start in _GATE_SCAN(source)]
 
 
@@ -412,14 +412,16 @@ def _has_gate_word(source: bytes) -> bool:
 _GATE_SCAN = None
 
 
-def _matcher(words: list[bytes]):
-    """buffer -> [(word index, start)] in one Aho-Corasick pass (a regex fallback)."""
+def literal_matcher(words: list[bytes], longest: bool = False):
+    """buffer -> [(word index, start)] in one Aho-Corasick pass (a regex fallback); with
+    ``longest``, of words starting at one place the longest (whole identifiers)."""
     try:
-        from ahocorasick_rs import BytesAhoCorasick
+        from ahocorasick_rs import BytesAhoCorasick, MatchKind
     except ImportError:
-        pattern = re.compile(b"|".join(re.escape(w) for w in words))
+        ordered = sorted(words, key=len, reverse=True) if longest else words
+        pattern = re.compile(b"|".join(re.escape(w) for w in ordered))
         return lambda buffer: [(words.index(m.group()), m.start()) for m in pattern.finditer(buffer)]
-    automaton = BytesAhoCorasick(words)
+    automaton = BytesAhoCorasick(words, matchkind=MatchKind.LeftmostLongest) if longest else BytesAhoCorasick(words)
     return lambda buffer: [(index, start) for index, start, _end in automaton.find_matches_as_indexes(buffer)]
 
 

@@ -5,7 +5,10 @@ few functions. The skeleton keeps every line of module-level code (imports, cons
 gate definitions) and every ``def``/``class`` block that holds an anchor, and replaces
 the other blocks with ``pass`` and empty lines. Line numbers and the bytes of every kept
 line are unchanged, so positions from the skeleton's AST are positions in the original.
-Blocks holding a gate word are kept too (a file's own gate helpers). A block end misread
+Blocks holding a gate word are kept too (a file's own gate helpers). A big module-level data
+table (``NAME = [`` ... of DATA_TABLE_MIN bytes or more) keeps only its entries that hold
+an anchor: the others can hold no finding and define no gate (torch's OpInfo database is
+660 KB of one statement). A block end misread
 inside a multi-line string is caught by triple-quote parity, and the caller falls back to
 the whole file if the skeleton still does not parse.
 """
@@ -15,9 +18,10 @@ import bisect
 import re
 from functools import lru_cache
 
-from ..project.python import GATE_WORDS
+from ..project.python import GATE_WORDS, MAX_HELPER_BYTES, literal_matcher
 
-MIN_SIZE = 48_000
+MIN_SIZE = 12_000
+DATA_TABLE_MIN = 16_000
 
 
 @lru_cache(maxsize=32)
@@ -35,27 +39,30 @@ def _code_at_most(indent: int) -> re.Pattern[bytes]:
 # Blocks kept without an anchor: they may define the file's own gate helpers, which rules
 # read beyond their anchors (found by the words the project model looks for).
 _CONTEXT = re.compile(b"|".join(re.escape(word) for word in GATE_WORDS))
+_TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")  # a column-0 code line follows
+_TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+_CALLED = re.compile(rb"\b(\w+)[ \t]*\(")
+_WORD_BYTE = re.compile(rb"\w")
+_DEFINED_NAME = re.compile(rb"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
+_ASSIGNED_NAME = re.compile(rb"([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
 _HEADER = re.compile(rb"[ \t]*(?:async[ \t]+def\b|def\b|class\b)")
 _BODY_LINE = re.compile(rb"^([ \t]*)[^ \t\r\n#]", re.MULTILINE)
+# `name = [`, `name: Type = {`, `a.b = (` at column 0, the bracket ending its first line.
+_DATA_TABLE = re.compile(rb"^([A-Za-z_][\w.]*(?:[ \t]*:[^=\n]*)?[ \t]*=[ \t]*[\[{(])[ \t]*\r?$",
+                         re.MULTILINE)
 
 
 def skeleton(source: bytes, anchors: list[int], min_size: int = MIN_SIZE) -> bytes | None:
     """The reduced source, or None when reducing is not worth it (or not safe)."""
     if len(source) < min_size or source.count(b"\r") != source.count(b"\r\n"):
         return None  # small, or old-Mac line ends the line counting below would miss
-    dropped: list[tuple[int, int, int]] = []  # (start byte, end byte, indent)
-    _reduce(source, sorted(anchors), dropped, 0, len(source), 0)
-    if not dropped:
-        return None
-    out = []
-    cursor = 0
-    for start, end, indent in sorted(dropped):
-        out.append(source[cursor:start])
-        newlines = source.count(b"\n", start, end)
-        out.append(b" " * indent + b"pass" + b"\n" * newlines)
-        cursor = end
-    out.append(source[cursor:])
-    return b"".join(out)
+    statements = [0] + [m.start() + 1 for m in _TOP_CODE.finditer(source)]  # module level
+    anchors = sorted(anchors + _users_of_anchored_names(source, anchors, statements))
+    dropped: list[tuple[int, int, bytes]] = []  # (start byte, end byte, replacement line)
+    _reduce(source, anchors, dropped, 0, len(source), 0)
+    _reduce_data_tables(source, anchors, dropped, statements)
+    _keep_called_helpers(source, dropped)
+    return _reduced(source, dropped) if dropped else None
 
 
 def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, indent: int) -> None:
@@ -73,13 +80,141 @@ def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, 
         k = bisect.bisect_left(anchors, start)
         if k == len(anchors) or anchors[k] >= end:
             if _CONTEXT.search(source, start, end) is None:
-                dropped.append((start, end, indent))
+                dropped.append((start, end, b" " * indent + b"pass"))
         else:
             body = _body_indent(source, start, end, indent)
             if body is not None:
                 header_end = source.find(b"\n", start, end) + 1
                 _reduce(source, anchors, dropped, header_end, end, body)
         pos = end
+
+
+def _keep_called_helpers(source: bytes, dropped: list) -> None:
+    """Short module-level functions called from what is kept stay too, one level deep: a
+    decorator's or a condition's helper (`skipif(not has_fp8())`) may be a gate."""
+    helpers = {}
+    for index, (start, end, replacement) in enumerate(dropped):
+        if replacement == b"pass" and end - start <= MAX_HELPER_BYTES:
+            definition = _TOP_DEF.search(source, start, end)
+            if definition is not None:
+                helpers[definition.group(1)] = index
+    if not helpers:
+        return
+    kept = set()
+    text = _reduced(source, dropped)
+    for _round in range(2):  # the calls in what is kept, then in the helpers kept for them
+        called = {helpers[name] for name in _CALLED.findall(text) if name in helpers} - kept
+        if not called:
+            break
+        kept |= called
+        text = b"\n".join(source[dropped[index][0]:dropped[index][1]] for index in called)
+    dropped[:] = [block for index, block in enumerate(dropped) if index not in kept]
+
+
+def _reduced(source: bytes, dropped: list) -> bytes:
+    """The source with the dropped blocks replaced (line numbers kept)."""
+    out = []
+    cursor = 0
+    for start, end, replacement in sorted(dropped):
+        out.append(source[cursor:start])
+        out.append(replacement + b"\n" * source.count(b"\n", start, end))
+        cursor = end
+    out.append(source[cursor:])
+    return b"".join(out)
+
+
+def _users_of_anchored_names(source: bytes, anchors: list[int], statements: list[int]) -> list[int]:
+    """Where the names that anchored module-level statements bind are used: the readers and
+    callers decide about them (`CONFIGS = [...fp8...]` read only by CPU tests, a helper
+    called only under `if not on_amd():`)."""
+    names = set()
+    for anchor in anchors:
+        start = statements[bisect.bisect_right(statements, anchor) - 1]
+        while source.startswith(b"@", start):  # decorators: the name is on the def line
+            start = source.find(b"\n", start) + 1
+            if start == 0:
+                break
+        bound = _ASSIGNED_NAME.match(source, start) or _DEFINED_NAME.match(source, start)
+        if bound is not None:
+            names.add(bound.group(1))
+    return [start for _name, start in _word_uses(source, sorted(names))] if names else []
+
+
+def _word_uses(source: bytes, names: list[bytes]) -> list[tuple[bytes, int]]:
+    """(name, start) of each occurrence of ``names`` as a whole word, in one pass."""
+    found = []
+    for index, start in literal_matcher(names, longest=True)(source):
+        name = names[index]
+        end = start + len(name)
+        if not (_WORD_BYTE.match(source, start - 1) if start else False) and not _WORD_BYTE.match(source, end):
+            found.append((name, start))
+    return found
+
+
+def _reduce_data_tables(source: bytes, anchors: list[int], dropped: list, statements: list[int]) -> None:
+    """Drop the anchorless entries of big module-level data tables (outside dropped blocks)."""
+    taken = sorted((start, end) for start, end, _ in dropped)
+    code = _code_at_most(0)
+    for start, following in zip(statements, statements[1:] + [len(source)]):
+        if following - start < DATA_TABLE_MIN:
+            continue  # the table, if any, ends before: too small
+        match = _DATA_TABLE.match(source, start)
+        if match is None:
+            continue
+        k = bisect.bisect_right(taken, (start, len(source)))
+        if k and taken[k - 1][1] > start or not _balanced(source, 0, start):
+            continue  # inside a dropped block, or a line of a docstring
+        end = _statement_end(source, match.end(), code)
+        if end is not None and end - start >= DATA_TABLE_MIN:
+            _drop_entries(source, anchors, dropped, match.end(), end)
+
+
+def _drop_entries(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int) -> None:
+    """Entries of the table in source[lo:hi] that hold no anchor. An entry runs from a code
+    line at the entries' indent to the next; only whole entries ending in a comma go, so
+    what is left parses as the same table with fewer entries."""
+    first = _BODY_LINE.search(source, lo, hi)
+    if first is None or not first.group(1):
+        return
+    starts = [m.start() for m in _entry_start(len(first.group(1))).finditer(source, first.start(), hi)]
+    after_comma = False  # the first entry is kept, as is the last: a table keeps 2 entries
+    for start, end in zip(starts, starts[1:]):
+        ends_in_comma = _last_code_line(source, start, end).endswith(b",")
+        whole = after_comma and ends_in_comma  # a whole element, not part of one
+        after_comma = ends_in_comma
+        k = bisect.bisect_left(anchors, start)
+        if whole and (k == len(anchors) or anchors[k] >= end) and _balanced(source, start, end):
+            dropped.append((start, end, b""))
+
+
+def _last_code_line(source: bytes, start: int, end: int) -> bytes:
+    """The last line of source[start:end] that is not blank or a comment, stripped."""
+    while end > start:
+        line_start = source.rfind(b"\n", start, end - 1) + 1
+        line = source[max(line_start, start):end].strip()
+        if line and not line.startswith(b"#"):
+            return line
+        end = line_start
+    return b""
+
+
+@lru_cache(maxsize=8)
+def _entry_start(indent: int) -> re.Pattern[bytes]:
+    """A code line (not a comment or closing bracket) indented exactly ``indent``."""
+    return re.compile(rb"^[ \t]{%d}(?=[^ \t\r\n#)\]}])" % indent, re.MULTILINE)
+
+
+def _statement_end(source: bytes, pos: int, code: re.Pattern[bytes]) -> int | None:
+    """Start of the line after the statement begun before ``pos``: the next column-0 code
+    line leaving no triple-quoted string open; None at the end of the file."""
+    start = pos
+    while True:
+        match = code.search(source, pos)
+        if match is None:
+            return None
+        if _balanced(source, start, match.start()):
+            return match.start()
+        pos = match.start() + 1
 
 
 def _block_end(source: bytes, start: int, hi: int, indent: int) -> int | None:
