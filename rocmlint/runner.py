@@ -402,7 +402,8 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
             fresh = run_deferred(every_job, jobs, project)
         else:
             if project is not None:
-                project.before_fork()  # lazy parts are built once here and shared by the workers
+                with collector_paused():
+                    project.before_fork()  # lazy parts are built once here and shared by the workers
             fresh = run_parallel(every_job, jobs)
     else:
         fresh = [run_job(job) for job in every_job]

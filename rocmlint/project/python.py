@@ -212,12 +212,15 @@ def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
     """The first place a file loads a package that exists only for NVIDIA GPUs, at any depth
     (a lazy `import cutlass` in a function, `importlib.import_module("flash_attn_interface")`):
     the file is (part of) that NVIDIA backend's glue."""
+    global _NVIDIA_SCAN
+    if _NVIDIA_SCAN is None:
+        _NVIDIA_SCAN = literal_matcher(_NVIDIA_WORDS, longest=True)
     checked = -1
-    for word in _NVIDIA_WORD.finditer(source):  # only the lines naming such a package
-        start = source.rfind(b"\n", 0, word.start()) + 1
+    for _index, position in word_uses(_NVIDIA_WORDS, source, _NVIDIA_SCAN):  # lines naming such a package
+        start = source.rfind(b"\n", 0, position) + 1
         if start <= checked:
             continue
-        end = source.find(b"\n", word.end())
+        end = source.find(b"\n", position)
         checked = end = len(source) if end < 0 else end
         for m in _ANY_IMPORT.finditer(source, start, end):
             module = (m.group(1) or m.group(2) or m.group(3)).decode()
@@ -227,7 +230,8 @@ def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
 
 
 _NVIDIA_ROOT = re.compile(r"(?:%s)(?:\.|$)" % "|".join(re.escape(r) for r in NVIDIA_ONLY_IMPORTS))
-_NVIDIA_WORD = re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(r.encode()) for r in NVIDIA_ONLY_IMPORTS))
+_NVIDIA_WORDS = [root.encode() for root in NVIDIA_ONLY_IMPORTS]
+_NVIDIA_SCAN = None
 
 
 def _nvidia_root(module: str) -> str | None:
@@ -423,6 +427,20 @@ def literal_matcher(words: list[bytes], longest: bool = False):
         return lambda buffer: [(words.index(m.group()), m.start()) for m in pattern.finditer(buffer)]
     automaton = BytesAhoCorasick(words, matchkind=MatchKind.LeftmostLongest) if longest else BytesAhoCorasick(words)
     return lambda buffer: [(index, start) for index, start, _end in automaton.find_matches_as_indexes(buffer)]
+
+
+_WORD_BYTE = re.compile(rb"\w")
+
+
+def word_uses(words: list[bytes], source: bytes, matcher=None) -> list[tuple[int, int]]:
+    """(word index, start) of each occurrence of ``words`` as a whole word (no word byte on
+    either side), in one pass; ``matcher``: ``literal_matcher(words, longest=True)``, reused."""
+    found = []
+    for index, start in (matcher or literal_matcher(words, longest=True))(source):
+        end = start + len(words[index])
+        if not (start and _WORD_BYTE.match(source, start - 1)) and not _WORD_BYTE.match(source, end):
+            found.append((index, start))
+    return found
 
 
 def _first_code(ctx, line: int) -> int:

@@ -17,23 +17,54 @@ from __future__ import annotations
 import bisect
 import re
 from functools import lru_cache
+from typing import Iterator
 
-from ..project.python import GATE_WORDS, MAX_HELPER_BYTES, literal_matcher
+from ..project.python import GATE_WORDS, MAX_HELPER_BYTES, word_uses
 
 MIN_SIZE = 12_000
 DATA_TABLE_MIN = 16_000
 
 
 @lru_cache(maxsize=32)
-def _block_start(indent: int) -> re.Pattern[bytes]:
-    """A def/class/decorator line at exactly ``indent``."""
-    return re.compile(rb"^[ \t]{%d}(?:async[ \t]+def\b|def\b|class\b|@)" % indent, re.MULTILINE)
+def _block_start(indent: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """A def/class/decorator line at exactly ``indent`` (see ``_next_line``)."""
+    return _line_patterns(rb"[ \t]{%d}(?:async[ \t]+def\b|def\b|class\b|@)" % indent)
 
 
 @lru_cache(maxsize=32)
-def _code_at_most(indent: int) -> re.Pattern[bytes]:
+def _code_at_most(indent: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
     """A code line (not blank, comment or closing bracket) indented at most ``indent``."""
-    return re.compile(rb"^[ \t]{0,%d}(?=[^ \t\r\n#)\]}])" % indent, re.MULTILINE)
+    return _line_patterns(rb"[ \t]{0,%d}(?=[^ \t\r\n#)\]}])" % indent)
+
+
+@lru_cache(maxsize=8)
+def _entry_start(indent: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """A code line (not a comment or closing bracket) indented exactly ``indent``."""
+    return _line_patterns(rb"[ \t]{%d}(?=[^ \t\r\n#)\]}])" % indent)
+
+
+def _line_patterns(line: bytes) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """``line`` at a known line start, and after a newline: a literal first byte keeps the
+    search at memchr speed (a MULTILINE `^` is tried at every byte)."""
+    return re.compile(line), re.compile(b"\n" + line)
+
+
+def _next_line(patterns: tuple[re.Pattern[bytes], re.Pattern[bytes]], source: bytes, pos: int,
+               hi: int) -> int | None:
+    """The first line starting in source[pos:hi] that matches, as `^` in MULTILINE would."""
+    at_start, after_newline = patterns
+    if (pos == 0 or source[pos - 1] == 0x0A) and at_start.match(source, pos, hi):
+        return pos
+    match = after_newline.search(source, pos, hi)  # a newline at pos or later: a line after pos
+    return None if match is None else match.start() + 1
+
+
+def _lines(patterns: tuple[re.Pattern[bytes], re.Pattern[bytes]], source: bytes, pos: int,
+           hi: int) -> Iterator[int]:
+    """Every line starting in source[pos:hi] that matches."""
+    while (found := _next_line(patterns, source, pos, hi)) is not None:
+        yield found
+        pos = found + 1
 
 
 # Blocks kept without an anchor: they may define the file's own gate helpers, which rules
@@ -42,7 +73,6 @@ _CONTEXT = re.compile(b"|".join(re.escape(word) for word in GATE_WORDS))
 _TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")  # a column-0 code line follows
 _TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _CALLED = re.compile(rb"\b(\w+)[ \t]*\(")
-_WORD_BYTE = re.compile(rb"\w")
 _DEFINED_NAME = re.compile(rb"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _ASSIGNED_NAME = re.compile(rb"([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
 _HEADER = re.compile(rb"[ \t]*(?:async[ \t]+def\b|def\b|class\b)")
@@ -70,10 +100,9 @@ def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, 
     pos = lo
     starts = _block_start(indent)
     while True:
-        match = starts.search(source, pos, hi)
-        if match is None:
+        start = _next_line(starts, source, pos, hi)
+        if start is None:
             return
-        start = match.start()
         end = _block_end(source, start, hi, indent)
         if end is None or end <= start:
             return  # unclear structure: keep everything from here
@@ -137,18 +166,7 @@ def _users_of_anchored_names(source: bytes, anchors: list[int], statements: list
         bound = _ASSIGNED_NAME.match(source, start) or _DEFINED_NAME.match(source, start)
         if bound is not None:
             names.add(bound.group(1))
-    return [start for _name, start in _word_uses(source, sorted(names))] if names else []
-
-
-def _word_uses(source: bytes, names: list[bytes]) -> list[tuple[bytes, int]]:
-    """(name, start) of each occurrence of ``names`` as a whole word, in one pass."""
-    found = []
-    for index, start in literal_matcher(names, longest=True)(source):
-        name = names[index]
-        end = start + len(name)
-        if not (_WORD_BYTE.match(source, start - 1) if start else False) and not _WORD_BYTE.match(source, end):
-            found.append((name, start))
-    return found
+    return [start for _index, start in word_uses(sorted(names), source)] if names else []
 
 
 def _reduce_data_tables(source: bytes, anchors: list[int], dropped: list, statements: list[int]) -> None:
@@ -176,7 +194,7 @@ def _drop_entries(source: bytes, anchors: list[int], dropped: list, lo: int, hi:
     first = _BODY_LINE.search(source, lo, hi)
     if first is None or not first.group(1):
         return
-    starts = [m.start() for m in _entry_start(len(first.group(1))).finditer(source, first.start(), hi)]
+    starts = list(_lines(_entry_start(len(first.group(1))), source, first.start(), hi))
     after_comma = False  # the first entry is kept, as is the last: a table keeps 2 entries
     for start, end in zip(starts, starts[1:]):
         ends_in_comma = _last_code_line(source, start, end).endswith(b",")
@@ -198,23 +216,13 @@ def _last_code_line(source: bytes, start: int, end: int) -> bytes:
     return b""
 
 
-@lru_cache(maxsize=8)
-def _entry_start(indent: int) -> re.Pattern[bytes]:
-    """A code line (not a comment or closing bracket) indented exactly ``indent``."""
-    return re.compile(rb"^[ \t]{%d}(?=[^ \t\r\n#)\]}])" % indent, re.MULTILINE)
-
-
-def _statement_end(source: bytes, pos: int, code: re.Pattern[bytes]) -> int | None:
+def _statement_end(source: bytes, pos: int, code) -> int | None:
     """Start of the line after the statement begun before ``pos``: the next column-0 code
     line leaving no triple-quoted string open; None at the end of the file."""
-    start = pos
-    while True:
-        match = code.search(source, pos)
-        if match is None:
-            return None
-        if _balanced(source, start, match.start()):
-            return match.start()
-        pos = match.start() + 1
+    for candidate in _lines(code, source, pos, len(source)):
+        if _balanced(source, pos, candidate):
+            return candidate
+    return None
 
 
 def _block_end(source: bytes, start: int, hi: int, indent: int) -> int | None:
@@ -236,15 +244,10 @@ def _block_end(source: bytes, start: int, hi: int, indent: int) -> int | None:
     code = _code_at_most(indent)
     end = hi
     pos = search_from + 1
-    while pos < hi:
-        match = code.search(source, pos, hi)
-        if match is None:
-            break
-        candidate = match.start()
+    for candidate in _lines(code, source, pos, hi):
         if _balanced(source, start, candidate):
             end = candidate
             break
-        pos = candidate + 1
     if not _balanced(source, start, end):
         return None
     # Blank and comment lines before the next statement belong to what follows,
@@ -263,7 +266,9 @@ def _balanced(source: bytes, start: int, end: int) -> bool:
     """No triple-quoted string left open and no line continuation at ``end``."""
     if source.count(b'"""', start, end) % 2 or source.count(b"'''", start, end) % 2:
         return False
-    return not source[start:end].rstrip(b"\r\n").endswith(b"\\")
+    while end > start and source[end - 1] in b"\r\n":
+        end -= 1
+    return not (end > start and source[end - 1] == 0x5C)  # a backslash
 
 
 def _body_indent(source: bytes, start: int, end: int, indent: int) -> int | None:
