@@ -147,3 +147,25 @@ def test_jobs_go_to_the_pool_in_ordered_batches():
     assert [len(batch) for batch in grouped] == [BATCH_SIZE, BATCH_SIZE, 3]
     assert [job for batch in grouped for job in batch] == jobs
     assert list(batches([], BATCH_SIZE)) == []
+
+
+def test_a_pool_run_leaves_the_callers_collector_as_it_found_it(tree):
+    """The parent pauses its cyclic collector and freezes its heap for the workers while a
+    pool runs (speed); a program calling the runner gets both back as they were."""
+    import gc
+
+    from rocmlint.config import ConfigResolver
+    from rocmlint.discovery import discover
+    from rocmlint.runner import run
+
+    targets = list(discover([str(tree)], ConfigResolver(None)))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    results = run(targets, use_cache=False, jobs=2)
+    assert len(results) == len(targets) and not any(r.internal_error for r in results)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()
+    try:
+        run(targets[:PARALLEL_THRESHOLD + 1], use_cache=False, jobs=2)
+        assert not gc.isenabled()  # a caller's own choice is kept too
+    finally:
+        gc.enable()

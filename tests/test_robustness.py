@@ -62,3 +62,23 @@ def test_one_line_kernel_in_a_shared_file_is_fixed_behind_the_gate(tmp_path):
     if shutil.which("unifdef"):
         view = subprocess.run(["unifdef", "-U__HIP_PLATFORM_AMD__", str(path)], capture_output=True).stdout
         assert view == source
+
+
+@pytest.mark.parametrize("shadowed", ["random", "tempfile", "ast", "concurrent"])
+def test_python_m_in_a_repository_runs_none_of_its_modules(tmp_path, shadowed):
+    """`python -m rocmlint` puts the current folder first on sys.path; a scanned repository's
+    module named like one of the standard library's (torch has `random.py`) must not be
+    imported in its place, or run."""
+    marker = tmp_path / "ran"
+    code = f"open({str(marker)!r}, 'w').close()\nraise SystemExit(9)\n"
+    if shadowed == "concurrent":
+        (tmp_path / "concurrent").mkdir()
+        (tmp_path / "concurrent" / "__init__.py").write_text(code)
+    else:
+        (tmp_path / f"{shadowed}.py").write_text(code)
+    for n in range(40):  # a big run: the pool, the project model and the cache are imported
+        (tmp_path / f"m{n}.py").write_text('import torch\ntorch.compile(m, mode="reduce-overhead")\n')
+    done = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--select", "ROC101", "."], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert not marker.exists(), done.stderr
+    assert done.returncode == 1 and done.stdout.count("ROC101") >= 40, done.stderr
