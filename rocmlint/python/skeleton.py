@@ -129,7 +129,7 @@ def _keep_called_helpers(source: bytes, dropped: list) -> None:
                 helpers[definition.group(1)] = index
     if not helpers:
         return
-    kept = set()
+    kept: set[int] = set()
     text = _reduced(source, dropped)
     for _round in range(2):  # the calls in what is kept, then in the helpers kept for them
         called = {helpers[name] for name in _CALLED.findall(text) if name in helpers} - kept
