@@ -204,3 +204,28 @@ def test_every_file_as_a_skeleton_gives_the_whole_files_findings(source, monkeyp
     real = skeleton_module.skeleton
     monkeypatch.setattr(skeleton_module, "skeleton", lambda text, anchors, min_size=0: real(text, anchors, 0))
     assert run() == whole
+
+
+def test_table_entries_that_continue_a_call_are_kept():
+    """`foo(a,` / `b), baz(c,` / `d),` at the entry indent: the middle line ends in a comma and
+    balances its brackets, yet dropping it would leave `foo(a, d)`, a valid parse of another
+    table. Entries go only where they start at the table's own bracket depth."""
+    rows = "".join(f"    foo({i},\n    b), baz(c,\n    d),\n" for i in range(2500))
+    source = ("import torch\n\nTABLE = [\n" + rows + "    last,\n]\n").encode()
+    assert len(source) > 48_000
+    reduced = skeleton(source, [0])
+    assert reduced is None or ast.dump(ast.parse(reduced).body[1].value.elts[0]) == ast.dump(
+        ast.parse(source).body[1].value.elts[0])
+    assert reduced is None or b"b), baz(c," in reduced
+
+
+def test_a_commented_out_entry_does_not_hold_the_rest_of_the_table():
+    entries = "".join(f"    Spec('op_{i}', sizes=(1, 2)),\n" for i in range(1200))
+    stray = "    # Spec('broken',\n    #      sizes=(1, 2)),\"),\n"
+    source = ("import torch\n\nTABLE = [\n" + stray + entries + "    Spec('fp8', torch.float8_e4m3fn),\n"
+              + entries + "]\n").encode()
+    anchors = [source.index(b"float8_e4m3fn")]
+    reduced = skeleton(source, anchors)
+    assert reduced is not None and len(reduced) < len(source) / 10
+    kept = [e.args[0].value for e in ast.parse(reduced).body[1].value.elts]
+    assert kept == ["op_0", "fp8", "op_1199"]

@@ -189,20 +189,37 @@ def _reduce_data_tables(source: bytes, anchors: list[int], dropped: list, statem
 
 def _drop_entries(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int) -> None:
     """Entries of the table in source[lo:hi] that hold no anchor. An entry runs from a code
-    line at the entries' indent to the next; only whole entries ending in a comma go, so
-    what is left parses as the same table with fewer entries."""
+    line at the entries' indent to the next; only whole entries go (starting at the table's
+    own bracket depth after a comma, balanced, ending in a comma), so what is left parses
+    as the same table with fewer entries. The first and last entries are kept."""
     first = _BODY_LINE.search(source, lo, hi)
     if first is None or not first.group(1):
         return
     starts = list(_lines(_entry_start(len(first.group(1))), source, first.start(), hi))
-    after_comma = False  # the first entry is kept, as is the last: a table keeps 2 entries
+    depth = [0, 0, 0]  # open minus closed ( [ { since the table's own bracket
+    separated = False  # the entries before ended in a comma at the table's depth
     for start, end in zip(starts, starts[1:]):
+        nets = _bracket_nets(source, start, end)
         ends_in_comma = _last_code_line(source, start, end).endswith(b",")
-        whole = after_comma and ends_in_comma  # a whole element, not part of one
-        after_comma = ends_in_comma
+        whole = separated and nets == [0, 0, 0] and ends_in_comma
+        depth = [d + n for d, n in zip(depth, nets)]
+        separated = ends_in_comma and depth == [0, 0, 0]
         k = bisect.bisect_left(anchors, start)
         if whole and (k == len(anchors) or anchors[k] >= end) and _balanced(source, start, end):
             dropped.append((start, end, b""))
+
+
+_BRACKETS = ((b"(", b")"), (b"[", b"]"), (b"{", b"}"))
+
+
+def _bracket_nets(source: bytes, start: int, end: int) -> list[int]:
+    """Opened minus closed ( [ { in source[start:end], comment lines left out (commented-out
+    entries are common in tables, and one stray bracket would hold every later entry)."""
+    if source.find(b"#", start, end) < 0:
+        text = source[start:end]
+    else:
+        text = b"\n".join(line for line in source[start:end].split(b"\n") if not line.lstrip().startswith(b"#"))
+    return [text.count(opening) - text.count(closing) for opening, closing in _BRACKETS]
 
 
 def _last_code_line(source: bytes, start: int, end: int) -> bytes:
@@ -218,11 +235,11 @@ def _last_code_line(source: bytes, start: int, end: int) -> bytes:
 
 def _statement_end(source: bytes, pos: int, code) -> int | None:
     """Start of the line after the statement begun before ``pos``: the next column-0 code
-    line leaving no triple-quoted string open; None at the end of the file."""
+    line leaving no triple-quoted string open, or the end of the file; None if unclear."""
     for candidate in _lines(code, source, pos, len(source)):
         if _balanced(source, pos, candidate):
             return candidate
-    return None
+    return len(source) if _balanced(source, pos, len(source)) else None
 
 
 def _block_end(source: bytes, start: int, hi: int, indent: int) -> int | None:
