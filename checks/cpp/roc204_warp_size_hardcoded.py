@@ -26,7 +26,8 @@ class WarpSizeHardcoded(Rule):
     `__shfl(x, 31)`, lane loops `d < 32` and strides `+= 32`, and a queried warp size
     capped at 32 (`std::min(prop.warpSize, 32)`). A constant is judged by its name
     (`M_Warp_Tile`, `threads_per_row`: a tile or data size, not the warp size) and by each
-    use: lane arithmetic, bits of a word (`1 << (WS - 1)`), or read by host code.
+    use: lane arithmetic, bits of a word (`1 << (WS - 1)`), or read by host code. Lane
+    arithmetic in the branch of `if (blockDim.x == 32)` is about the block, not the warp.
 
     ## Why is this bad?
     AMD CDNA GPUs (MI100-MI300) run 64-lane wavefronts; RDNA runs 32. Code that assumes 32
@@ -185,6 +186,8 @@ class WarpSizeHardcoded(Rule):
             left = parent.child_by_field_name("left")
             if _selected_tile_size(ctx, literal):
                 continue
+            if _inside_block_of_32(ctx, parent):
+                continue
             flow = flow_for(ctx, literal)
             if key[0] in ("<", "<=", "+=", "=="):
                 if not self._lane_loop_or_compare(ctx, flow, parent, left, key[0]):
@@ -289,6 +292,25 @@ class WarpSizeHardcoded(Rule):
 # `Int<32>`, `make_shape(32, ...)` or `%31` asm operands).
 _LANE_LOOP_BODY = re.compile(rb"__shfl|\blane")
 _CALL_WINDOW = 1000  # bytes before a literal argument searched for a `min` callee
+
+
+def _inside_block_of_32(ctx, node) -> bool:
+    """In the branch of `if (blockDim.x == 32)`: the block is 32 threads, so lane arithmetic
+    by 32 there is about the block (on a wave64 its lanes 32-63 hold no thread)."""
+    child, current = node, node.parent
+    while current is not None:
+        if current.type == "if_statement":
+            consequence = current.child_by_field_name("consequence")
+            condition = current.child_by_field_name("condition")
+            if consequence is not None and condition is not None \
+                    and consequence.start_byte <= child.start_byte and child.end_byte <= consequence.end_byte \
+                    and _BLOCK_OF_32.fullmatch(re.sub(rb"\s+", b"", ctx.source[condition.start_byte:condition.end_byte])):
+                return True
+        child, current = current, current.parent
+    return False
+
+
+_BLOCK_OF_32 = re.compile(rb"\(*(?:blockDim\.x==32|32==blockDim\.x)\)*")
 
 
 def _worth_parsing(ctx, start: int, text: bytes, number: bytes) -> bool:
