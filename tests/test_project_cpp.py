@@ -290,6 +290,33 @@ def test_hipify_auto_from_a_torch_extension_keeps_only_unmappable_headers(tmp_pa
     assert where(findings(tmp_path, capsys)) == {("ROC303", "k.cu", 1), ("ROC303", "k.cu", 2)}
 
 
+def test_hipify_covers_the_headers_and_cpp_sources_of_a_torch_extension(tmp_path, capsys):
+    """torch's hipify rewrites the sources and the headers they include, not only .cu/.cuh."""
+    header = "#pragma once\n#include <cuda_runtime.h>\n#include <cublas_v2.h>\n"
+    source = '#include "ctx.h"\n#include <cuda_fp16.h>\nvoid launch() {}\n'
+    write_tree(tmp_path, {"setup.py": SETUP, "csrc/ctx.h": header, "csrc/ops.cpp": source, "k.cu": HIPIFIED})
+    assert where(findings(tmp_path, capsys)) == {("ROC303", "k.cu", 2)}
+
+
+def test_an_extension_build_in_a_helper_setup_py_imports_hipifies_too(tmp_path, capsys):
+    """setup.py often leaves the extension build to the project's own module (`from
+    op_builder import Builder`): that module's CUDAExtension or hipify call counts."""
+    setup = "from setuptools import setup\nfrom op_builder.base import Builder\nsetup(ext_modules=Builder().ext())\n"
+    builder = ("import os\n\n\nclass Builder:\n    def ext(self):\n"
+               "        from torch.utils.cpp_extension import CUDAExtension\n"
+               "        return [CUDAExtension('ops', ['csrc/k.cu'])]\n")
+    files = {"setup.py": setup, "op_builder/__init__.py": "", "op_builder/base.py": builder,
+             "csrc/k.cu": HIPIFIED, "csrc/ctx.h": "#pragma once\n#include <cuda_runtime.h>\n"}
+    write_tree(tmp_path, files)
+    assert where(findings(tmp_path, capsys)) == {("ROC303", "csrc/k.cu", 2)}
+    model = model_for(tmp_path)
+    assert model.hipified(tmp_path / "csrc/ctx.h").evidence[0].where == "op_builder/base.py:6"
+    # Without the extension build in the helper, nothing says the sources are hipified.
+    (tmp_path / "op_builder/base.py").write_text("class Builder:\n    def ext(self):\n        return []\n")
+    assert where(findings(tmp_path, capsys)) == {("ROC303", "csrc/k.cu", 1), ("ROC303", "csrc/k.cu", 2),
+                                                 ("ROC303", "csrc/ctx.h", 2)}
+
+
 def test_hipify_config_value_is_checked(tmp_path, capsys):
     (tmp_path / "pyproject.toml").write_text("[tool.rocmlint]\nhipify = \"sometimes\"\n")
     (tmp_path / "k.cu").write_text(HIPIFIED)

@@ -303,13 +303,48 @@ def _add_globs(into: list, folder: str, patterns, why: Evidence) -> None:
 _TORCH_EXTENSION = re.compile(r"\b(?:CUDAExtension|BuildExtension|hipify_python|torch\.utils\.hipify)\b")
 
 
-def read_setup_py(facts: BuildFacts, rel_file: str, text: str) -> None:
+def read_setup_py(facts: BuildFacts, rel_file: str, text: str, folder: str | None = None) -> None:
+    """A torch extension build hipifies the sources under its setup.py's folder on ROCm.
+    ``folder``: for a build helper setup.py imports, that setup.py's folder."""
     m = _TORCH_EXTENSION.search(text)
     if m is not None:
         line = text.count("\n", 0, m.start()) + 1
-        facts.hipify_dirs.setdefault(os.path.dirname(rel_file),
+        facts.hipify_dirs.setdefault(os.path.dirname(rel_file) if folder is None else folder,
                                      Evidence(f"torch extension build ({m.group(0)}) hipifies its sources",
                                               f"{rel_file}:{line}"))
+
+
+_LOCAL_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\w+)[\w.]*[ \t]+import\b|import[ \t]+(\w+))", re.MULTILINE)
+MAX_HELPER_FILES = 64
+
+
+def setup_helpers(root: str, build: dict) -> dict[str, str]:
+    """The project's own Python modules each setup.py imports (a package: its modules, one
+    level): where an extension build often lives (`from op_builder import OpBuilder`).
+    helper path -> the folder of the setup.py that imports it."""
+    helpers: dict[str, str] = {}
+    for rel in build:
+        if not rel.endswith("setup.py"):
+            continue
+        try:
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as fh:
+                text = fh.read(1 << 20)
+        except OSError:
+            continue
+        folder = os.path.dirname(rel)
+        names = {a or b for a, b in _LOCAL_IMPORT.findall(text)}
+        for name in sorted(names):
+            base = os.path.join(root, folder, name)
+            if os.path.isfile(base + ".py"):
+                found = [name + ".py"]
+            elif os.path.isfile(os.path.join(base, "__init__.py")):
+                found = sorted(name + "/" + entry for entry in os.listdir(base) if entry.endswith(".py"))
+            else:
+                continue
+            for module in found:
+                if len(helpers) < MAX_HELPER_FILES:
+                    helpers.setdefault(f"{folder}/{module}" if folder else module, folder)
+    return helpers
 
 
 # --- compile_commands.json ---------------------------------------------------------

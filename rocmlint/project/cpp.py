@@ -31,6 +31,7 @@ from .buildfiles import (
     read_cmake,
     read_compile_commands,
     read_setup_py,
+    setup_helpers,
 )
 from .summaries import (
     C_FAMILY_EXTENSIONS,
@@ -51,7 +52,8 @@ MAX_ROUNDS = 5
 MAX_FILES = 60000  # above this the root is surely not one project (e.g. a home folder)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _INCLUDE = re.compile(r'^[<"]([^>"]+)([>"])')
-_HIPIFIED_EXTENSIONS = (".cu", ".cuh")
+# What torch hipify rewrites: sources and the headers they include (hipify_python.py)
+_HIPIFIED_EXTENSIONS = (".cu", ".cuh", ".c", ".cc", ".cpp", ".h", ".hpp")
 
 
 @dataclass(frozen=True)
@@ -472,11 +474,18 @@ class _Inputs:
     def __init__(self, project: "Project", location: str, database: CompileDatabase | None) -> None:
         self.root = os.path.abspath(str(project.root))
         self.stats, self.build_stats = scan(self.root)
+        self.helpers = setup_helpers(self.root, self.build_stats)  # helper -> its setup.py's folder
+        for rel in self.helpers:  # read with the build files, and part of the model's key
+            try:
+                st = os.stat(os.path.join(self.root, rel))
+            except OSError:
+                continue
+            self.build_stats[rel] = (st.st_mtime_ns, st.st_size)
         self.location, self.database = location, database
 
     @cached_property
     def facts(self) -> BuildFacts:
-        return _read_build_facts(self.root, self.build_stats)
+        return _read_build_facts(self.root, self.build_stats, self.helpers)
 
     def too_many(self) -> bool:
         """Surely not one project (a home folder): no model, and say so."""
@@ -533,12 +542,14 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
     return model
 
 
-def _read_build_facts(root: str, build_stats: dict) -> BuildFacts:
+def _read_build_facts(root: str, build_stats: dict, helpers: dict[str, str]) -> BuildFacts:
     build_texts = read_build_files(root, build_stats)
     facts = BuildFacts()
-    facts.texts = list(build_texts.values())
+    facts.texts = [text for rel, text in build_texts.items() if rel not in helpers]
     for rel, text in build_texts.items():
-        if rel.endswith("setup.py"):
+        if rel in helpers:
+            read_setup_py(facts, rel, text, folder=helpers[rel])
+        elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
         else:
             read_cmake(facts, rel, text)
