@@ -2,15 +2,15 @@
 
 A big module (torch/_inductor has files of 200 KB and more) usually has its hazards in a
 few functions. The skeleton keeps every line of module-level code (imports, constants,
-gate definitions) and every ``def``/``class`` block that holds an anchor, and replaces
-the other blocks with ``pass`` and empty lines. Line numbers and the bytes of every kept
-line are unchanged, so positions from the skeleton's AST are positions in the original.
-Blocks holding a gate word are kept too (a file's own gate helpers). A big module-level data
-table (``NAME = [`` ... of DATA_TABLE_MIN bytes or more) keeps only its entries that hold
-an anchor: the others can hold no finding and define no gate (torch's OpInfo database is
-660 KB of one statement). A block end misread
-inside a multi-line string is caught by triple-quote parity, and the caller falls back to
-the whole file if the skeleton still does not parse.
+gate definitions) and the ``def``/``class`` blocks that decide about an anchor: those that
+hold one or a gate word (a file's own gate helpers), those that use a name an anchored
+statement binds (readers, callers), and the short functions what is kept calls. Other
+blocks become ``pass`` and empty lines. A big module-level data table (``NAME = [`` of
+DATA_TABLE_MIN bytes or more; torch's OpInfo database is 660 KB of one statement) keeps
+only its entries that hold an anchor. Line numbers and the bytes of every kept line are
+unchanged, so positions from the skeleton's AST are positions in the original. A block
+end misread inside a multi-line string is caught by triple-quote parity, and the caller
+falls back to the whole file if the skeleton still does not parse.
 """
 from __future__ import annotations
 
