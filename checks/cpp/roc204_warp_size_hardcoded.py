@@ -27,7 +27,9 @@ class WarpSizeHardcoded(Rule):
     capped at 32 (`std::min(prop.warpSize, 32)`). A constant is judged by its name
     (`M_Warp_Tile`, `threads_per_row`: a tile or data size, not the warp size) and by each
     use: lane arithmetic, bits of a word (`1 << (WS - 1)`), or read by host code. Lane
-    arithmetic in the branch of `if (blockDim.x == 32)` is about the block, not the warp.
+    arithmetic where the code names its 32-thread group is about that group, not the warp:
+    in the branch of `if (blockDim.x == 32)`, or in a function that partitions its block
+    into cooperative-groups tiles of 32 (`cg::tiled_partition<32>`).
 
     ## Why is this bad?
     AMD CDNA GPUs (MI100-MI300) run 64-lane wavefronts; RDNA runs 32. Code that assumes 32
@@ -186,7 +188,7 @@ class WarpSizeHardcoded(Rule):
             left = parent.child_by_field_name("left")
             if _selected_tile_size(ctx, literal):
                 continue
-            if _inside_block_of_32(ctx, parent):
+            if _names_a_group_of_32(ctx, parent):
                 continue
             flow = flow_for(ctx, literal)
             if key[0] in ("<", "<=", "+=", "=="):
@@ -294,9 +296,11 @@ _LANE_LOOP_BODY = re.compile(rb"__shfl|\blane")
 _CALL_WINDOW = 1000  # bytes before a literal argument searched for a `min` callee
 
 
-def _inside_block_of_32(ctx, node) -> bool:
-    """In the branch of `if (blockDim.x == 32)`: the block is 32 threads, so lane arithmetic
-    by 32 there is about the block (on a wave64 its lanes 32-63 hold no thread)."""
+def _names_a_group_of_32(ctx, node) -> bool:
+    """The code names its 32-thread group, so lane arithmetic by 32 there is about that
+    group, on a wave64 too: the branch of `if (blockDim.x == 32)` (lanes 32-63 hold no
+    thread), or a function that partitions its block into cooperative-groups tiles of 32
+    (`cg::tiled_partition<32>`, two tiles per wave64)."""
     child, current = node, node.parent
     while current is not None:
         if current.type == "if_statement":
@@ -306,11 +310,25 @@ def _inside_block_of_32(ctx, node) -> bool:
                     and consequence.start_byte <= child.start_byte and child.end_byte <= consequence.end_byte \
                     and _BLOCK_OF_32.fullmatch(re.sub(rb"\s+", b"", ctx.source[condition.start_byte:condition.end_byte])):
                 return True
+        elif current.type == "function_definition":
+            return any(_is_32(ctx, m.group(1).decode())
+                       for m in _TILE_OF.finditer(ctx.source, current.start_byte, current.end_byte))
         child, current = current, current.parent
     return False
 
 
+def _is_32(ctx, value: str) -> bool:
+    """A literal 32, or a macro the file or the project defines as 32 for the AMD build."""
+    if value == "32":
+        return True
+    if any(text == "32" for _line, text in ctx.pp.defines.get(value, ())):
+        return True
+    fact = ctx.model.macro(value, ctx.path) if ctx.model is not None else None
+    return fact is not None and fact.state is True and fact.value == 32
+
+
 _BLOCK_OF_32 = re.compile(rb"\(*(?:blockDim\.x==32|32==blockDim\.x)\)*")
+_TILE_OF = re.compile(rb"\b(?:tiled_partition|thread_block_tile)\s*<\s*(\w+)\s*>")
 
 
 def _worth_parsing(ctx, start: int, text: bytes, number: bytes) -> bool:
