@@ -229,3 +229,26 @@ def test_a_commented_out_entry_does_not_hold_the_rest_of_the_table():
     assert reduced is not None and len(reduced) < len(source) / 10
     kept = [e.args[0].value for e in ast.parse(reduced).body[1].value.elts]
     assert kept == ["op_0", "fp8", "op_1199"]
+
+
+def test_the_whole_call_chain_of_an_anchored_function_is_kept(monkeypatch):
+    """`enable_tf32` is called by `wrapper`, which runs under a CUDA gate and, ungated, from
+    `other`: the call chain decides, so every block along it stays in the skeleton."""
+    import rocmlint.python.skeleton as skeleton_module
+
+    core = ("import torch\n\n\ndef enable_tf32():\n    torch.backends.cuda.matmul.allow_tf32 = True\n\n\n"
+            "def wrapper():\n    enable_tf32()\n\n\nif torch.version.cuda is not None:\n    wrapper()\n\n\n"
+            "def other():\n    wrapper()\n")
+    source = (core + FILLER).encode()
+    anchors = [source.index(b"allow_tf32")]
+    reduced = skeleton(source, anchors)
+    assert reduced is not None and b"def other():\n    wrapper()" in reduced and b"def helper_1(" not in reduced
+    settings = Settings(select=("ROC108",))
+    rules = active_rules(settings, "python")
+
+    def codes() -> list[str]:
+        return [f.code for f in analyse_buffer("big.py", source, "python", settings, rules)]
+
+    assert codes() == ["ROC108"]
+    monkeypatch.setattr(skeleton_module, "skeleton", lambda *a, **k: None)
+    assert codes() == ["ROC108"]

@@ -87,7 +87,10 @@ def skeleton(source: bytes, anchors: list[int], min_size: int = MIN_SIZE) -> byt
     if len(source) < min_size or source.count(b"\r") != source.count(b"\r\n"):
         return None  # small, or old-Mac line ends the line counting below would miss
     statements = [0] + [m.start() + 1 for m in _TOP_CODE.finditer(source)]  # module level
-    anchors = sorted(anchors + _users_of_anchored_names(source, anchors, statements))
+    users = _users_of_anchored_names(source, anchors, statements)
+    if users is None:
+        return None
+    anchors = sorted(anchors + users)
     dropped: list[tuple[int, int, bytes]] = []  # (start byte, end byte, replacement line)
     _reduce(source, anchors, dropped, 0, len(source), 0)
     _reduce_data_tables(source, anchors, dropped, statements)
@@ -152,21 +155,38 @@ def _reduced(source: bytes, dropped: list) -> bytes:
     return b"".join(out)
 
 
-def _users_of_anchored_names(source: bytes, anchors: list[int], statements: list[int]) -> list[int]:
-    """Where the names that anchored module-level statements bind are used: the readers and
-    callers decide about them (`CONFIGS = [...fp8...]` read only by CPU tests, a helper
-    called only under `if not on_amd():`)."""
-    names = set()
-    for anchor in anchors:
-        start = statements[bisect.bisect_right(statements, anchor) - 1]
-        while source.startswith(b"@", start):  # decorators: the name is on the def line
-            start = source.find(b"\n", start) + 1
-            if start == 0:
-                break
-        bound = _ASSIGNED_NAME.match(source, start) or _DEFINED_NAME.match(source, start)
-        if bound is not None:
-            names.add(bound.group(1))
-    return [start for _index, start in word_uses(sorted(names), source)] if names else []
+def _users_of_anchored_names(source: bytes, anchors: list[int], statements: list[int]) -> list[int] | None:
+    """Where the names that anchored module-level statements bind are used, and the names
+    the statements holding those uses bind, to the end of the chain: the readers and callers
+    decide about them (`CONFIGS = [...fp8...]` read only by CPU tests; a helper called by a
+    wrapper called only under `if not on_amd():`). None: a chain too long to follow."""
+    positions: list[int] = []
+    seen: set[bytes] = set()
+    frontier = {name for name in (_bound_name(source, statements, anchor) for anchor in anchors) if name}
+    for _round in range(MAX_CHAIN):
+        frontier -= seen
+        if not frontier:
+            return positions
+        seen |= frontier
+        uses = [start for _index, start in word_uses(sorted(frontier), source)]
+        positions += uses
+        frontier = {name for name in (_bound_name(source, statements, use) for use in uses) if name}
+    return None
+
+
+MAX_CHAIN = 8
+
+
+def _bound_name(source: bytes, statements: list[int], position: int) -> bytes | None:
+    """The name the module-level statement holding ``position`` binds (a def, a class, an
+    assignment), if any."""
+    start = statements[bisect.bisect_right(statements, position) - 1]
+    while source.startswith(b"@", start):  # decorators: the name is on the def line
+        start = source.find(b"\n", start) + 1
+        if start == 0:
+            return None
+    bound = _ASSIGNED_NAME.match(source, start) or _DEFINED_NAME.match(source, start)
+    return bound.group(1) if bound is not None else None
 
 
 def _reduce_data_tables(source: bytes, anchors: list[int], dropped: list, statements: list[int]) -> None:
