@@ -49,9 +49,9 @@ _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", "build", "
 # and blank lines before the alternatives are tried (half the time of the scan).
 _TOP_LINE = re.compile(rb"\n(?=\w)(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w.]+)"
                        rb"|(?:async[ \t]+)?def[ \t]+(\w+)|(\w*[sS]kip\w*|[A-Z][A-Z0-9_]*)[ \t]*=[ \t]*[\w.]+\()")
-_DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _WORD = re.compile(rb"\w+")
-_ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
+ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
 _TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
 # What a gate helper's definition must contain (`hip` alone would match `ownership`).
 GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability", b"version.cuda")
@@ -150,10 +150,16 @@ def summarize(rel: str, source: bytes) -> Summary:
     return summary
 
 
+def module_statement_starts(source: bytes) -> list[int]:
+    """Where each module-level statement (a column-0 code line) starts: 0, then a
+    memchr-speed scan for the newlines before them."""
+    return [0] + [m.start() + 1 for m in _TOP_CODE.finditer(source)]
+
+
 def _blocks_around(source: bytes, positions: list[int]):
     """(name, line, statement) of each short module-level `def` or assignment that contains
     one of ``positions``: found from them, so a file costs a few scans at memchr speed."""
-    starts = [0] + [m.start() + 1 for m in _TOP_CODE.finditer(source)]
+    starts = module_statement_starts(source)
     seen: set[int] = set()
     for position in positions:
         index = bisect.bisect_right(starts, position) - 1
@@ -162,7 +168,7 @@ def _blocks_around(source: bytes, positions: list[int]):
         seen.add(index)
         start = starts[index]
         end = starts[index + 1] if index + 1 < len(starts) else len(source)
-        head = _DEF_LINE.match(source, start) or _ASSIGN_LINE.match(source, start)
+        head = DEF_LINE.match(source, start) or ASSIGN_LINE.match(source, start)
         if head is None or end - start > MAX_HELPER_BYTES:
             continue
         try:

@@ -19,7 +19,7 @@ import re
 from functools import lru_cache
 from typing import Iterator
 
-from ..project.python import GATE_WORDS, MAX_HELPER_BYTES, word_uses
+from ..project.python import ASSIGN_LINE, DEF_LINE, GATE_WORDS, MAX_HELPER_BYTES, module_statement_starts, word_uses
 
 MIN_SIZE = 12_000
 DATA_TABLE_MIN = 16_000
@@ -70,11 +70,8 @@ def _lines(patterns: tuple[re.Pattern[bytes], re.Pattern[bytes]], source: bytes,
 # Blocks kept without an anchor: they may define the file's own gate helpers, which rules
 # read beyond their anchors (found by the words the project model looks for).
 _CONTEXT = re.compile(b"|".join(re.escape(word) for word in GATE_WORDS))
-_TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")  # a column-0 code line follows
-_TOP_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _CALLED = re.compile(rb"\b(\w+)[ \t]*\(")
 _DEFINED_NAME = re.compile(rb"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
-_ASSIGNED_NAME = re.compile(rb"([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
 _HEADER = re.compile(rb"[ \t]*(?:async[ \t]+def\b|def\b|class\b)")
 _BODY_LINE = re.compile(rb"^([ \t]*)[^ \t\r\n#]", re.MULTILINE)
 # `name = [`, `name: Type = {`, `a.b = (` at column 0, the bracket ending its first line.
@@ -86,7 +83,7 @@ def skeleton(source: bytes, anchors: list[int], min_size: int = MIN_SIZE) -> byt
     """The reduced source, or None when reducing is not worth it (or not safe)."""
     if len(source) < min_size or source.count(b"\r") != source.count(b"\r\n"):
         return None  # small, or old-Mac line ends the line counting below would miss
-    statements = [0] + [m.start() + 1 for m in _TOP_CODE.finditer(source)]  # module level
+    statements = module_statement_starts(source)
     users = _users_of_anchored_names(source, anchors, statements)
     if users is None:
         return None
@@ -94,8 +91,12 @@ def skeleton(source: bytes, anchors: list[int], min_size: int = MIN_SIZE) -> byt
     dropped: list[tuple[int, int, bytes]] = []  # (start byte, end byte, replacement line)
     _reduce(source, anchors, dropped, 0, len(source), 0)
     _reduce_data_tables(source, anchors, dropped, statements)
-    _keep_called_helpers(source, dropped)
-    return _reduced(source, dropped) if dropped else None
+    if not dropped:
+        return None
+    reduced = _reduced(source, dropped)
+    if _keep_called_helpers(source, dropped, reduced):
+        return _reduced(source, dropped) if dropped else None
+    return reduced
 
 
 def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, indent: int) -> None:
@@ -121,19 +122,20 @@ def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, 
         pos = end
 
 
-def _keep_called_helpers(source: bytes, dropped: list) -> None:
-    """Short module-level functions called from what is kept stay too, one level deep: a
-    decorator's or a condition's helper (`skipif(not has_fp8())`) may be a gate."""
+def _keep_called_helpers(source: bytes, dropped: list, reduced: bytes) -> bool:
+    """Short module-level functions called from what is kept (``reduced``) stay too, one
+    level deep: a decorator's or a condition's helper (`skipif(not has_fp8())`) may be a
+    gate. Whether any was kept."""
     helpers = {}
     for index, (start, end, replacement) in enumerate(dropped):
         if replacement == b"pass" and end - start <= MAX_HELPER_BYTES:
-            definition = _TOP_DEF.search(source, start, end)
+            definition = DEF_LINE.search(source, start, end)
             if definition is not None:
                 helpers[definition.group(1)] = index
     if not helpers:
-        return
+        return False
     kept: set[int] = set()
-    text = _reduced(source, dropped)
+    text = reduced
     for _round in range(2):  # the calls in what is kept, then in the helpers kept for them
         called = {helpers[name] for name in _CALLED.findall(text) if name in helpers} - kept
         if not called:
@@ -141,6 +143,7 @@ def _keep_called_helpers(source: bytes, dropped: list) -> None:
         kept |= called
         text = b"\n".join(source[dropped[index][0]:dropped[index][1]] for index in called)
     dropped[:] = [block for index, block in enumerate(dropped) if index not in kept]
+    return bool(kept)
 
 
 def _reduced(source: bytes, dropped: list) -> bytes:
@@ -185,7 +188,7 @@ def _bound_name(source: bytes, statements: list[int], position: int) -> bytes | 
         start = source.find(b"\n", start) + 1
         if start == 0:
             return None
-    bound = _ASSIGNED_NAME.match(source, start) or _DEFINED_NAME.match(source, start)
+    bound = ASSIGN_LINE.match(source, start) or _DEFINED_NAME.match(source, start)
     return bound.group(1) if bound is not None else None
 
 
