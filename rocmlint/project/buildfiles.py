@@ -318,18 +318,13 @@ _LOCAL_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\w+)[\w.]*[ \t]+import\b|impor
 MAX_HELPER_FILES = 64
 
 
-def setup_helpers(root: str, build: dict) -> dict[str, str]:
+def setup_helpers(root: str, build_texts: dict[str, str]) -> dict[str, str]:
     """The project's own Python modules each setup.py imports (a package: its modules, one
     level): where an extension build often lives (`from op_builder import OpBuilder`).
     helper path -> the folder of the setup.py that imports it."""
     helpers: dict[str, str] = {}
-    for rel in build:
+    for rel, text in build_texts.items():
         if not rel.endswith("setup.py"):
-            continue
-        try:
-            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as fh:
-                text = fh.read(1 << 20)
-        except OSError:
             continue
         folder = os.path.dirname(rel)
         names = {a or b for a, b in _LOCAL_IMPORT.findall(text)}

@@ -474,18 +474,27 @@ class _Inputs:
     def __init__(self, project: "Project", location: str, database: CompileDatabase | None) -> None:
         self.root = os.path.abspath(str(project.root))
         self.stats, self.build_stats = scan(self.root)
-        self.helpers = setup_helpers(self.root, self.build_stats)  # helper -> its setup.py's folder
+        self.build_texts = read_build_files(self.root, self.build_stats)
+        self.helpers = setup_helpers(self.root, self.build_texts)  # helper -> its setup.py's folder
+        helper_stats = {}
         for rel in self.helpers:  # read with the build files, and part of the model's key
             try:
                 st = os.stat(os.path.join(self.root, rel))
             except OSError:
                 continue
-            self.build_stats[rel] = (st.st_mtime_ns, st.st_size)
+            helper_stats[rel] = (st.st_mtime_ns, st.st_size)
+        self.build_stats.update(helper_stats)
+        self.build_texts.update(read_build_files(self.root, helper_stats))
         self.location, self.database = location, database
 
     @cached_property
     def facts(self) -> BuildFacts:
-        return _read_build_facts(self.root, self.build_stats, self.helpers)
+        return _read_build_facts(self.build_texts, self.helpers)
+
+    @cached_property
+    def hip_mentioned(self) -> bool:
+        """Some C-family file names HIP (reads files up to the first that does)."""
+        return mentions_hip(self.root, self.stats)
 
     def too_many(self) -> bool:
         """Surely not one project (a home folder): no model, and say so."""
@@ -542,8 +551,7 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
     return model
 
 
-def _read_build_facts(root: str, build_stats: dict, helpers: dict[str, str]) -> BuildFacts:
-    build_texts = read_build_files(root, build_stats)
+def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str]) -> BuildFacts:
     facts = BuildFacts()
     facts.texts = [text for rel, text in build_texts.items() if rel not in helpers]
     for rel, text in build_texts.items():
@@ -568,14 +576,14 @@ def nothing_to_model(inputs: _Inputs) -> bool:
     every C++ file in its first pass, without summarising any for a model."""
     if inputs.too_many():
         return True
-    return not _builds_for_amd(inputs.facts, inputs.database, inputs.stats) and not mentions_hip(inputs.root, inputs.stats)
+    return not _builds_for_amd(inputs.facts, inputs.database, inputs.stats) and not inputs.hip_mentioned
 
 
 def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
     settings, root, stats = project.settings, inputs.root, inputs.stats
     facts, database = inputs.facts, inputs.database
     dual = _builds_for_amd(facts, database, stats)
-    if not dual and not mentions_hip(root, stats):
+    if not dual and not inputs.hip_mentioned:
         return None  # CUDA-only code, no HIP anywhere: every file is judged on its own, as before
     files = load_summaries(root, stats, project.cache_dir, known)
     if not dual and not any(s.hip for s in files.values()):

@@ -148,16 +148,12 @@ _HIP_BYTES = (b"hip/", b"__HIP", b"USE_ROCM", b"__AMDGCN__")
 def mentions_hip(root: str, stats: dict) -> bool:
     """Whether any C-family file names HIP at all (a fast byte search: CUDA-only trees
     skip the model, and are judged file by file as before)."""
-    try:
-        from ahocorasick_rs import BytesAhoCorasick
+    from .python import literal_matcher
 
-        automaton = BytesAhoCorasick(list(_HIP_BYTES))
+    scan_hip = literal_matcher(list(_HIP_BYTES))
 
-        def found(data: bytes) -> bool:
-            return bool(automaton.find_matches_as_indexes(data))
-    except ImportError:  # a few times slower
-        def found(data: bytes) -> bool:
-            return any(marker in data for marker in _HIP_BYTES)
+    def found(data: bytes) -> bool:
+        return bool(scan_hip(data))
     for rel in stats:
         try:
             with open(os.path.join(root, rel), "rb") as fh:
