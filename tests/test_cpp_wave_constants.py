@@ -193,3 +193,43 @@ def test_no_wave_size_choice_where_host_code_reads_the_value():
         fix = build_fix(ctx, node, [], "t", Applicability.UNSAFE,
                         wave_variants=([Edit(literal, "64")], [Edit(literal, "32")]))
         assert fix is not None and fix.applicability is expected
+
+
+@pytest.mark.parametrize("name", ["WARPSIZE", "WAVESIZE", "WavefrontSize"])
+def test_one_word_warp_size_names_say_warp(name):
+    from rocmlint.cpp.constant_uses import name_says
+
+    assert name_says(name) == "warp"
+
+
+# Each kernel holds one lane-arithmetic hazard the text pre-check must not reject.
+@pytest.mark.parametrize("code,line,text", [
+    ("__global__ void k(int *out) {\n  int lane = threadIdx.x % 32;\n  if (lane == 31) out[0] = 1;\n}\n",
+     3, "`lane == 31`"),
+    ("__global__ void k(float *out, float v) {\n  float s = 0.f;\n"
+     "  for (int i = 0; i <= 31; ++i) s += __shfl_sync(0xffffffff, v, i);\n  out[0] = s;\n}\n", 3, "`i <= 31`"),
+    ("__global__ void k(float *out, int idx) {\n  int l = idx % 32;\n  if (l == 31) out[0] = 1.f;\n}\n",
+     3, "`l == 31`"),
+])
+def test_lane_comparisons_pass_the_text_precheck(code, line, text):
+    assert [(f.line, f.message.split(" assumes")[0]) for f in lint(code, select=("ROC204",))
+            if f.line == line] == [(line, text)]
+
+
+def test_a_return_type_named_device_does_not_make_a_host_function_device_code():
+    template = ("#define WARP_SIZE 32\nstruct {T} {{ int n; }};\n"
+                "__global__ void k(int *out) {{ out[threadIdx.x % WARP_SIZE] = 1; }}\n"
+                "{T} make_buffer(int n) {{ {T} b{{n * WARP_SIZE}}; return b; }}\n")
+    messages = [[f.message for f in lint(template.format(T=name), select=("ROC204",))]
+                for name in ("Buffer", "DeviceBuffer")]
+    assert messages[0] == messages[1] and "host code reads it" in messages[0][0]
+
+
+def test_a_tile_size_macro_counts_as_its_amd_value():
+    """`tiled_partition<TILE>` with TILE 64 on AMD names no 32-thread group there."""
+    code = ("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+            "#ifdef __HIP_PLATFORM_AMD__\n#define TILE 64\n#else\n#define TILE 32\n#endif\n"
+            "__global__ void k(int *out) {\n  auto tile = cg::tiled_partition<TILE>(cg::this_thread_block());\n"
+            "  int lane = threadIdx.x % 32;\n  out[lane] = tile.thread_rank();\n}\n")
+    assert [f.line for f in lint(code, select=("ROC204",))] == [10]
+    assert lint(code.replace("#define TILE 64", "#define TILE 32"), select=("ROC204",)) == []

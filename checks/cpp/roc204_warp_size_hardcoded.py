@@ -318,13 +318,8 @@ def _names_a_group_of_32(ctx, node) -> bool:
 
 
 def _is_32(ctx, value: str) -> bool:
-    """A literal 32, or a macro the file or the project defines as 32 for the AMD build."""
-    if value == "32":
-        return True
-    if any(text == "32" for _line, text in ctx.pp.defines.get(value, ())):
-        return True
-    fact = ctx.model.macro(value, ctx.path) if ctx.model is not None else None
-    return fact is not None and fact.state is True and fact.value == 32
+    """A literal 32, or a macro whose AMD-build value (this file's, or the project's) is 32."""
+    return value == "32" or ctx.macro_value(value) == "32"
 
 
 _BLOCK_OF_32 = re.compile(rb"\(*(?:blockDim\.x==32|32==blockDim\.x)\)*")
@@ -335,7 +330,7 @@ def _worth_parsing(ctx, start: int, text: bytes, number: bytes) -> bool:
     """Whether a lane-arithmetic, declaration or call hit can be reported at all, judged from
     the text (a necessary condition of each check of ``check``)."""
     compact = re.sub(rb"\s+", b"", text)
-    if compact.startswith(b"="):  # `= 32;`: only a const declaration is a constant
+    if compact.startswith(b"=") and not compact.startswith(b"=="):  # `= 32;`: only a const declaration
         source = ctx.source
         statement = max(source.rfind(b";", 0, start), source.rfind(b"{", 0, start), source.rfind(b"}", 0, start)) + 1
         return b"const" in source[statement:start]
@@ -346,10 +341,11 @@ def _worth_parsing(ctx, start: int, text: bytes, number: bytes) -> bool:
     operator = compact[: len(compact) - len(number)].decode("ascii", "replace")
     if (operator, number.decode()) not in LANE_ARITHMETIC:
         return False
-    key = ("roc204-file", operator == "<")
+    loop = operator in ("<", "<=")  # a lane loop: checked by its body (``_lane_loop_or_compare``)
+    key = ("roc204-file", loop)
     found = ctx.cache.get(key)
     if found is None:
-        found = ctx.cache[key] = (_LANE_LOOP_BODY if operator == "<" else INDEX_SOURCE_TEXT).search(ctx.source) is not None
+        found = ctx.cache[key] = (_LANE_LOOP_BODY if loop else INDEX_SOURCE_TEXT).search(ctx.source) is not None
     return found
 
 

@@ -21,7 +21,8 @@ from .dataflow import flow_for
 
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # Name words that make a 32 a warp size, and those that make it a tile, data or word size.
-WARP_WORDS = frozenset({"warp", "wave", "wavefront", "ws", "kws", "simd"})
+WARP_WORDS = frozenset({"warp", "wave", "wavefront", "ws", "kws", "simd", "warpsize", "wavesize",
+                        "wavefrontsize"})
 LANE_WORDS = frozenset({"lanes", "threads", "thread", "lane"})
 DATA_WORDS = frozenset({
     "tile", "tiles", "rows", "row", "cols", "col", "columns", "elems", "elements", "elem", "items", "item",
@@ -41,6 +42,8 @@ _LANE_OPERATORS = frozenset({"%", "/", "&"})
 _LOOP_COMPARE = frozenset({"<", "<=", "!=", ">", ">="})
 _DEVICE_ONLY = re.compile(r"\b__global__\b|\b__device__\b")
 _HOST = re.compile(r"\b__host__\b")
+_DEVICE_MACRO = re.compile(r"\b[A-Z0-9_]*DEVICE[A-Z0-9_]*\b")
+_HOST_MACRO = re.compile(r"\b[A-Z0-9_]*HOST[A-Z0-9_]*\b")
 
 
 def name_words(name: str) -> list[str]:
@@ -176,8 +179,10 @@ def function_side(ctx, node) -> str | None:
         head = ctx.source[function.start_byte : declarator.start_byte if declarator is not None
                           else function.start_byte].decode("utf-8", "replace")
         head = " ".join(ctx.macro_value(word) or word for word in re.findall(r"\w+", head))
-        device = _DEVICE_ONLY.search(head) is not None or re.search(r"(?i)device", head) is not None
-        host = _HOST.search(head) is not None or re.search(r"(?i)host", head) is not None
+        # specifier macros are upper case (`DEVICE_INLINE`, `C10_HOST_DEVICE`); a return type
+        # named `DeviceBuffer` says nothing
+        device = _DEVICE_ONLY.search(head) is not None or _DEVICE_MACRO.search(head) is not None
+        host = _HOST.search(head) is not None or _HOST_MACRO.search(head) is not None
         if device:
             return "both" if host else "device"
         # a lambda or local class inside a device function is device code too

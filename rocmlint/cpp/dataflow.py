@@ -24,7 +24,8 @@ THREAD_NAME = re.compile(r"(?i)^(?:tid|t_?id|thread_?id(?:x)?|thread_?idx|lane\w
 # In a file's bytes, a necessary condition of ``holds_index`` anywhere in it (the union of
 # the patterns above): keep it in step with them (ROC204 skips the parse without it).
 INDEX_SOURCE_TEXT = re.compile(rb"threadIdx|__lane_id|thread_rank|(?i:lane)"
-                               rb"|(?i:\b(?:tid|t_?id|thread_?idx?|lid|local_?id|warp_?id|wid)\b)")
+                               rb"|(?i:\b(?:tid|t_?id|thread_?idx?|lid|local_?id|warp_?id|wid)\b)"
+                               rb"|&\s*31\b|%\s*32\b|%\s*warpSize\b|&\s*\(\s*warpSize")
 
 
 @dataclass(frozen=True)
