@@ -272,3 +272,18 @@ def test_code_only_the_nvidia_build_calls_is_not_reported(tmp_path, monkeypatch)
     assert verdict.value is False and verdict.evidence[0].where == "q.py:5"
     (tmp_path / "q.py").write_text(textwrap.dedent(body) + "\n\nSHARED = _quantize(torch.ones(1))\n")
     assert [f["line"] for f in _check(tmp_path, "q.py")] == [6]
+
+
+@pytest.mark.parametrize("text,rocm", [
+    (b"# The wheel is shipped for each chip; ownership stays with the user\n", False),
+    (b"from torch.utils.cpp_extension import IS_HIP_EXTENSION\n", True),
+    (b"if torch.version.hip:\n    pass\n", True),
+    (b"CC = 'hipcc'\n", True),
+    (b"ROCM_HOME = os.environ.get('ROCM_PATH')\n", True),
+])
+def test_a_setup_py_builds_for_rocm_only_when_it_names_hip_or_rocm_as_a_word(text, rocm):
+    from rocmlint.project.python import summarize
+
+    flags = b"ext = CUDAExtension('k', ['k.cu'], extra_compile_args={'nvcc': ['-gencode', 'arch=compute_90']})\n"
+    summary = summarize("setup.py", text + flags)
+    assert (summary.rocm_build != 0, summary.cuda_build != 0) == (rocm, not rocm)

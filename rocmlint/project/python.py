@@ -57,9 +57,11 @@ _TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
 GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability", b"version.cuda")
 # Gate helpers are short predicates; long test functions are not worth parsing here.
 MAX_HELPER_BYTES = 3000
-_ROCM_BUILD = re.compile(rb"hip|rocm", re.IGNORECASE)
+# `hip` as a word of its own (`IS_HIP_EXTENSION`, `version.hip`, hipcc, hipify), not inside
+# `shipped`, `chip` or `ownership`
+_ROCM_BUILD = re.compile(rb"(?<![a-z])hip(?:cc|ify)?(?![a-z])|rocm", re.IGNORECASE)
 _NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
-SUMMARY_VERSION = "5"
+SUMMARY_VERSION = "6"
 
 
 @dataclass
@@ -134,9 +136,9 @@ def summarize(rel: str, source: bytes) -> Summary:
                 imports.append((f"{base}.{name.decode()}" if base else name.decode(), line))
     summary = Summary(module, imports, defs=defs)
     if rel == "setup.py" or rel.endswith("/setup.py"):
-        summary.cuda_build = _cuda_only_build(source)
         rocm = _ROCM_BUILD.search(source)
         summary.rocm_build = _line_of(source, rocm.start()) if rocm else 0
+        summary.cuda_build = 0 if rocm else _nvcc_flag_line(source)
     positions = _gate_words(source)
     if not positions:
         return summary
@@ -196,10 +198,8 @@ def judge_definition(rel: str, source: bytes, name: str, kinds: dict[str, str]) 
     return None
 
 
-def _cuda_only_build(source: bytes) -> int:
-    """Line of the first NVIDIA-only build flag in a setup.py that never mentions HIP/ROCm."""
-    if _ROCM_BUILD.search(source):
-        return 0
+def _nvcc_flag_line(source: bytes) -> int:
+    """Line of the first NVIDIA-only build flag (0: none)."""
     m = _NVCC_FLAG.search(source)
     return _line_of(source, m.start()) if m else 0
 
