@@ -238,3 +238,9 @@ def test_a_new_rocm_variant_invalidates_the_cached_result(tmp_path, monkeypatch)
     assert main(["check", "-q", "requirements.txt"]) == 1
     (tmp_path / "requirements-rocm.txt").write_text("cupy-rocm-6-0\n")
     assert main(["check", "-q", "requirements.txt"]) == 0
+
+
+def test_a_one_line_shell_if_closes_on_its_own_line():
+    text = ('if [ -e /dev/kfd ]; then echo "AMD GPU"; fi\nexport TORCHINDUCTOR_MAX_AUTOTUNE=1\n'
+            'if [ -e /dev/kfd ]; then export TORCHINDUCTOR_MAX_AUTOTUNE=0; fi\n')
+    assert [f.line for f in findings("run.sh", text, "ROC111")] == [2]

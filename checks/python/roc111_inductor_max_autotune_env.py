@@ -17,6 +17,7 @@ _SHELL_SET = re.compile(
     r"""(?P<name>TORCHINDUCTOR_MAX_AUTOTUNE(?:_GEMM)?)(?:=|[ \t]+(?=["']?1))["']?(?:1|true|True)\b["']?""",
     re.MULTILINE)
 _SHELL_IF = re.compile(r"^\s*(?:if|elif)\b(?P<condition>.*)$")
+_ONE_LINE_IF = re.compile(r";\s*fi\s*(?:#.*)?$")
 _VENDOR_WORD = re.compile(r"(?i)rocm|(?<![a-z])hip(?![a-z])|amd|nvidia|cuda|/dev/kfd")
 
 
@@ -155,6 +156,8 @@ def _vendor_decided(text: str, offset: int) -> bool:
     conditions: list[str] = []
     for line in text[:offset].splitlines():
         m = _SHELL_IF.match(line)
+        if m and _ONE_LINE_IF.search(line):
+            continue  # `if ...; then ...; fi`: closed on its own line
         if m and not line.lstrip().startswith("elif"):
             conditions.append(m.group("condition"))
         elif m:
