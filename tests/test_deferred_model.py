@@ -3,6 +3,7 @@ files are read once, only the files a rule needs the model for wait for it, and 
 are those of a run that built the model first."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,49 @@ def test_cached_results_keep_the_model_facts_they_used(tmp_path, monkeypatch):
     edited = check(True)
     assert edited == check(False)
     assert not any(code == "ROC301" and path.endswith("rowmax.cu") for path, code, _ in edited)
+
+
+def _cached_checker(root: Path, cache_dir: Path):
+    def check(use_cache: bool) -> list:
+        resolver = ConfigResolver()
+        project = Project(root, resolver.for_path(root), cache_dir=cache_dir if use_cache else None)
+        project.prepare(["cpp", "python"])
+        results = runner.run(discover([str(root)], resolver, cwd=root), use_cache=use_cache, jobs=1,
+                             cache_dir=cache_dir, project=project)
+        return sorted((r.display, f.code, f.line) for r in results for f in r.findings)
+    return check
+
+
+def _edit(path: Path, text: str) -> None:
+    before = path.stat().st_mtime_ns
+    path.write_text(text)
+    os.utime(path, ns=(before + 10**9, before + 10**9))  # a new mtime, whatever the clock's grain
+
+
+DUAL_HEADER = ("#pragma once\n#ifdef __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime.h>\n#else\n"
+               "#include <cuda_runtime.h>\n#endif\n")
+
+
+@pytest.mark.parametrize("files,edited,after", [
+    # C++: a macro another header defines (macro_body): the tile of 32 becomes 64.
+    ({"cfg.h": DUAL_HEADER + "#define TILE 32\n",
+      "k.cu": '#include "cfg.h"\n#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n'
+              "__global__ void k(int *out) {\n  auto t = cg::tiled_partition<TILE>(cg::this_thread_block());\n"
+              "  out[threadIdx.x % 32] = t.thread_rank();\n}\n"},
+     "cfg.h", DUAL_HEADER + "#define TILE 64\n"),
+    # Python: a function called only under a CUDA gate gets an ungated caller in another file.
+    ({"a.py": "import torch\n\n\ndef enable_tf32():\n    torch.backends.cuda.matmul.allow_tf32 = True\n\n\n"
+              "if torch.version.cuda is not None:\n    enable_tf32()\n",
+      "b.py": "import torch\n"},
+     "b.py", "import torch\nfrom a import enable_tf32\n\nenable_tf32()\n"),
+])
+def test_a_cached_result_does_not_outlive_a_fact_it_read_in_another_file(tmp_path, monkeypatch, files, edited, after):
+    root = tmp_path / "proj"
+    for rel, text in {"pyproject.toml": "", **files}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    monkeypatch.chdir(root)
+    check = _cached_checker(root, tmp_path / "cache")
+    assert check(True) == check(False) == []
+    _edit(root / edited, after)
+    assert check(True) == check(False) != []

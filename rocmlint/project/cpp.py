@@ -344,7 +344,13 @@ class CppModel:
         shims = self._memo.get("shims-digest")
         if shims is None:
             shims = self._memo["shims-digest"] = digest(*sorted(map(repr, self.shims.values())))
+        defines = self._memo.get("defines-digest")
+        if defines is None:  # what macro_body can answer, for any name
+            defines = self._memo["defines-digest"] = digest(*sorted(
+                f"{name}:{d.rel}:{d.line}:{d.kind}:{d.params}:{d.body}:{d.reach}"
+                for name, defs in self.defs.items() for d in defs))
         parts = [str(verdict.value), str(self.hipified(path).value), shims, str(self.rocm_native),
+                 str(self.nvidia_file(rel)), defines,
                  repr(verdict.evidence), repr(self.include_chain(path))]  # the evidence findings carry
         names = self._memo.setdefault("name-facts", {})
         for name in sorted(summary.conditions):
@@ -352,7 +358,7 @@ class CppModel:
             other = names.get(name)
             if other is None:
                 other = names[name] = f"{self.nvidia_macro(name)}:{self.arch_macro(name)}"
-            parts.append(f"{name}={fact.state}:{fact.value}:{other}")
+            parts.append(f"{name}={fact.state}:{fact.value}:{fact.evidence!r}:{other}")
         return digest(*parts)
 
     # --- macro values -----------------------------------------------------------------

@@ -263,12 +263,16 @@ class PythonModel:
         self._resolve_helpers()
         self._fingerprint = ""
 
-    def finish(self) -> None:
-        """What depends on the helpers: components of a dual-platform project, NVIDIA-only modules."""
+    def finish(self, stats: dict[str, tuple[int, int]] | None = None) -> None:
+        """What depends on the helpers: components of a dual-platform project, NVIDIA-only
+        modules. ``stats``: every file's (mtime, size), in the fingerprint: results also read
+        who imports a name and function bodies of other files, which no digest of the facts
+        above covers."""
         self._resolve_components()
         self._resolve_modules()
+        files = (f"{rel}:{m}:{n}" for rel, (m, n) in sorted((stats or {}).items()))
         self._fingerprint = digest(*sorted(f"{h.name}:{h.kind}" for h in self.helpers.values()),
-                                   *sorted(self.nvidia_only), *sorted(self.components))
+                                   *sorted(self.nvidia_only), *sorted(self.components), *files)
 
     def _resolve_helpers(self) -> None:
         found: dict[str, list[Helper]] = {}
@@ -491,10 +495,11 @@ def build_now(project: "Project", known: dict | None = None) -> PythonModel:
     summaries the workers already made)."""
     root = Path(project.root)
     cache_file = _cache_file(project)
-    found = cached_summaries(str(cache_file) if cache_file is not None else None, str(root), _stats(root),
+    stats = _stats(root)
+    found = cached_summaries(str(cache_file) if cache_file is not None else None, str(root), stats,
                              summarise_file, known=known)
     model = PythonModel(root, {rel: _from_json(data) for rel, data in found.items()})
-    model.finish()
+    model.finish(stats)
     return model
 
 
