@@ -155,17 +155,7 @@ def _edit(path: Path, text: str) -> None:
     os.utime(path, ns=(before + 10**9, before + 10**9))  # a new mtime, whatever the clock's grain
 
 
-DUAL_HEADER = ("#pragma once\n#ifdef __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime.h>\n#else\n"
-               "#include <cuda_runtime.h>\n#endif\n")
-
-
 @pytest.mark.parametrize("files,edited,after", [
-    # C++: a macro another header defines (macro_body): the tile of 32 becomes 64.
-    ({"cfg.h": DUAL_HEADER + "#define TILE 32\n",
-      "k.cu": '#include "cfg.h"\n#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n'
-              "__global__ void k(int *out) {\n  auto t = cg::tiled_partition<TILE>(cg::this_thread_block());\n"
-              "  out[threadIdx.x % 32] = t.thread_rank();\n}\n"},
-     "cfg.h", DUAL_HEADER + "#define TILE 64\n"),
     # Python: a function called only under a CUDA gate gets an ungated caller in another file.
     ({"a.py": "import torch\n\n\ndef enable_tf32():\n    torch.backends.cuda.matmul.allow_tf32 = True\n\n\n"
               "if torch.version.cuda is not None:\n    enable_tf32()\n",

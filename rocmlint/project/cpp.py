@@ -344,13 +344,8 @@ class CppModel:
         shims = self._memo.get("shims-digest")
         if shims is None:
             shims = self._memo["shims-digest"] = digest(*sorted(map(repr, self.shims.values())))
-        defines = self._memo.get("defines-digest")
-        if defines is None:  # what macro_body can answer, for any name
-            defines = self._memo["defines-digest"] = digest(*sorted(
-                f"{name}:{d.rel}:{d.line}:{d.kind}:{d.params}:{d.body}:{d.reach}"
-                for name, defs in self.defs.items() for d in defs))
         parts = [str(verdict.value), str(self.hipified(path).value), shims, str(self.rocm_native),
-                 str(self.nvidia_file(rel)), defines,
+                 str(self.nvidia_file(rel)),
                  repr(verdict.evidence), repr(self.include_chain(path))]  # the evidence findings carry
         names = self._memo.setdefault("name-facts", {})
         for name in sorted(summary.conditions):
