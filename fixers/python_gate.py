@@ -18,6 +18,8 @@ from rocmlint.python.view import is_import_guard
 
 GATE_NAME = "IS_ROCM"
 TORCH_GATE = '{name} = hasattr({torch}.version, "hip") and {torch}.version.hip is not None'
+# The line a fix writes in a module that did `import torch` (rule examples show it).
+TORCH_GATE_LINE = TORCH_GATE.format(name=GATE_NAME, torch="torch") + "\n"
 # Modules that import torch only through `from torch... import ...`: torch is loaded, no name bound.
 TORCH_FROM_GATE = '{name} = __import__("torch").version.hip is not None'
 EXTENSION_GATE = "from torch.utils.cpp_extension import IS_HIP_EXTENSION"

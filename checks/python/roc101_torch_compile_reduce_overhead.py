@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from rocmlint.fixers.python_gate import gated_fix, gated_value_edit
+from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_edit
 from rocmlint.model import Applicability
 from rocmlint.python.flow import call_of_argument, dict_key, mapping_path, value_sites
 from rocmlint.python.torch_api import is_compile
@@ -72,7 +72,7 @@ class TorchCompileReduceOverhead(Rule):
             expected=(
                 'import torch\n'
                 '\n'
-                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                + TORCH_GATE_LINE +
                 '\n'
                 'model = torch.compile(model, mode="default" if IS_ROCM else "reduce-overhead")\n'
             ),
@@ -82,7 +82,7 @@ class TorchCompileReduceOverhead(Rule):
             expected=(
                 'import torch\n'
                 '\n'
-                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                + TORCH_GATE_LINE +
                 '\n'
                 '\n'
                 '@torch.compile(mode="max-autotune-no-cudagraphs" if IS_ROCM else "max-autotune")\n'
@@ -104,7 +104,7 @@ class TorchCompileReduceOverhead(Rule):
                 'from torch import compile as tc\n'
                 'import torch\n'
                 '\n'
-                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                + TORCH_GATE_LINE +
                 '\n'
                 "fast = tc(net, mode='default' if IS_ROCM else 'reduce-overhead')\n"
             ),

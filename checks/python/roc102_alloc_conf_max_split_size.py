@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 import re
 
-from rocmlint.fixers.python_gate import gated_fix, gated_value_edit
+from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_edit
 from rocmlint.model import Applicability
 from rocmlint.python.flow import call_of_argument, climb, dict_key, value_sites
 from rocmlint.rule import Example, Rule
@@ -88,7 +88,7 @@ class AllocConfMaxSplitSize(Rule):
                 '\n'
                 'import torch\n'
                 '\n'
-                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                + TORCH_GATE_LINE +
                 '\n'
                 'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = (\n'
                 '    "expandable_segments:True"\n'
@@ -106,7 +106,7 @@ class AllocConfMaxSplitSize(Rule):
                 'import subprocess\n'
                 'import torch\n'
                 '\n'
-                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                + TORCH_GATE_LINE +
                 '\n'
                 '\n'
                 'def launch(cmd, split_mb):\n'

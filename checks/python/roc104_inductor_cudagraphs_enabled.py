@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from rocmlint.fixers.python_gate import GATE, gated_fix, wrap_statement_edit
+from rocmlint.fixers.python_gate import GATE, TORCH_GATE_LINE, gated_fix, wrap_statement_edit
 from rocmlint.model import Applicability, Edit
 from rocmlint.python.flow import call_of_argument, value_of_key, value_sites
 from rocmlint.python.torch_api import INDUCTOR_CONFIG, is_compile
@@ -70,7 +70,7 @@ class InductorCudagraphsEnabled(Rule):
                 'import torch\n'
                 'import torch._inductor.config as inductor_config\n'
                 '\n'
-                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                + TORCH_GATE_LINE +
                 '\n'
                 'if not IS_ROCM:\n'
                 '    inductor_config.triton.cudagraphs = True\n'
@@ -82,7 +82,7 @@ class InductorCudagraphsEnabled(Rule):
             expected=(
                 'import torch\n'
                 '\n'
-                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                + TORCH_GATE_LINE +
                 '\n'
                 '\n'
                 'def bench(fn):\n'
@@ -95,7 +95,7 @@ class InductorCudagraphsEnabled(Rule):
             expected=(
                 'import torch\n'
                 '\n'
-                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                + TORCH_GATE_LINE +
                 '\n'
                 'net = torch.compile(net, options={"triton.cudagraphs": not IS_ROCM, "epilogue_fusion": True})\n'
             ),

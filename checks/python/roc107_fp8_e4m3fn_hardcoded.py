@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 import re
 
-from rocmlint.fixers.python_gate import gated_fix, gated_value_edit
+from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_edit
 from rocmlint.model import Applicability
 from rocmlint.python.flow import climb
 from rocmlint.rule import Example, Rule
@@ -86,7 +86,7 @@ class Fp8E4m3fnHardcoded(Rule):
             expected=(
                 'import torch\n'
                 '\n'
-                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                + TORCH_GATE_LINE +
                 '\n'
                 'FP8_MAX = torch.finfo(torch.float8_e4m3fnuz if IS_ROCM else torch.float8_e4m3fn).max\n'
             ),

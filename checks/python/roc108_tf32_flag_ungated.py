@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from rocmlint.fixers.python_gate import gated_fix, wrap_statement_edit
+from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, wrap_statement_edit
 from rocmlint.model import Applicability
 from rocmlint.rule import Example, Rule
 
@@ -62,7 +62,7 @@ class Tf32FlagUngated(Rule):
             expected=(
                 'import torch\n'
                 '\n'
-                'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n'
+                + TORCH_GATE_LINE +
                 '\n'
                 '\n'
                 'def setup():\n'

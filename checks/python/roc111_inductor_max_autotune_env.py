@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 import re
 
-from rocmlint.fixers.python_gate import gated_fix, gated_value_edit, wrap_statement_edit
+from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_edit, wrap_statement_edit
 
 from rocmlint.model import Applicability, Edit, Fix, Span
 from rocmlint.python.flow import call_of_argument, value_of_key
@@ -78,14 +78,14 @@ class InductorMaxAutotuneEnv(Rule):
         Example(
             'import os\n\nimport torch\n\nos.environ["TORCHINDUCTOR_MAX_AUTOTUNE"] = "1"\n',
             expected='import os\n\nimport torch\n\n'
-                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n'
+                     + TORCH_GATE_LINE + '\n'
                      'if not IS_ROCM:\n    os.environ["TORCHINDUCTOR_MAX_AUTOTUNE"] = "1"\n',
         ),
         Example(
             'import os\nimport subprocess\nimport torch\n\n'
             'subprocess.run(cmd, env={**os.environ, "TORCHINDUCTOR_MAX_AUTOTUNE": "1"})\n',
             expected='import os\nimport subprocess\nimport torch\n\n'
-                     'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None\n\n'
+                     + TORCH_GATE_LINE + '\n'
                      'subprocess.run(\n    cmd, env={**os.environ, "TORCHINDUCTOR_MAX_AUTOTUNE": "0" if IS_ROCM else "1"}\n)\n',
         ),
         Example("#!/bin/bash\nexport TORCHINDUCTOR_MAX_AUTOTUNE=1\ntorchrun train.py\n", filename="launch.sh"),
