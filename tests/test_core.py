@@ -214,3 +214,20 @@ def test_lines_a_fix_wrote_are_found_in_linear_time():
     lines = "".join(fixed).split("\n")
     assert all(lines[i] in ("#if defined(G)", "#else", "#endif", "  int lane = threadIdx.x % warpSize;")
                for i in written)
+
+
+def test_a_cache_write_that_fails_midway_leaves_the_old_file_and_no_temporary(tmp_path):
+    from rocmlint.cache import write_replacing
+
+    target = tmp_path / "results.json"
+    target.write_text("old")
+
+    def fail(fh):
+        fh.write("half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_replacing(target, fail)
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["results.json"]
+    write_replacing(target, lambda fh: fh.write("new"))
+    assert target.read_text() == "new" and [p.name for p in tmp_path.iterdir()] == ["results.json"]

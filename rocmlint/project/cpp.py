@@ -634,16 +634,16 @@ def _save_model(cache_dir, key: str, model: "CppModel | None") -> None:
     if cache_dir is None:
         return
     import pickle
-    import tempfile
+
+    from ..cache import write_replacing
 
     if model is not None:
         model._memo, model._facts = {}, {}
     try:
         os.makedirs(str(cache_dir), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=str(cache_dir), suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump((key, model if model is not None else "none"), fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, _model_file(cache_dir))
+        write_replacing(_model_file(cache_dir),
+                        lambda fh: pickle.dump((key, model if model is not None else "none"), fh,
+                                               protocol=pickle.HIGHEST_PROTOCOL), binary=True)
     except OSError:
         pass  # read-only: rebuilt next time
 

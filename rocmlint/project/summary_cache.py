@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Any, Callable
+
+from ..cache import write_replacing
 
 # (path relative to the root, content or None when unreadable) -> JSON-able summary, or None
 # to leave the file out.
@@ -68,9 +69,6 @@ def _save(path: str, data: dict, stale_prefix: str) -> None:
             for old in os.listdir(folder):
                 if old.startswith(stale_prefix) and old.endswith(".json") and os.path.join(folder, old) != path:
                     os.unlink(os.path.join(folder, old))
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, separators=(",", ":"))
-        os.replace(tmp, path)  # workers may build at once: never a half-written file
+        write_replacing(path, lambda fh: json.dump(data, fh, separators=(",", ":")))
     except OSError:
         pass  # read-only checkout: no summary cache
