@@ -13,9 +13,8 @@ from .text import Located
 _PIP = re.compile(r"(?:.*/)?pip(?:3(?:\.\d+)?)?")
 _PYTHON = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
 _SEPARATORS = {"&&", "||", ";", "|", "&", "(", ")"}
-_INDEX_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
 # pip install options that take a value (the value is not a requirement).
-_VALUE_OPTIONS = _INDEX_OPTIONS | {
+_VALUE_OPTIONS = PIP_INDEX_OPTIONS | {
     "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target", "--prefix", "--root",
     "--platform", "--python-version", "--implementation", "--abi", "--only-binary", "--no-binary",
     "--trusted-host", "--src", "--upgrade-strategy", "--progress-bar", "--cache-dir", "--timeout", "--retries",
@@ -71,7 +70,7 @@ def _run(located: Located, manifest: Manifest, offset: int, content: str) -> Non
         options = frozenset(word.partition("=")[0] for word, _ in command if word.startswith("-"))
         for requirement, span in requirements:
             manifest.dependencies.append(Dependency(requirement, span, False, "RUN pip install",
-                                                    index=indexes[0] if indexes else None, pip_options=options))
+                                                    pip_options=options))
 
 
 def _index(located: Located, offset: int, url: str, position: int) -> PackageIndex:

@@ -16,7 +16,6 @@ class Dependency:
     span: Span  # the requirement as written (a TOML/YAML string's content, a line's requirement)
     optional: bool  # an extra or a group: installed only when asked for
     where: str  # the section, for messages: "[project] dependencies"
-    index: "PackageIndex | None" = None  # the index the same pip command installs it from
     conda_spec: str | None = None  # a conda package: the spec as written (not PEP 508)
     pip_options: frozenset[str] = frozenset()  # options of the `pip install` command (Dockerfiles)
 
