@@ -209,7 +209,10 @@ def finish_fixes(ctx, findings) -> None:
         edits = []
         for edit in finding.fix.edits:
             if isinstance(edit, PendingEdit):
-                edit = built.get(id(edit)) or (Edit(edit.span, edit.content) if edit.content else None)
+                if edit.kind == "guard" and id(edit) in built:
+                    edit = built[id(edit)]  # None: libcst could not build it, and the fix is dropped
+                else:
+                    edit = built.get(id(edit)) or (Edit(edit.span, edit.content) if edit.content else None)
             if edit is None:
                 finding.fix = None
                 break
@@ -419,6 +422,7 @@ def _guard_text(text: str, names: list[str]) -> str:
     """The plain-text guard a display-only suggestion shows without importing libcst."""
     indent = text[: len(text) - len(text.lstrip(" \t"))]
     unit = "\t" if "\t" in indent else "    "
-    body = "".join(f"{indent}{unit}{line}\n" for line in text[len(indent):].split("\n"))
-    nones = "".join(f"{indent}{unit}{name} = None\n" for name in names)
+    first, *rest = text[len(indent):].split("\n")
+    body = f"{indent}{unit}{first}\n" + "".join(f"{unit}{line}\n" for line in rest)  # rest keep their indent
+    nones = "".join(f"{indent}{unit}{name} = None\n" for name in dict.fromkeys(names))
     return f"{indent}try:\n{body}{indent}except ImportError:\n{nones}".rstrip("\n")

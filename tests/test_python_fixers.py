@@ -251,3 +251,21 @@ def test_rules_ignore_code_only_rocm_runs_all_rules():
             dt = torch.float8_e4m3fn
             ok = torch.cuda.get_device_capability() >= (9, 4)
     """) == []
+
+
+def test_an_import_guard_libcst_cannot_build_is_not_applied_as_plain_text(monkeypatch):
+    from rocmlint.fixers import python_cst
+
+    settings = Settings(select=("ROC103",))
+    source = b"import os\nimport pynvml\n"
+    assert analyse_buffer("m.py", source, "python", settings, active_rules(settings, "python"))[0].fix is not None
+    monkeypatch.setattr(python_cst, "guard_import", lambda *args: None)
+    [finding] = analyse_buffer("m.py", source, "python", settings, active_rules(settings, "python"))
+    assert finding.fix is None
+
+
+def test_the_plain_text_guard_keeps_continuation_lines_and_binds_each_name_once():
+    from rocmlint.fixers.python_gate import _guard_text
+
+    assert _guard_text("    from a import (\n        b,\n    )", ["b", "b"]) == (
+        "    try:\n        from a import (\n            b,\n        )\n    except ImportError:\n        b = None")
