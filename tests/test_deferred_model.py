@@ -138,12 +138,12 @@ def test_cached_results_keep_the_model_facts_they_used(tmp_path, monkeypatch):
     assert not any(code == "ROC301" and path.endswith("rowmax.cu") for path, code, _ in edited)
 
 
-def _cached_checker(root: Path, cache_dir: Path):
+def _cached_checker(root: Path, cache_dir: Path, jobs: int = 1):
     def check(use_cache: bool) -> list:
         resolver = ConfigResolver()
         project = Project(root, resolver.for_path(root), cache_dir=cache_dir if use_cache else None)
         project.prepare(["cpp", "python"])
-        results = runner.run(discover([str(root)], resolver, cwd=root), use_cache=use_cache, jobs=1,
+        results = runner.run(discover([str(root)], resolver, cwd=root), use_cache=use_cache, jobs=jobs,
                              cache_dir=cache_dir, project=project)
         return sorted((r.display, f.code, f.line) for r in results for f in r.findings)
     return check
@@ -172,3 +172,19 @@ def test_a_cached_result_does_not_outlive_a_fact_it_read_in_another_file(tmp_pat
     assert check(True) == check(False) == []
     _edit(root / edited, after)
     assert check(True) == check(False) != []
+
+
+def test_a_tree_with_nothing_to_model_is_judged_once_then_cached(tmp_path, monkeypatch):
+    """No HIP anywhere: the first run reads the C-family files to know it, the second reads
+    none of them for the model (the verdict is cached like a built model)."""
+    from rocmlint.project import cpp
+
+    root = _tree(tmp_path, dual=False)
+    monkeypatch.chdir(root)
+    calls = []
+    original = cpp.mentions_hip
+    monkeypatch.setattr(cpp, "mentions_hip", lambda *a: calls.append(1) or original(*a))
+    check = _cached_checker(root, tmp_path / "cache", jobs=2)
+    first = check(True)
+    assert calls == [1]
+    assert check(True) == first and calls == [1]

@@ -464,8 +464,15 @@ def build(project: "Project") -> "LazyPart":
             found.append(_Inputs(project, location, database))
         return found[0]
 
-    return LazyPart(project, lambda p, known: build_now(p, known, inputs()), summarise_file,
-                    lambda p: nothing_to_model(inputs()))
+    def settled_none(p) -> bool:
+        i = inputs()
+        if not nothing_to_model(i):
+            return False
+        if len(i.stats) <= MAX_FILES:  # cached as a built model is: the next run reads no file for it
+            _save_model(p.cache_dir, _model_key(i.root, i.stats, i.build_stats, p.settings, i.location), None)
+        return True
+
+    return LazyPart(project, lambda p, known: build_now(p, known, inputs()), summarise_file, settled_none)
 
 
 class _Inputs:
