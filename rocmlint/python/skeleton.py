@@ -159,10 +159,11 @@ def _reduced(source: bytes, dropped: list) -> bytes:
 
 
 def _users_of_anchored_names(source: bytes, anchors: list[int], statements: list[int]) -> list[int] | None:
-    """Where the names that anchored module-level statements bind are used, and the names
-    the statements holding those uses bind, to the end of the chain: the readers and callers
-    decide about them (`CONFIGS = [...fp8...]` read only by CPU tests; a helper called by a
-    wrapper called only under `if not on_amd():`). None: a chain too long to follow."""
+    """Where the names that anchored module-level statements bind are used, and then the
+    call chain up from there (module-level functions that call them, to the end): the
+    readers and callers decide about them (`CONFIGS = [...fp8...]` read only by CPU tests; a
+    helper called by a wrapper called only under `if not on_amd():`). None: a chain too long
+    to follow."""
     positions: list[int] = []
     seen: set[bytes] = set()
     frontier = {name for name in (_bound_name(source, statements, anchor) for anchor in anchors) if name}
@@ -173,22 +174,26 @@ def _users_of_anchored_names(source: bytes, anchors: list[int], statements: list
         seen |= frontier
         uses = [start for _index, start in word_uses(sorted(frontier), source)]
         positions += uses
-        frontier = {name for name in (_bound_name(source, statements, use) for use in uses) if name}
+        frontier = {name for name in (_bound_name(source, statements, use, functions_only=True) for use in uses)
+                    if name}
     return None
 
 
 MAX_CHAIN = 8
 
 
-def _bound_name(source: bytes, statements: list[int], position: int) -> bytes | None:
+def _bound_name(source: bytes, statements: list[int], position: int, functions_only: bool = False) -> bytes | None:
     """The name the module-level statement holding ``position`` binds (a def, a class, an
-    assignment), if any."""
+    assignment; ``functions_only``: a def), if any."""
     start = statements[bisect.bisect_right(statements, position) - 1]
     while source.startswith(b"@", start):  # decorators: the name is on the def line
         start = source.find(b"\n", start) + 1
         if start == 0:
             return None
-    bound = ASSIGN_LINE.match(source, start) or _DEFINED_NAME.match(source, start)
+    if functions_only:
+        bound = DEF_LINE.match(source, start)
+    else:
+        bound = ASSIGN_LINE.match(source, start) or _DEFINED_NAME.match(source, start)
     return bound.group(1) if bound is not None else None
 
 
