@@ -9,32 +9,14 @@ import hashlib
 import importlib
 import json
 import os
-import tempfile
 from functools import lru_cache
-from typing import IO, Any, Callable
 from pathlib import Path
 
 from . import __version__
 from .model import Finding, finding_from_dict, finding_to_dict
+from .source import write_replacing
 
 CACHE_DIR = ".rocmlint_cache"
-
-
-def write_replacing(path: str | Path, write: Callable[[IO[Any]], Any], binary: bool = False) -> None:
-    """Replace ``path`` by what ``write`` puts into a temporary file beside it: processes may
-    write at once, and an error or Ctrl-C midway leaves neither a half-written cache file nor
-    the temporary one (OSError goes to the caller)."""
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(str(path)) or ".", suffix=".tmp")
-    try:
-        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 @lru_cache(maxsize=1)

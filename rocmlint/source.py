@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import codecs
-import io
 import os
 import re
 import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any, Callable
 
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _BOMS = (
@@ -97,14 +97,27 @@ def _python_coding(body: bytes) -> str | None:
 def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temporary file in the same folder and rename: never a partial file.
     Keeps the file's permission bits."""
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".rocmlint.tmp", dir=path.parent)
+
+    def write(fh) -> None:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+    write_replacing(path, write, binary=True, mode=stat.S_IMODE(os.stat(path).st_mode),
+                    prefix=f".{path.name}.", suffix=".rocmlint.tmp")
+
+
+def write_replacing(path: str | Path, write: Callable[[IO[Any]], Any], binary: bool = False,
+                    mode: int | None = None, prefix: str | None = None, suffix: str = ".tmp") -> None:
+    """Replace ``path`` by what ``write`` puts into a temporary file beside it (``mode``: its
+    permission bits): processes may write at once, and an error or Ctrl-C midway leaves
+    neither a half-written file nor the temporary one (the error goes to the caller)."""
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=os.path.dirname(str(path)) or ".")
     try:
-        with io.open(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as fh:
+            write(fh)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:

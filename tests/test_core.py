@@ -217,7 +217,7 @@ def test_lines_a_fix_wrote_are_found_in_linear_time():
 
 
 def test_a_cache_write_that_fails_midway_leaves_the_old_file_and_no_temporary(tmp_path):
-    from rocmlint.cache import write_replacing
+    from rocmlint.source import write_replacing
 
     target = tmp_path / "results.json"
     target.write_text("old")

@@ -642,7 +642,7 @@ def _save_model(cache_dir, key: str, model: "CppModel | None") -> None:
         return
     import pickle
 
-    from ..cache import write_replacing
+    from ..source import write_replacing
 
     if model is not None:
         model._memo, model._facts = {}, {}

@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any, Callable
 
-from ..cache import write_replacing
+from ..source import write_replacing
 
 # (path relative to the root, content or None when unreadable) -> JSON-able summary, or None
 # to leave the file out.
