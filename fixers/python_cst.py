@@ -16,7 +16,7 @@ import libcst as cst
 
 from rocmlint.model import Edit, Span
 
-from .python_layout import MIN_LINE_LENGTH, line_length
+from .python_layout import line_length
 
 _WRAPPER = "if 1:\n"
 
