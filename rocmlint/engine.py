@@ -43,11 +43,8 @@ def engine_finding(code: str, path: str, message: str, span: Span | None = None)
 
 def analyse_buffer(display: str, buffer: bytes, language: str, settings: Settings,
                    rules: tuple[Rule, ...], suppress: bool = True,
-                   fix_written: set[int] | None = None,
                    build_fixes: bool | frozenset[Applicability] = True) -> list[Finding]:
     """Findings for a UTF-8 buffer, with line/column filled in; [] when no rule's pattern matches.
-    Wave-size design choices in code written for AMD are not reported, except on the lines
-    ``fix_written`` (0-based) that rocmlint's own fixes wrote into the buffer.
 
     ``build_fixes``: which fixes' edits are needed (True: all). Fixes costly to build
     (Python's libcst fixes) that nothing will apply or print (a text report; unsafe fixes
@@ -97,7 +94,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
     for ctx, finding in ((c, f) for c in contexts.values() for f in c.findings):
         start = finding.span.start
         rule_cls = type(_rule_by_code(rules, finding.code)) if finding.code not in ENGINE_CODES else None
-        if drop_reason(ctx, rule_cls, start, fix_written) is not None:
+        if drop_reason(ctx, rule_cls, start) is not None:
             continue
         key = (finding.code, finding.span)
         if key in seen:
@@ -108,88 +105,15 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
     return _finish(list(contexts.values()), kept, buffer, suppress)
 
 
-def drop_reason(ctx: FileContext, rule_cls: type[Rule] | None, start: int,
-                fix_written: set[int] | None = None) -> str | None:
+def drop_reason(ctx: FileContext, rule_cls: type[Rule] | None, start: int) -> str | None:
     """Why the engine drops a rule's finding at ``start`` (None: it is reported). One place,
-    shared by ``analyse_buffer`` and ``rocmlint explain``."""
+    shared by ``analyse_buffer`` and ``rocmlint explain``. Who wrote the code is never a
+    reason: hipified ports and AMD-only branches carry most wave64 bugs."""
     if ctx.nvidia_only(start):
         return "the AMD build never compiles this line"
-    if rule_cls is None or not rule_cls.wave_size_rule:
-        return None
-    if ctx.wave_size_aware(start):
+    if rule_cls is not None and rule_cls.wave_size_rule and ctx.wave_size_aware(start):
         return "inside a branch that picks code by wave size"
-    if not rule_cls.definite_on_amd and ctx.written_for_amd(start) and (
-            fix_written is None or ctx.lines.line_of(start) not in fix_written):
-        return "code written for AMD: wave-size design choices are its author's"
     return None
-
-
-def lines_not_in(original: bytes, fixed: bytes) -> set[int]:
-    """0-based lines of ``fixed`` that a fix wrote (not matched to a line of ``original``).
-
-    Patience diff: lines unique to both sides anchor the match (their longest common
-    order), ranges between anchors are matched the same way, and only small anchorless
-    ranges go to difflib. A fixed file repeats its gate lines thousands of times, where
-    difflib alone is cubic."""
-    before, after = original.split(b"\n"), fixed.split(b"\n")
-    kept: set[int] = set()
-    stack = [(0, len(before), 0, len(after))]
-    while stack:
-        alo, ahi, blo, bhi = stack.pop()
-        while alo < ahi and blo < bhi and before[alo] == after[blo]:
-            kept.add(blo)
-            alo, blo = alo + 1, blo + 1
-        while alo < ahi and blo < bhi and before[ahi - 1] == after[bhi - 1]:
-            kept.add(bhi - 1)
-            ahi, bhi = ahi - 1, bhi - 1
-        if alo == ahi or blo == bhi:
-            continue
-        anchors = _unique_anchors(before, alo, ahi, after, blo, bhi)
-        if not anchors:
-            if (ahi - alo) * (bhi - blo) <= 250_000:
-                from difflib import SequenceMatcher
-
-                matcher = SequenceMatcher(None, before[alo:ahi], after[blo:bhi], autojunk=False)
-                for block in matcher.get_matching_blocks():
-                    kept.update(range(blo + block.b, blo + block.b + block.size))
-            continue
-        previous_a, previous_b = alo, blo
-        for i, j in anchors:
-            kept.add(j)
-            stack.append((previous_a, i, previous_b, j))
-            previous_a, previous_b = i + 1, j + 1
-        stack.append((previous_a, ahi, previous_b, bhi))
-    return set(range(len(after))) - kept
-
-
-def _unique_anchors(a: list[bytes], alo: int, ahi: int, b: list[bytes], blo: int, bhi: int) -> list[tuple[int, int]]:
-    """Pairs (i, j) of lines occurring once in a[alo:ahi] and once in b[blo:bhi], in their
-    longest common order."""
-    from bisect import bisect_left
-    from collections import Counter
-
-    count_a, count_b = Counter(a[alo:ahi]), Counter(b[blo:bhi])
-    where_a = {line: i for i, line in enumerate(a[alo:ahi], alo) if count_a[line] == 1}
-    pairs = [(where_a[line], j) for j, line in enumerate(b[blo:bhi], blo)
-             if count_b[line] == 1 and line in where_a]
-    # longest increasing subsequence of the a-indices (pairs are in b order)
-    tails: list[int] = []
-    tail_at: list[int] = []
-    back: list[int] = []
-    for index, (i, _j) in enumerate(pairs):
-        at = bisect_left(tails, i)
-        if at == len(tails):
-            tails.append(i)
-            tail_at.append(index)
-        else:
-            tails[at], tail_at[at] = i, index
-        back.append(tail_at[at - 1] if at > 0 else -1)
-    chain = []
-    index = tail_at[-1] if tail_at else -1
-    while index >= 0:
-        chain.append(pairs[index])
-        index = back[index]
-    return chain[::-1]
 
 
 @lru_cache(maxsize=64)

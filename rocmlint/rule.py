@@ -81,10 +81,6 @@ class Rule:
     severity: ClassVar[Severity] = Severity.WARNING
     # Rules that look at wave size skip wave-size-aware preprocessor branches.
     wave_size_rule: ClassVar[bool] = False
-    # Wave-size rules whose finding is a defect even in code written for AMD (a ballot kept
-    # in 32 bits). The others report design choices and stay quiet in AMD-only code, whose
-    # authors knew the target (a 32-lane sub-group with an explicit width).
-    definite_on_amd: ClassVar[bool] = False
     # Reference kernel that shows the correct pattern (file name under rocmlint/reference/kernels).
     reference_kernel: ClassVar[str | None] = None
     valid: ClassVar[tuple[Example | str, ...]] = ()
@@ -227,8 +223,4 @@ class FileContext:
 
     def wave_size_aware(self, offset: int) -> bool:
         """True inside branches that already pick code by wave size."""
-        return False
-
-    def written_for_amd(self, offset: int) -> bool:
-        """True in code only the AMD build compiles (an AMD-only branch or file)."""
         return False

@@ -11,7 +11,7 @@ from typing import Iterable, Iterator, TypeVar
 
 from .cache import Cache, content_hash
 from .discovery import Target
-from .engine import FileResult, active_rules, analyse_buffer, engine_finding, lines_not_in
+from .engine import FileResult, active_rules, analyse_buffer, engine_finding
 from .languages import get_language, language_for
 from .model import Applicability
 from .project import ModelDeferred, Project, activate
@@ -148,11 +148,7 @@ def fix_buffer(buffer: bytes, newline: str, display: str, language: str, setting
     build: bool | frozenset[Applicability] = True if build_fixes else applied
     return fix_to_fixpoint(
         buffer,
-        # Code in AMD-only branches is left alone (engine), except in the blocks rocmlint's
-        # own fixes wrote: later rounds finish those (a gated copy still needing ROC203).
-        lambda b: analyse_buffer(display, b, language, settings, rules,
-                                 fix_written=None if b is buffer else lines_not_in(buffer, b),
-                                 build_fixes=build),
+        lambda b: analyse_buffer(display, b, language, settings, rules, build_fixes=build),
         unsafe=unsafe, newline=newline,
         syntax_errors=lambda b: lang.syntax_errors(b, display),
         nvidia_view=lambda b: lang.nvidia_view(b, display, settings),

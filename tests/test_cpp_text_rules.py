@@ -135,40 +135,6 @@ def test_runtime_guard_against_named_constant_and_compile_time_checks():
     assert codes(code, select=("ROC207",)) == [(4, "ROC207")]
 
 
-AMD_BRANCH = ("__device__ float group_sum(float v) {\n"
-              "#if defined(__HIP_PLATFORM_AMD__)\n"
-              "  v += __shfl_xor(v, 16, 32);\n"
-              "  unsigned lanes = __ballot(v > 0.f);\n"
-              "#else\n"
-              "  v += __shfl_xor_sync(0xffffffffu, v, 16, 32);\n"
-              "#endif\n"
-              "  return v;\n}\n")
-
-
-def test_amd_branch_reports_only_definite_defects():
-    found = codes(AMD_BRANCH, select=("ROC201", "ROC205"))
-    assert (4, "ROC201") in found  # a ballot kept in 32 bits is a defect anywhere
-    assert not [c for c in found if c[1] == "ROC205" and c[0] == 3]
-    # The same shuffle outside any branch is still reported (CUDA-only code as before).
-    plain = "__device__ float group_sum(float v) {\n  v += __shfl_xor(v, 16, 32);\n  return v;\n}\n"
-    assert (2, "ROC205") in codes(plain, select=("ROC205",))
-
-
-def test_project_model_can_mark_a_whole_project_amd_only():
-    class Part:
-        @staticmethod
-        def hip_only(path: str) -> bool:
-            return True
-
-    plain = "__device__ float group_sum(float v) {\n  v += __shfl_xor(v, 16, 32);\n  return v;\n}\n"
-    project = Project(root=Path("."), parts={"cpp": Part()})
-    activate(project)
-    try:
-        assert codes(plain, select=("ROC205",)) == []
-    finally:
-        activate(None)
-
-
 def test_logical_lines_skip_block_comments_and_join_continuations():
     from rocmlint.cpp.preprocessor import logical_lines
 
@@ -177,16 +143,18 @@ def test_logical_lines_skip_block_comments_and_join_continuations():
     assert list(logical_lines(src)) == [(3, 4, b"#if A    && B  "), (8, 8, b"  #  endif")]
 
 
-def test_template_branches_on_a_rocm_gate_are_written_for_amd():
-    from rocmlint.cpp.templating import amd_only_lines
+def test_template_branches_taken_only_without_the_rocm_gate_are_nvidia_only():
+    from rocmlint.cpp.templating import nvidia_only_lines
 
     src = (b"{%- if is_rocm %}\nA\n{%- else %}\nN\n{%- endif %}\n"       # 0-4
            b"{% if not is_rocm %}\nN\n{% else %}\nA\n{% endif %}\n"      # 5-9
-           b"{%- if is_rocm and not nobag %}\nA\n{%- elif dense %}\nX\n{%- endif %}\n"  # 10-14
-           b"{% if is_rocm or x %}\nX\n{% endif %}\n")                   # 15-17
-    assert amd_only_lines(src, ["is_rocm"]) == {1, 8, 11}
-    kernel = ("{%- if is_rocm %}\n__device__ float f(float v) {\n  v += __shfl_xor(v, 16, 32);\n  return v;\n}\n"
-              "{%- else %}\n__device__ float f(float v) {\n  v += __shfl_xor_sync(0xffffffffu, v, 16, 32);\n"
-              "  return v;\n}\n{%- endif %}\n")
-    found = codes(kernel, select=("ROC205",))
-    assert found and all(line > 6 for line, _ in found)  # only the non-ROCm branch
+           b"{%- if not is_rocm and dense %}\nN\n{%- elif x %}\nX\n{%- endif %}\n"  # 10-14
+           b"{% if is_rocm or x %}\nX\n{% else %}\nX\n{% endif %}\n")    # 15-19
+    assert nvidia_only_lines(src, ["is_rocm"]) == {3, 6, 11}
+    kernel = ("{%- if is_rocm %}\n__device__ unsigned f(bool p) {\n  unsigned long long m = __ballot(p);\n"
+              "  return __popcll(m);\n}\n"
+              "{%- else %}\n__device__ unsigned f(bool p) {\n  unsigned m = __ballot_sync(0xffffffffu, p);\n"
+              "  return __popc(m);\n}\n{%- endif %}\n")
+    assert codes(kernel, select=("ROC201", "ROC202", "ROC203")) == []  # only the non-ROCm branch is wrong
+    broken = kernel.replace("unsigned long long m = __ballot(p)", "unsigned m = __ballot(p)")
+    assert codes(broken, select=("ROC201",)) == [(3, "ROC201")]  # the ROCm branch is judged like any code

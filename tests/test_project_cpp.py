@@ -525,7 +525,8 @@ def test_amd_only_code_through_a_macro_derived_from_the_rocm_macro(toy):
     activate(Project(toy, parts={"cpp": model}))
     ctx = CppContext(str(toy / "src/mfma.cu"), source, Settings())
     offsets = [source.index(text) for text in (b"int lane", b"int a;", b"int shared")]
-    assert [ctx.written_for_amd(o) for o in offsets] == [True, False, False]
+    assert [ctx.nvidia_only(o) for o in offsets] == [False, True, False]
+    assert ctx.wave_size_aware(offsets[0])  # TOY_MFMA selects by architecture (__gfx942__)
 
 
 

@@ -51,7 +51,6 @@ class BallotMaskTruncated(Rule):
     pattern = r"\b__(?:ballot(?:_sync)?|activemask|lanemask_(?:lt|le|gt|ge|eq))\s*\("
     fix_applicability = Applicability.SAFE
     wave_size_rule = True
-    definite_on_amd = True
     reference_kernel = "ballot_compaction.hip"
 
     valid = (

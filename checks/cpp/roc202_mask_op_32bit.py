@@ -55,7 +55,6 @@ class MaskOp32Bit(Rule):
     # Lane-mask arithmetic only matters in GPU code: skip files with no sign of it.
     requires_any = GPU_CODE_MARKERS
     wave_size_rule = True
-    definite_on_amd = True
     reference_kernel = "lane_rank.hip"
 
     valid = (

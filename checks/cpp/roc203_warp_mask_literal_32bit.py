@@ -53,7 +53,11 @@ class WarpMaskLiteral32Bit(Rule):
     name = "warp-mask-literal-32bit"
     language = "cpp"
     message = "32-bit full-warp mask: a wave64 has 64 lanes and HIP's *_sync take a 64-bit mask"
-    pattern = r"\b0[xX](?:ffffffff|FFFFFFFF)[uU]?[lL]{0,2}\b|~0[uU]\b"  # mixed-case hex: not worth a slow prefilter
+    # The literal (mixed-case hex is not worth a slow prefilter), or a *_sync call whose
+    # mask is a name: a FULL_MASK another header defines.
+    pattern = (r"\b0[xX](?:ffffffff|FFFFFFFF)[uU]?[lL]{0,2}\b|~0[uU]\b"
+               r"|\b__(?:shfl\w*|ballot|any|all|syncwarp|match_\w+|reduce_\w+)_sync\s*\(\s*[A-Za-z_]\w*\s*[,)]"
+               r"|\b__syncwarp\s*\(\s*[A-Za-z_]\w*\s*\)")
     fix_applicability = Applicability.SAFE
     wave_size_rule = True
     reference_kernel = "full_wave_mask.hip"
@@ -110,7 +114,10 @@ class WarpMaskLiteral32Bit(Rule):
 
         for hit in ctx.hits():
             line = ctx.line_of(hit.start)
-            uses, origin = self._mask_uses(ctx, hit, line)
+            if ctx.source.startswith(b"__", hit.start):
+                uses, origin = self._header_mask_uses(ctx, hit)
+            else:
+                uses, origin = self._mask_uses(ctx, hit, line)
             for use in uses:
                 flow = flow_for(ctx, use)
                 parent = use.parent
@@ -147,6 +154,26 @@ class WarpMaskLiteral32Bit(Rule):
                                     "compare with the active lanes", Applicability.SAFE)
                     ctx.report(ctx.node_span(use), f"ballot mask from {source.describe()} compared with 32-bit "
                                f"{origin} as \"all lanes\": never true on a full wave64", fix)
+
+    @staticmethod
+    def _header_mask_uses(ctx, hit):
+        """The mask name of a *_sync call when another file defines it as a 32-bit full
+        mask (this file's own definitions are found from their literal)."""
+        from rocmlint.cpp.lanegroups import constant_value
+
+        m = re.search(rb"\(\s*([A-Za-z_]\w*)", ctx.source[hit.start:hit.end])
+        if m is None or not ctx.in_code(hit.start):
+            return [], ""
+        name = m.group(1).decode()
+        own = re.search(rb"(?:#\s*define\s+|\bconst\w*\b[^;{}()=]*\b)" + m.group(1) + rb"\b", ctx.source)
+        value = None if own is not None else constant_value(ctx, name)
+        if value is None or not FULL_MASK_32.fullmatch(value):
+            return [], ""
+        start = hit.start + m.start(1)
+        node = ctx.root.named_descendant_for_byte_range(start, start + len(name))
+        if node is None or node.type != "identifier":
+            return [], ""
+        return [node], f"`{name}` (= `{value}` in an included header)"
 
     @staticmethod
     def _mask_uses(ctx, hit, line):

@@ -1,37 +1,44 @@
 from __future__ import annotations
 
-from rocmlint.model import Applicability, Edit
+from rocmlint.model import Applicability
 from rocmlint.rule import Example, Rule
 
 
 class ShuffleReductionFixedWidth(Rule):
-    """A shuffle reduction or scan starts at offset 16 or passes width 32.
+    """A shuffle reduction, scan or width covers 32 lanes in a kernel built on the whole wavefront.
 
     ## What it does
-    Reports butterfly and tree reductions whose loop starts at offset 16
-    (`for (int o = 16; o > 0; o /= 2)`), unrolled ones that start at 16 or climb
-    1, 2, 4, 8, 16 and stop there (no step at 32), and shuffles that pass an explicit width
-    of 32.
+    Reports shuffle reductions and scans whose offsets cover 32 lanes (a loop from offset
+    16, an unrolled chain that climbs 1, 2, 4, 8, 16 and stops there) and shuffles with
+    an explicit width of 32, when the kernel around them works on whole wavefronts: it
+    reads the result at lane 0 of the wavefront (`__lane_id()`, `threadIdx.x % warpSize`),
+    keeps one slot per wavefront, votes with `__ballot`/`__any`, or reduces elsewhere over
+    `warpSize`. The kernel's lane groups are read as one (see ROC208): a reduction from 16
+    whose result only lanes 0 and 32 read per 32-lane group is correct on wave64 and is
+    not reported, nor is one every caller uses that way.
 
     ## Why is this bad?
-    On a 64-lane wavefront the reduction never combines lanes 0-31 with lanes 32-63:
-    every wave produces two partial results and the sum, max or scan is silently wrong.
+    On a 64-lane wavefront the reduction never combines lanes 0-31 with lanes 32-63: lane
+    0 holds the sum, max or scan of half the wavefront, and the code reads it as the whole.
 
     ## Example
     ```cpp
     for (int offset = 16; offset > 0; offset /= 2)
       v += __shfl_down(v, offset);
+    if (__lane_id() == 0) atomicAdd(out, v);
     ```
     Use instead:
     ```cpp
     for (int offset = warpSize / 2; offset > 0; offset /= 2)
       v += __shfl_down(v, offset);
+    if (__lane_id() == 0) atomicAdd(out, v);
     ```
 
     ## Fix safety
-    Unsafe: starting at `warpSize / 2` reduces the whole wavefront, which changes results
-    where code relied on independent 32-lane halves. Unrolled reductions are reported
-    without a fix.
+    Unsafe: the fix moves every 32-lane member of the kernel to the wavefront size at
+    once (reduction starts, widths, lane and warp indices, lane strides); where one of
+    them has no mechanical form (an unrolled chain, a constant defined elsewhere) no
+    member is fixed, so the lane groups never end up half moved.
 
     ## References
     - https://github.com/ORNL/HeCBench/issues/180
@@ -56,19 +63,33 @@ class ShuffleReductionFixedWidth(Rule):
             "}\n",
             filename="example.hip",
         ),
+        Example(
+            "#include <hip/hip_runtime.h>\n"
+            "// One row per 32 lanes: lanes 0 and 32 of a wave64 each hold their own row's sum.\n"
+            "__global__ void row_sums(const float* x, float* out) {\n"
+            "  const int lane = threadIdx.x & 31;\n"
+            "  const int row = (blockIdx.x * blockDim.x + threadIdx.x) / 32;\n"
+            "  float v = x[row * 32 + lane];\n"
+            "  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down(v, offset);\n"
+            "  if (lane == 0) out[row] = v;\n"
+            "}\n",
+            filename="example.hip",
+        ),
     )
     invalid = (
         Example(
             "#include <hip/hip_runtime.h>\n"
-            "__device__ float wave_sum(float v) {\n"
+            "__global__ void wave_sums(const float* x, float* out) {\n"
+            "  float v = x[blockIdx.x * blockDim.x + threadIdx.x];\n"
             "  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down(v, offset);\n"
-            "  return v;\n"
+            "  if (__lane_id() == 0) atomicAdd(out, v);\n"
             "}\n",
             expected=(
                 "#include <hip/hip_runtime.h>\n"
-                "__device__ float wave_sum(float v) {\n"
+                "__global__ void wave_sums(const float* x, float* out) {\n"
+                "  float v = x[blockIdx.x * blockDim.x + threadIdx.x];\n"
                 "  for (int offset = warpSize / 2; offset > 0; offset /= 2) v += __shfl_down(v, offset);\n"
-                "  return v;\n"
+                "  if (__lane_id() == 0) atomicAdd(out, v);\n"
                 "}\n"
             ),
             filename="example.hip",
@@ -76,13 +97,23 @@ class ShuffleReductionFixedWidth(Rule):
         ),
         Example(
             "#include <hip/hip_runtime.h>\n"
-            "__device__ float group_max(float v, int offset) {\n"
-            "  return fmaxf(v, __shfl_xor(v, offset, 32));\n"
+            "__device__ float group_max(float v) {\n"
+            "  for (int o = 1; o < 32; o *= 2) v = fmaxf(v, __shfl_xor(v, o, 32));\n"
+            "  return v;\n"
+            "}\n"
+            "__global__ void wave_max(const float* x, float* out) {\n"
+            "  float v = group_max(x[threadIdx.x]);\n"
+            "  if (threadIdx.x % warpSize == 0) out[threadIdx.x / warpSize] = v;\n"
             "}\n",
             expected=(
                 "#include <hip/hip_runtime.h>\n"
-                "__device__ float group_max(float v, int offset) {\n"
-                "  return fmaxf(v, __shfl_xor(v, offset, warpSize));\n"
+                "__device__ float group_max(float v) {\n"
+                "  for (int o = 1; o < 32; o *= 2) v = fmaxf(v, __shfl_xor(v, o, warpSize));\n"
+                "  return v;\n"
+                "}\n"
+                "__global__ void wave_max(const float* x, float* out) {\n"
+                "  float v = group_max(x[threadIdx.x]);\n"
+                "  if (threadIdx.x % warpSize == 0) out[threadIdx.x / warpSize] = v;\n"
                 "}\n"
             ),
             filename="example.hip",
@@ -91,70 +122,9 @@ class ShuffleReductionFixedWidth(Rule):
     )
 
     def check(self, ctx) -> None:
-        from rocmlint.cpp.wavesize import shuffle_operands
-        from rocmlint.fixers.cpp_gate import build_fix
+        from rocmlint.cpp.lanegroups import SHUFFLE_MEMBER_KINDS, lane_groups
+        from rocmlint.fixers.lane_group_fix import lane_group_fix
 
-        for hit in ctx.hits():
-            node = ctx.node_at(hit)
-            call = node if node is not None and node.type == "call_expression" else \
-                ctx.ancestor(node, {"call_expression"}) if node is not None else None
-            operands = shuffle_operands(ctx, call) if call is not None else None
-            # The call decides: a loop header outside an NVIDIA-only branch may feed only
-            # NVIDIA-only shuffles.
-            if call is None or operands is None or ctx.nvidia_only(call.start_byte):
-                continue
-            args, value_index = operands
-            if len(args) > value_index + 2 and ctx.node_text(args[value_index + 2]) == "32":
-                width = args[value_index + 2]
-                fix = build_fix(ctx, width, [Edit(ctx.node_span(width), "warpSize")], "shuffle over the whole wave",
-                                Applicability.UNSAFE)
-                ctx.report(ctx.node_span(width), "shuffle width 32 splits a wave64 into two halves", fix)
-            if len(args) <= value_index + 1:
-                continue
-            offset = args[value_index + 1]
-            start = self._loop_start_16(ctx, call, offset)
-            if start is not None:
-                fix = build_fix(ctx, start, [Edit(ctx.node_span(start), "warpSize / 2")],
-                                "start the reduction at warpSize / 2", Applicability.UNSAFE)
-                ctx.report(ctx.node_span(start), "shuffle reduction starts at offset 16: lanes 32-63 of a "
-                           "wave64 are never combined", fix)
-            elif ctx.node_text(offset) == "16" and ctx.ancestor(call, {"for_statement", "while_statement"}) is None:
-                steps = self._unrolled_steps(ctx, call)
-                if "32" in steps.values():
-                    continue  # 1, 2, ..., 16, 32: the whole wave64
-                ascending = any(text == "8" and start < call.start_byte for start, text in steps.items())
-                shape = "stops" if ascending else "starts"
-                ctx.report(ctx.node_span(offset), f"unrolled shuffle reduction {shape} at offset 16: add a step "
-                           "at offset 32 for wave64")
-
-    @staticmethod
-    def _unrolled_steps(ctx, call) -> dict[int, str]:
-        """Offsets of the shuffles in the statements around ``call`` (its block): start -> text."""
-        from rocmlint.cpp.wavesize import shuffle_operands
-
-        block = ctx.ancestor(call, {"compound_statement", "translation_unit"})
-        steps = {}
-        for node in ctx.descendants(block, {"call_expression"}) if block is not None else ():
-            operands = shuffle_operands(ctx, node)
-            if operands is not None and len(operands[0]) > operands[1] + 1:
-                steps[node.start_byte] = ctx.node_text(operands[0][operands[1] + 1])
-        return steps
-
-    @staticmethod
-    def _loop_start_16(ctx, call, offset):
-        """The literal 16 initialising the loop variable used as the shuffle offset."""
-        if offset.type != "identifier":
-            return None
-        name = ctx.node_text(offset)
-        loop = ctx.ancestor(call, {"for_statement"})
-        while loop is not None:
-            init = loop.child_by_field_name("initializer")
-            if init is not None:
-                for node in ctx.descendants(init, {"init_declarator", "assignment_expression"}):
-                    target = node.child_by_field_name("declarator") or node.child_by_field_name("left")
-                    value = node.child_by_field_name("value") or node.child_by_field_name("right")
-                    if target is not None and ctx.node_text(target) == name and value is not None \
-                            and ctx.node_text(value) == "16":
-                        return value
-            loop = ctx.ancestor(loop, {"for_statement"})
-        return None
+        for verdict in lane_groups(ctx).verdicts:
+            if verdict.kind == "member" and verdict.fact.kind in SHUFFLE_MEMBER_KINDS:
+                ctx.report(verdict.fact.span, verdict.message(), lane_group_fix(ctx, verdict.context))

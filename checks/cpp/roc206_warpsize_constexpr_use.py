@@ -62,7 +62,6 @@ class WarpSizeConstexprUse(Rule):
     fix_applicability = Applicability.UNSAFE
     wave_size_rule = True
     # A build break on ROCm 7 whoever wrote it, AMD-only code included.
-    definite_on_amd = True
     reference_kernel = "wave_size_constexpr.hip"
 
     valid = (

@@ -130,7 +130,8 @@ class CppContext(FileContext):
 
     # --- gates ----------------------------------------------------------------------
     def nvidia_only(self, offset: int) -> bool:
-        return self.outside_amd_build or self.pp.nvidia_only(self.lines.line_of(offset))
+        line = self.lines.line_of(offset)
+        return self.outside_amd_build or self.pp.nvidia_only(line) or line in self._template_nvidia_lines
 
     def evidence(self, offset: int) -> list[str]:
         """Why the AMD build compiles this offset: file verdict and #if stack (project model)."""
@@ -157,36 +158,12 @@ class CppContext(FileContext):
         return is_hip_only(self.path, self.source, self.pp)
 
     @cached_property
-    def _without_rocm(self) -> Conditionals:
-        """The #if stack of a build that defines none of the ROCm macros (the NVIDIA one);
-        with a project model, also what the project derives from them (``AMD_MFMA_AVAILABLE``
-        defined only under ``GGML_USE_HIP``); nothing else is assumed about it."""
-        settings = self.settings
-        if self.model is not None:
-            return Conditionals(self.source, (), (), settings.gate_macro,
-                                self.model.nvidia_resolver(self.path, settings))
-        return Conditionals(self.source, (), settings.all_rocm_macros, settings.gate_macro)
+    def _template_nvidia_lines(self) -> set[int]:
+        """Lines in a code generator's template branch that only a non-ROCm build takes
+        (``{% if not is_rocm %}``, the ``{% else %}`` of ``{% if is_rocm %}``)."""
+        from .templating import nvidia_only_lines
 
-    def written_for_amd(self, offset: int) -> bool:
-        """Code only the AMD build compiles, written by someone who knew the target: a
-        branch the build without ROCm macros never takes, a template branch on a ROCm gate
-        name (``{% if is_rocm %}``), or a file of a project the
-        project model says only the AMD build compiles (the cpp part's ``hip_only(path)``).
-        A HIP-only file alone is not enough: hipified ports keep CUDA's wave-size choices."""
-        part = self.project.part("cpp") if self.project is not None else None
-        if part is not None and callable(getattr(part, "hip_only", None)) and part.hip_only(self.path):
-            return True
-        line = self.line_of(offset)
-        if line in self._template_amd_lines:
-            return True
-        return self._without_rocm.nvidia_only(line) and not self.pp.nvidia_only(line)
-
-    @cached_property
-    def _template_amd_lines(self) -> set[int]:
-        """Lines in a code generator's ``{% if is_rocm %}`` branch."""
-        from .templating import amd_only_lines
-
-        return amd_only_lines(self.source, self.settings.gate_names)
+        return nvidia_only_lines(self.source, self.settings.gate_names)
 
     @cached_property
     def gated(self) -> bool:

@@ -1,0 +1,1176 @@
+"""The lane-group model (design §2c): which lane-group size each kernel assumes, which
+operations act on the whole wavefront, and where the two disagree.
+
+For every function the model records *facts*, each sized ``32`` or ``wave``:
+
+- lane and warp indices: ``threadIdx.x % 32``, ``& 31``, ``/ 32``, ``>> 5`` (or a name whose
+  value is 32) are 32-lane groups; ``% warpSize``, ``__lane_id()`` are wave-sized;
+- lane strides and lane loops (``i += 32``, ``d < 32``), reads of one lane (``lane == 0``);
+- shuffles: an explicit width (32, or ``warpSize``), a width-less reduction whose offsets
+  cover 32 lanes (from 16) or the whole wave (from ``warpSize / 2``), broadcasts from a
+  fixed lane, sources computed per 32 lanes, ``__shfl_up`` scans and their guards;
+- votes (``__ballot``, ``__any``, ``__all``, ``__activemask``), which span the whole wave.
+
+A *context* is a root function (a kernel, or a function nothing in the file calls) with
+the functions it calls. A context is consistent when its facts agree: 32-lane groups
+throughout (a logical 32-lane warp, correct on wave64: lanes 0 and 32 each hold their own
+half's result) or the whole wave throughout. Where they disagree:
+
+- a *mismatch* (ROC208) is an operation that breaks a 32-lane design on a 64-lane wave by
+  itself: a width-less broadcast from a fixed lane, a source lane computed per 32, an
+  unguarded ``__shfl_up`` scan, a lane-0 read of a 32-lane reduction;
+- otherwise the 32-lane members are reported (ROC204 for indices, strides and constants,
+  ROC205 for reductions and widths), naming the wave-wide fact they disagree with; a
+  helper that is consistent with some of its callers is not blamed for another caller.
+
+Facts inside branches that select on the wave size (``__GFX9__``, ``warpSize == 64``, ...)
+and on NVIDIA-only lines are not recorded. 32 as data (a tile, a row, 32 banks, bits of a
+word) is judged by name (``constant_uses.name_says``) and by what the index feeds.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Iterator
+
+from ..model import Span
+from .dataflow import call_arguments, callee_name, flow_for
+
+if TYPE_CHECKING:
+    from .context import CppContext
+
+G32, WAVE = "32", "wave"
+
+SHUFFLE_KINDS = {
+    "__shfl": "idx", "__shfl_sync": "idx", "__shfl_up": "up", "__shfl_up_sync": "up",
+    "__shfl_down": "down", "__shfl_down_sync": "down", "__shfl_xor": "xor", "__shfl_xor_sync": "xor",
+}
+VOTES = frozenset({"__ballot", "__ballot_sync", "__activemask", "__any", "__any_sync", "__all", "__all_sync",
+                   "__lanemask_lt", "__lanemask_le", "__lanemask_gt", "__lanemask_ge", "__lanemask_eq"})
+_TILE = re.compile(rb"\b(?:tiled_partition|thread_block_tile)\s*<\s*(\w+)\s*>")
+_WAVE_LANE_TEXT = re.compile(r"__lane_id\s*\(|\b__builtin_amdgcn_mbcnt|%\s*warpSize\b|&\s*\(\s*warpSize\s*-\s*1\s*\)")
+_THREAD_TEXT = re.compile(r"\bthreadIdx\b|\bthread_rank\s*\(")
+_BLOCK_OF_32 = re.compile(rb"\(*(?:blockDim\.x==32|32==blockDim\.x)\)*")
+# Words in a function's text that make it worth modelling (the rest have no lane facts).
+_RELEVANT = re.compile(rb"threadIdx|__lane_id|__shfl|__ballot|__any|__all|__activemask|warpSize|lane|Lane|LANE"
+                       rb"|warp|Warp|WARP|tid\b|thread_rank")
+# Index arithmetic: operator -> (literal meaning 32-lane groups, what it computes).
+_INDEX_OPERATORS = {"%": ("32", "lane"), "&": ("31", "lane"), "/": ("32", "warp"), ">>": ("5", "warp")}
+_WAVE_INDEX_OPERATORS = {"%": "lane", "/": "warp"}
+_COMPARE = frozenset({"==", "!=", "<", "<=", ">", ">="})
+MAX_CALL_DEPTH = 6
+MAX_INCLUDE_DEPTH = 2
+MAX_INCLUDED_BYTES = 2_000_000
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One thing a function assumes or does about lanes."""
+
+    size: str  # G32 or WAVE
+    kind: str  # index, stride, loop, read, width, reduction, scan, broadcast, source, vote, tile
+    span: Span  # what a finding points at
+    line: int  # 0-based
+    text: str  # the code, for messages
+    what: str  # a few words: "warp index", "reduction from offset 16", "ballot"
+    function: str = ""
+    # For 32-sized facts: the AMD replacement of ``span`` that moves it to the whole wave
+    # (None: no mechanical one, e.g. an unrolled reduction). For mismatches: the edit that
+    # makes the 32-lane group explicit (a width argument).
+    wave_edit: tuple[Span, str] | None = None
+    constant: str = ""  # the name whose value is 32, when the 32 comes from a constant
+    origin: str = ""  # the included file it stands in ("" : this file)
+    last_lane: Span | None = None  # a broadcast's source when it is lane 31 (the last of 32)
+    value_from: str = ""  # a shuffle's value: the function whose result it is
+
+    def where(self) -> str:
+        place = f"{self.origin}:{self.line + 1}" if self.origin else f"line {self.line + 1}"
+        return f"{place}: `{self.text}`"
+
+
+@dataclass
+class FunctionLanes:
+    name: str
+    node: object
+    start: int
+    end: int
+    facts: list[Fact] = field(default_factory=list)
+    calls: set[str] = field(default_factory=set)
+    # lane variables: name -> (size, "lane" | "warp")
+    variables: dict[str, tuple[str, str]] = field(default_factory=dict)
+    explicit_group_32: bool = False  # cooperative-groups tiles of 32
+    foreign: str = ""  # the path of the included file that defines it (its facts are reported there)
+
+    def has(self, size: str) -> bool:
+        return any(f.size == size for f in self.facts)
+
+
+@dataclass
+class Context:
+    """A root function and everything it calls (in this file)."""
+
+    root: FunctionLanes
+    members: list[FunctionLanes]
+
+    def facts(self) -> Iterator[Fact]:
+        for member in self.members:
+            yield from member.facts
+
+    @cached_property
+    def sized_32(self) -> list[Fact]:
+        return [f for f in self.facts() if f.size == G32]
+
+    @cached_property
+    def wave_structure(self) -> list[Fact]:
+        """Wave-wide facts that make the context a wave-sized design (mismatches aside).
+        ``threadIdx.x == 0`` is none: blocks of 32 x N threads make it a lane of each group."""
+        return [f for f in self.facts() if f.size == WAVE and f.kind not in MISMATCH_KINDS]
+
+    @cached_property
+    def mismatches(self) -> list[Fact]:
+        if not self.sized_32:
+            return []
+        return [f for f in self.facts() if f.kind in MISMATCH_KINDS]
+
+    @property
+    def consistent(self) -> bool:
+        return not self.mismatches and not (self.sized_32 and self.wave_structure)
+
+    def groups_of_32(self) -> list[Fact]:
+        """The facts that make this a 32-lane design, for messages (indices first)."""
+        order = {"index": 0, "tile": 1, "width": 2, "reduction": 3, "scan": 4}
+        return sorted(self.sized_32, key=lambda f: (order.get(f.kind, 5), f.line))
+
+
+# Wave-sized operations that break a 32-lane design on their own.
+MISMATCH_KINDS = frozenset({"broadcast", "source", "unguarded-scan", "leader-read"})
+
+
+class FileLanes:
+    """The lane-group model of one file (``lane_groups(ctx)``)."""
+
+    def __init__(self, ctx: "CppContext", depth: int = 0, origin: str = "") -> None:
+        self.ctx = ctx
+        self.functions: list[FunctionLanes] = []
+        by_name: dict[str, list[FunctionLanes]] = {}
+        for node in _function_nodes(ctx):
+            function = _Extractor(ctx, node, origin).run()
+            if function is None:
+                continue
+            self.functions.append(function)
+            by_name.setdefault(function.name, []).append(function)
+        # Helpers this file calls but an included file defines (a `.inc` of warp reductions):
+        # they join the callers' contexts; their own facts are reported where they stand.
+        unresolved = {name for f in self.functions for name in f.calls} - set(by_name)
+        if unresolved and depth < MAX_INCLUDE_DEPTH:
+            for included in _included_files(ctx, depth + 1):
+                for function in included.helpers(depth + 1):
+                    if function.name in unresolved:
+                        by_name.setdefault(function.name, []).append(function)
+        self.by_name = by_name
+        called = {name for f in self.functions for name in f.calls if name in by_name and name != f.name}
+        roots = [f for f in self.functions if f.name not in called] or list(self.functions)
+        self.contexts = [Context(root, self._closure(root)) for root in roots]
+        # Functions reached from no root (call cycles) are their own context.
+        reached = {id(m) for c in self.contexts for m in c.members}
+        self.contexts += [Context(f, self._closure(f)) for f in self.functions if id(f) not in reached]
+        self.contexts_of: dict[int, list[Context]] = {}
+        for context in self.contexts:
+            for member in context.members:
+                self.contexts_of.setdefault(id(member), []).append(context)
+
+    def helpers(self, depth: int) -> list[FunctionLanes]:
+        """Every function of this (included) file, marked foreign."""
+        for function in self.functions:
+            function.foreign = self.ctx.path
+        return self.functions
+
+    def _closure(self, root: FunctionLanes) -> list[FunctionLanes]:
+        seen = {id(root): root}
+        frontier = [root]
+        for _ in range(MAX_CALL_DEPTH):
+            following = []
+            for function in frontier:
+                for name in function.calls:
+                    for callee in self.by_name.get(name, ()):
+                        if id(callee) not in seen:
+                            seen[id(callee)] = callee
+                            following.append(callee)
+            frontier = following
+        return list(seen.values())
+
+    def function_at(self, offset: int) -> FunctionLanes | None:
+        best = None
+        for function in self.functions:
+            if function.start <= offset < function.end and (best is None or function.start >= best.start):
+                best = function
+        return best
+
+    # --- judgement --------------------------------------------------------------------
+    def exempt(self, function: FunctionLanes) -> bool:
+        """A helper consistent with one of its callers: the other callers disagree with it,
+        not it with them."""
+        contexts = self.contexts_of.get(id(function), [])
+        return len(contexts) > 1 and any(c.consistent for c in contexts)
+
+    @cached_property
+    def verdicts(self) -> list["LaneVerdict"]:
+        """Every disagreement of the file, each fact once: mismatches (ROC208) and the
+        32-lane members of wave-sized contexts (ROC204 / ROC205)."""
+        out: list[LaneVerdict] = []
+        seen: set[tuple[str, Span]] = set()
+
+        def add(verdict: LaneVerdict) -> None:
+            key = (verdict.fact.kind, verdict.fact.span)
+            if key not in seen:
+                seen.add(key)
+                out.append(verdict)
+
+        for context in self.contexts:
+            if not context.sized_32 and context.wave_structure:
+                # no 32-lane groups: a read of lane 31 means the last lane, which is 63 on gfx9
+                for fact in context.facts():
+                    if fact.last_lane is not None and not fact.origin:
+                        add(LaneVerdict(fact, context, "last-lane"))
+            if context.consistent:
+                continue
+            for fact in context.mismatches:
+                if not fact.origin:
+                    add(LaneVerdict(fact, context, "mismatch"))
+            if not context.wave_structure:
+                continue
+            blamed = [(fact, member) for member in context.members if not self.exempt(member)
+                      for fact in member.facts if fact.size == G32 and fact.kind in REPORTED_MEMBER_KINDS]
+            for fact, member in blamed:
+                if not member.foreign:
+                    add(LaneVerdict(fact, context, "member"))
+            if not blamed:
+                # the 32-lane side is a helper other callers use consistently: this caller's
+                # wave-wide reads are what disagree
+                for fact in context.wave_structure:
+                    if fact.kind in ("read", "index") and fact.function == context.root.name:
+                        add(LaneVerdict(fact, context, "wave-read"))
+        return out
+
+    def group_fix_edits(self, context: Context) -> list[tuple[Span, str]] | None:
+        """The edits that move every 32-lane member of ``context`` to the whole wave at once
+        (None when one of them has no mechanical form: the group cannot move piecemeal)."""
+        edits = []
+        for member in context.members:
+            for fact in member.facts:
+                if fact.size != G32 or fact.kind not in REPORTED_MEMBER_KINDS | {"tile"}:
+                    continue
+                if member.foreign or fact.constant or fact.wave_edit is None:
+                    return None  # another file, a constant's definition or no mechanical form
+                edits.append(fact.wave_edit)
+        return sorted(set(edits)) or None
+
+    def constant_members(self, name: str) -> list[tuple[Fact, Context]]:
+        """Blamed members whose 32 is the constant ``name``."""
+        return [(v.fact, v.context) for v in self.verdicts if v.kind == "member" and v.fact.constant == name]
+
+    def only_constant(self, context: Context, name: str) -> bool:
+        """Every 32-lane member of ``context`` is a use of ``name`` (moving its definition
+        moves the whole group)."""
+        return all(fact.constant == name for member in context.members for fact in member.facts
+                   if fact.size == G32 and fact.kind in REPORTED_MEMBER_KINDS | {"tile"})
+
+    def explain(self, line: int) -> list[str]:
+        """The lane-group facts of the function at ``line`` and of its contexts."""
+        offset = self.ctx.lines.line_start(line)
+        function = self.function_at(offset)
+        if function is None:
+            return []
+        out = [f"lane groups of `{function.name}` (line {self.ctx.line_of(function.start) + 1}):"]
+        for fact in function.facts:
+            out.append(f"  {fact.size:>4}: {fact.what} (line {fact.line + 1}: `{fact.text}`)")
+        for context in self.contexts_of.get(id(function), []):
+            verdict = "consistent" if context.consistent else "INCONSISTENT"
+            sizes = sorted({f.size for f in context.facts()})
+            out.append(f"  in `{context.root.name}` and what it calls: {verdict} (sizes: {', '.join(sizes) or 'none'})")
+            if not context.consistent:
+                for fact in (context.mismatches or context.wave_structure)[:3]:
+                    out.append(f"    wave-wide: {fact.what} ({fact.function}, line {fact.line + 1}: `{fact.text}`)")
+        return out
+
+
+# 32-lane members a finding points at (a ``lane == 0`` read or a tile only says the group is 32).
+INDEX_KINDS = frozenset({"index", "stride", "loop", "last-lane"})  # ROC204
+SHUFFLE_MEMBER_KINDS = frozenset({"width", "reduction", "scan"})  # ROC205
+REPORTED_MEMBER_KINDS = INDEX_KINDS | SHUFFLE_MEMBER_KINDS
+
+
+@dataclass(frozen=True)
+class LaneVerdict:
+    """A reported disagreement: ``kind`` is "mismatch" (ROC208: a wave-wide operation in a
+    32-lane design), "member" (a 32-lane member of a wave-sized design: ROC204/ROC205),
+    "wave-read" (ROC208: a caller reads a 32-lane helper's result as the wave's) or
+    "last-lane" (ROC204: lane 31 read as the last lane of a wave-sized design)."""
+
+    fact: Fact
+    context: Context
+    kind: str
+
+    def message(self) -> str:
+        fact, context = self.fact, self.context
+        if self.kind == "member":
+            return (f"{fact.what} (`{fact.text}`) assumes 32-lane warps, but {other_side(context, fact)}: "
+                    "on gfx9 the two halves of each wavefront disagree")
+        if self.kind == "last-lane":
+            return (f"{fact.what} reads lane 31 as the last lane, but {other_side(context, fact)}: "
+                    "the last lane of a 64-lane wavefront is 63")
+        group = describe_group(context, fact)
+        if self.kind == "wave-read":
+            return (f"{fact.what} (`{fact.text}`) reads the whole wavefront's result, but {group}: "
+                    "on a 64-lane wavefront lanes 32-63 hold the other half's")
+        return (f"{fact.what} spans the whole wavefront, but {group}: on a 64-lane wavefront lanes 32-63 "
+                "read the first group's lanes")
+
+
+_WAVE_WIDE_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask|__lane_id|\bwarpSize\b"
+                             rb'|#\s*include\s*"')
+
+
+def needs_lane_model(ctx: "CppContext") -> bool:
+    """Whether the file can hold a disagreement: without a wave-wide operation here or in
+    an included file, every lane group of the file is consistent."""
+    return _WAVE_WIDE_TEXT.search(ctx.source) is not None
+
+
+def lane_groups(ctx: "CppContext") -> FileLanes:
+    model = ctx.cache.get("lane-groups")
+    if model is None:
+        model = ctx.cache["lane-groups"] = FileLanes(ctx)
+    return model
+
+
+def _at(fact: Fact, other: Fact) -> str:
+    """Where ``fact`` stands, for a message about ``other``."""
+    place = f"{fact.origin}:{fact.line + 1}" if fact.origin else f"line {fact.line + 1}"
+    if fact.function and fact.function != other.function:
+        place += f" in `{fact.function}`"
+    return f"{place} (`{fact.text}`)"
+
+
+def other_side(context: Context, fact: Fact) -> str:
+    """A phrase naming what a blamed member disagrees with."""
+    wave = context.wave_structure or context.mismatches
+    if not wave:
+        return ""
+    first = wave[0]
+    return f"{first.what} at {_at(first, fact)} spans the whole wavefront (64 lanes on gfx9)"
+
+
+def describe_group(context: Context, fact: Fact) -> str:
+    members = context.groups_of_32()
+    if not members:
+        return ""
+    # the reduction whose result this operation reads, where the code says so
+    first = next((m for m in members if fact.value_from and m.function == fact.value_from), members[0])
+    return f"{first.what} at {_at(first, fact)} makes 32-lane groups"
+
+
+@dataclass(frozen=True)
+class ShuffleWrapper:
+    """``#define SHFL_UP(v, d) __shfl_up(v, d, 32)``: params and the shuffle's arguments."""
+
+    shuffle: str
+    params: tuple[str, ...]
+    arguments: tuple[str, ...]
+
+
+_WRAPPER = re.compile(r"(\w+)\s*\(([^)]*)\)\s+(__shfl\w*)\s*\(([^()]*)\)\s*;?\s*$")
+
+
+def shuffle_wrappers(ctx, depth: int = 0) -> dict[str, ShuffleWrapper]:
+    """Function-like macros of this file or a file it includes that expand to one shuffle."""
+    found = ctx.cache.get("shuffle-wrappers")
+    if found is not None:
+        return found
+    found = {}
+    if depth < MAX_INCLUDE_DEPTH:
+        for included in included_contexts(ctx):
+            found.update(shuffle_wrappers(included, depth + 1))
+    for first, _last, name, rest in _directives(ctx):
+        if name != "define" or "__shfl" not in rest or ctx.pp.nvidia_only(first):
+            continue
+        m = _WRAPPER.match(rest.strip())
+        if m is None or m.group(3) not in SHUFFLE_KINDS:
+            continue
+        params = tuple(p.strip() for p in m.group(2).split(",") if p.strip())
+        arguments = tuple(a.strip() for a in m.group(4).split(","))
+        found[m.group(1)] = ShuffleWrapper(m.group(3), params, arguments)
+    ctx.cache["shuffle-wrappers"] = found
+    return found
+
+
+def _directives(ctx):
+    from .preprocessor import directives
+
+    return directives(ctx.source)
+
+
+_INCLUDED: dict[tuple[str, int, int], "CppContext"] = {}
+
+
+def included_contexts(ctx) -> list["CppContext"]:
+    """Contexts of the files this one includes with quotes (next to it, or where the
+    project model resolves them), cached by path and stat for the run."""
+    from .context import CppContext
+
+    found = ctx.cache.get("included-contexts")
+    if found is not None:
+        return found
+    found = []
+    here = os.path.dirname(os.path.abspath(ctx.path))
+    for line, header in ctx.pp.includes:
+        if ctx.pp.nvidia_only(line) or '"' not in ctx.lines.line_text(line):
+            continue
+        path = os.path.normpath(os.path.join(here, header))
+        if not os.path.isfile(path) and ctx.model is not None:
+            from ..project.cpp import model_resolve
+
+            rel = ctx.model.rel(ctx.path)
+            resolved = model_resolve(ctx.model, rel, header) if rel is not None else None
+            path = os.path.join(str(ctx.model.root), resolved) if resolved else path
+        try:
+            stat = os.stat(path)
+            if stat.st_size > MAX_INCLUDED_BYTES or os.path.samefile(path, ctx.path):
+                continue
+        except OSError:
+            continue
+        key = (path, stat.st_mtime_ns, stat.st_size)
+        included = _INCLUDED.get(key)
+        if included is None:
+            try:
+                with open(path, "rb") as handle:
+                    included = CppContext(path, handle.read(), ctx.settings)
+            except OSError:
+                continue
+            if len(_INCLUDED) > 64:
+                _INCLUDED.clear()
+            _INCLUDED[key] = included
+        found.append(included)
+    ctx.cache["included-contexts"] = found
+    return found
+
+
+def _included_files(ctx, depth: int) -> list["FileLanes"]:
+    """The lane models of the files this one includes with quotes, for helpers it calls."""
+    out = []
+    for included in included_contexts(ctx):
+        lanes = included.cache.get("lane-groups")
+        if lanes is None:
+            lanes = included.cache["lane-groups"] = FileLanes(included, depth, os.path.basename(included.path))
+        out.append(lanes)
+    return out
+
+
+# --- extraction ---------------------------------------------------------------------
+def _function_nodes(ctx) -> list:
+    return [n for n in ctx.descendants(ctx.root, {"function_definition"})
+            if _RELEVANT.search(ctx.source, n.start_byte, n.end_byte)]
+
+
+def function_name(ctx, node) -> str:
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type not in ("identifier", "field_identifier",
+                                                             "qualified_identifier", "destructor_name",
+                                                             "operator_name"):
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None:
+        return ""
+    return ctx.node_text(declarator).split("::")[-1]
+
+
+class _Extractor:
+    """Reads one function's lane facts."""
+
+    def __init__(self, ctx, node, origin: str = "") -> None:
+        self.ctx = ctx
+        self.node = node
+        self.origin = origin
+        self.name = function_name(ctx, node)
+        self.flow = flow_for(ctx, node.child_by_field_name("body") or node)
+        self.out = FunctionLanes(self.name, node, node.start_byte, node.end_byte)
+
+    def run(self) -> FunctionLanes | None:
+        ctx, node = self.ctx, self.node
+        body = node.child_by_field_name("body")
+        if body is None:
+            return None
+        for m in _TILE.finditer(ctx.source, node.start_byte, node.end_byte):
+            if _value_size(ctx, m.group(1).decode()) == G32:
+                self.out.explicit_group_32 = True
+                self._add(G32, "tile", Span(m.start(), m.end()), "a cooperative-groups tile of 32")
+        self._classify_variables(body)
+        for item in ctx.descendants(body, {"binary_expression", "assignment_expression", "call_expression"}):
+            if self._skipped(item.start_byte):
+                continue
+            if item.type == "call_expression":
+                self._call(item)
+            elif item.type == "binary_expression":
+                self._binary(item)
+            else:
+                self._assignment(item)
+        return self.out
+
+    # helpers ------------------------------------------------------------------------
+    def _skipped(self, offset: int) -> bool:
+        ctx = self.ctx
+        return ctx.nvidia_only(offset) or ctx.wave_size_aware(offset) or not ctx.in_code(offset) \
+            or self._in_block_of_32(offset)
+
+    def _in_block_of_32(self, offset: int) -> bool:
+        """Inside ``if (blockDim.x == 32)``: the code is about a 32-thread block."""
+        ctx = self.ctx
+        node = ctx.root.named_descendant_for_byte_range(offset, offset)
+        while node is not None and node.start_byte >= self.node.start_byte:
+            if node.type == "if_statement":
+                condition = node.child_by_field_name("condition")
+                taken = node.child_by_field_name("consequence")
+                if condition is not None and taken is not None and taken.start_byte <= offset < taken.end_byte and \
+                        _BLOCK_OF_32.fullmatch(re.sub(rb"\s+", b"", ctx.source[condition.start_byte:condition.end_byte])):
+                    return True
+            node = node.parent
+        return False
+
+    def _add(self, size: str, kind: str, span: Span, what: str, *, wave_edit=None, constant: str = "",
+             last_lane: Span | None = None, value_from: str = "") -> Fact:
+        ctx = self.ctx
+        line = ctx.line_of(span.start)
+        text = ctx.lines.line_text(line).strip()
+        fact = Fact(size, kind, span, line, text, what, self.name, wave_edit, constant, self.origin, last_lane,
+                    value_from)
+        if fact.span not in {f.span for f in self.out.facts if f.kind == kind}:
+            self.out.facts.append(fact)
+        return fact
+
+    def _classify_variables(self, body) -> None:
+        """Lane and warp variables: ``int lane = threadIdx.x & 31;`` and the like."""
+        ctx = self.ctx
+        values: dict[str, list] = {}
+        for name, decls in self.flow.declarations.items():
+            values.setdefault(name, []).extend(v for _, _, v in decls if v is not None)
+        for name, assigns in self.flow.assignments.items():
+            values.setdefault(name, []).extend(v for _, v in assigns)
+        for _ in range(3):  # chains: lane = tid & 31; l2 = lane; ...
+            for name, nodes in values.items():
+                if name in self.out.variables:
+                    continue
+                for value in nodes:
+                    found = self._index_of(value)
+                    if found is not None:
+                        self.out.variables[name] = found
+                        break
+                    if value.type == "identifier" and ctx.node_text(value) in self.out.variables:
+                        self.out.variables[name] = self.out.variables[ctx.node_text(value)]
+                        break
+
+    def _index_of(self, node) -> tuple[str, str] | None:
+        """(size, lane|warp) of an index expression, or None."""
+        ctx = self.ctx
+        while node is not None and node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]
+        if node is None:
+            return None
+        if node.type == "call_expression" and callee_name(ctx, node) == "__lane_id":
+            return WAVE, "lane"
+        if node.type == "identifier":
+            return self.out.variables.get(ctx.node_text(node))
+        if node.type != "binary_expression":
+            return None
+        operator = ctx.node_text(node.child_by_field_name("operator"))
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None or operator not in _INDEX_OPERATORS:
+            return None
+        source = self._source_of(left)
+        if source is None:
+            return None
+        if source == "wave-lane":
+            return None  # layout inside a wavefront (MFMA tiles): not a group size
+        size = _divisor_size(ctx, operator, right)
+        if size is None:
+            return None
+        return size, _INDEX_OPERATORS[operator][1]
+
+    def _source_of(self, node) -> str | None:
+        """``"thread"`` for a thread index, ``"wave-lane"`` for a lane of the wavefront
+        (``__lane_id()``, ``% warpSize``), None otherwise."""
+        ctx = self.ctx
+        text = ctx.node_text(node)
+        if _WAVE_LANE_TEXT.search(text):
+            return "wave-lane"
+        if node.type == "identifier":
+            known = self.out.variables.get(text)
+            if known is not None:
+                return "wave-lane" if known == (WAVE, "lane") else None if known[1] == "warp" else "lane"
+        if _THREAD_TEXT.search(text) or self.flow.holds_index(node):
+            return "thread"
+        return None
+
+    # facts --------------------------------------------------------------------------
+    def _binary(self, node) -> None:
+        ctx = self.ctx
+        operator_node = node.child_by_field_name("operator")
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if operator_node is None or left is None or right is None:
+            return
+        operator = ctx.node_text(operator_node)
+        if operator in _INDEX_OPERATORS:
+            self._index_fact(node, operator, left, right)
+        elif operator in _COMPARE:
+            self._compare_fact(node, operator, left, right)
+
+    def _index_fact(self, node, operator: str, left, right) -> None:
+        ctx = self.ctx
+        source = self._source_of(left)
+        if source not in ("thread", "lane") or _data_named(ctx, node):
+            return
+        size = _divisor_size(ctx, operator, right)
+        if size is None or (size == G32 and _selected_tile_size(ctx, right)):
+            return
+        what = "lane index" if _INDEX_OPERATORS[operator][1] == "lane" else "warp index"
+        span = Span(node.child_by_field_name("operator").start_byte, right.end_byte)
+        constant = ctx.node_text(right) if right.type == "identifier" else ""
+        wave_edit = None
+        if size == G32:
+            replacement = _WAVE_FORM.get((operator, ctx.node_text(right).strip("()").strip()))
+            if replacement is not None:
+                wave_edit = (span, replacement)
+            elif constant:
+                wave_edit = None  # the constant's definition moves, not this use
+        self._add(size, "index", span, f"{what} for {'32' if size == G32 else 'wave'}-lane groups",
+                  wave_edit=wave_edit, constant=constant)
+
+    def _compare_fact(self, node, operator: str, left, right) -> None:
+        """``lane == 0`` (a read by one lane), ``lane == 31``, lane loops ``d < 32``."""
+        ctx = self.ctx
+        index = self._index_of(left)
+        if index is None:
+            self._loop_bound(node, operator, left, right)
+            return
+        size, role = index
+        value = ctx.node_text(right)
+        if role == "lane" and operator == "==":
+            if value in ("0",):
+                self._add(size, "read", Span(node.start_byte, node.end_byte),
+                          f"a read by lane 0 of each {'32 lanes' if size == G32 else 'wavefront'}")
+            elif _value_size_31(ctx, value) and size == G32:
+                self._add(G32, "last-lane", Span(right.start_byte, right.end_byte), "the last lane of 32",
+                          wave_edit=(Span(right.start_byte, right.end_byte), "warpSize - 1") if value == "31" else None,
+                          constant="" if value == "31" else value)
+
+    def _loop_bound(self, node, operator: str, left, right) -> None:
+        """``for (d = 0; d < 32; ...)`` over the lanes (its body shuffles or reads a lane)."""
+        ctx = self.ctx
+        if operator not in ("<", "<=") or left.type != "identifier":
+            return
+        loop = ctx.ancestor(node, {"for_statement"})
+        condition = loop.child_by_field_name("condition") if loop is not None else None
+        if condition is None or not (condition.start_byte <= node.start_byte < condition.end_byte):
+            return
+        body = loop.child_by_field_name("body")
+        if body is None or not re.search(rb"__shfl|\blane", ctx.source[body.start_byte:body.end_byte]):
+            return
+        update = loop.child_by_field_name("update")
+        if update is not None and re.search(r"\*=|<<=|/=|>>=|\*\s*2|<<\s*1", ctx.node_text(update)):
+            return  # log-step offsets of a reduction or scan: judged with its shuffles
+        bound = ctx.node_text(right)
+        size = _value_size(ctx, bound) if operator == "<" else (G32 if _value_size_31(ctx, bound) else None)
+        if size is None:
+            return
+        edit = (Span(node.start_byte + ctx.node_text(node).find(operator), right.end_byte), "< warpSize") \
+            if size == G32 and bound in ("32", "31") else None
+        self._add(size, "loop", Span(right.start_byte, right.end_byte), f"a loop over {bound if size == G32 else 'all'} lanes",
+                  wave_edit=edit, constant=bound if not bound.isdigit() else "")
+
+    def _assignment(self, node) -> None:
+        """``i += 32`` in a loop that starts at a lane index: a lane stride."""
+        ctx = self.ctx
+        operator = node.child_by_field_name("operator")
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if operator is None or left is None or right is None or ctx.node_text(operator) != "+=" or \
+                left.type != "identifier":
+            return
+        loop = ctx.ancestor(node, {"for_statement"})
+        update = loop.child_by_field_name("update") if loop is not None else None
+        if update is None or not (update.start_byte <= node.start_byte < update.end_byte):
+            return
+        start = self._loop_start(loop, ctx.node_text(left))
+        if start is None:
+            return
+        source = self._source_of(start)
+        if source not in ("thread", "lane", "wave-lane"):
+            return
+        size = _value_size(ctx, ctx.node_text(right))
+        if size is None:
+            return
+        lane_size = WAVE if source == "wave-lane" else (self.out.variables.get(ctx.node_text(start), (None,))[0]
+                                                        if start.type == "identifier" else None)
+        if source == "wave-lane" and size == G32:
+            # a wave lane stepping by 32: lanes 32-63 and 0-31 of the next step overlap
+            self._add(G32, "stride", Span(right.start_byte, right.end_byte), "a lane stride of 32",
+                      wave_edit=(Span(operator.start_byte, right.end_byte), "+= warpSize") if
+                      ctx.node_text(right) == "32" else None, constant="" if ctx.node_text(right) == "32" else
+                      ctx.node_text(right))
+            self._add(WAVE, "index", Span(start.start_byte, start.end_byte), "a lane index over the wavefront")
+            return
+        if lane_size is None and size == G32 and _INDEXED_BY_32.search(ctx.node_text(start)) is None:
+            return  # a thread-strided loop (i = tid; i += 32) says nothing about lane groups
+        self._add(size, "stride", Span(right.start_byte, right.end_byte),
+                  f"a lane stride of {ctx.node_text(right)}",
+                  wave_edit=(Span(operator.start_byte, right.end_byte), "+= warpSize") if
+                  size == G32 and ctx.node_text(right) == "32" else None,
+                  constant="" if ctx.node_text(right).isdigit() else ctx.node_text(right))
+
+    def _loop_start(self, loop, name: str):
+        init = loop.child_by_field_name("initializer")
+        if init is None:
+            return None
+        for node in self.ctx.descendants(init, {"init_declarator", "assignment_expression"}):
+            target = node.child_by_field_name("declarator") or node.child_by_field_name("left")
+            value = node.child_by_field_name("value") or node.child_by_field_name("right")
+            if target is not None and self.ctx.node_text(target) == name and value is not None:
+                while value.type == "binary_expression" and \
+                        self.ctx.node_text(value.child_by_field_name("operator")) == "+":
+                    left = value.child_by_field_name("left")
+                    right = value.child_by_field_name("right")
+                    # wbeg + lane: the lane part decides
+                    value = right if self._source_of(right) is not None else left
+                return value
+        return None
+
+    def _call(self, node) -> None:
+        ctx = self.ctx
+        name = callee_name(ctx, node)
+        if name in VOTES:
+            self._add(WAVE, "vote", Span(node.start_byte, node.end_byte), f"`{name}`")
+            return
+        if name == "__lane_id":
+            return
+        args = call_arguments(node)
+        wrapper = shuffle_wrappers(ctx).get(name)
+        if wrapper is not None:  # SHFL_UP(v, d) -> __shfl_up(v, d, 32): the expansion decides
+            self._wrapped_shuffle(node, wrapper, args)
+            return
+        kind = SHUFFLE_KINDS.get(name)
+        if kind is None:
+            if name:
+                self.out.calls.add(name.split("::")[-1].split("<")[0])
+            return
+        value_index = 1 if name.endswith("_sync") else 0
+        if len(args) <= value_index + 1:
+            return
+        second = args[value_index + 1]
+        width = args[value_index + 2] if len(args) > value_index + 2 else None
+        if width is not None:
+            self._width_fact(width, ctx.node_text(width), Span(width.start_byte, width.end_byte), True)
+            return  # an explicit width: the group is what it says
+        if kind == "idx":
+            self._source_fact(node, name, second, args)
+        else:
+            self._offset_fact(node, name, kind, second, args)
+
+    def _width_fact(self, width, text: str, span: Span, editable: bool) -> None:
+        size = _value_size(self.ctx, text)
+        if size == G32:
+            self._add(G32, "width", span, "a shuffle width of 32",
+                      wave_edit=(span, "warpSize") if editable else None,
+                      constant="" if text.isdigit() or not editable else text)
+        elif size == WAVE:
+            self._add(WAVE, "width", span, "a shuffle over the whole wavefront")
+
+    def _wrapped_shuffle(self, node, wrapper: "ShuffleWrapper", args) -> None:
+        """A call of a function-like macro that expands to a shuffle, read as that shuffle.
+        Fixes cannot reach inside the macro: its facts carry no edit."""
+        if len(args) != len(wrapper.params):
+            return
+        mapping = dict(zip(wrapper.params, args))
+        value_index = 1 if wrapper.shuffle.endswith("_sync") else 0
+        rest = wrapper.arguments[value_index + 1:]
+        if not rest:
+            return
+        if len(rest) > 1:
+            width = mapping.get(rest[1])
+            self._width_fact(width, self.ctx.node_text(width) if width is not None else rest[1],
+                             Span(node.start_byte, node.end_byte), False)
+            return
+        second = mapping.get(rest[0])
+        if second is None:
+            return
+        kind = SHUFFLE_KINDS[wrapper.shuffle]
+        if kind == "idx":
+            self._source_fact(node, wrapper.shuffle, second, None)
+        else:
+            self._offset_fact(node, wrapper.shuffle, kind, second, None)
+
+    def _width_edit(self, node, args) -> tuple[Span, str] | None:
+        """Insert ``, 32`` after the last argument: the 32-lane group made explicit (None
+        for a macro wrapping the shuffle)."""
+        if not args:
+            return None
+        last = args[-1]
+        return Span(last.end_byte, last.end_byte), ", 32"
+
+    def _value_from(self, call_args, name: str) -> str:
+        """The function whose result a shuffle's value argument holds (``m = warp_max(v)``)."""
+        ctx = self.ctx
+        index = 1 if name.endswith("_sync") else 0
+        if not call_args or len(call_args) <= index or call_args[index].type != "identifier":
+            return ""
+        variable = ctx.node_text(call_args[index])
+        values: list[Any] = [v for _, _, v in self.flow.declarations.get(variable, []) if v is not None]
+        values += [v for _, v in self.flow.assignments.get(variable, [])]
+        for value in values:
+            if value.type == "call_expression":
+                return callee_name(ctx, value).split("::")[-1].split("<")[0]
+        return ""
+
+    def _source_fact(self, node, name: str, source, args) -> None:
+        ctx = self.ctx
+        text = ctx.node_text(source)
+        span = Span(node.start_byte, node.end_byte)
+        value_from = self._value_from(args, name)
+        if _value_size_31(ctx, text):  # the last lane of 32
+            self._add(WAVE, "broadcast", span, f"`{name}` from lane {text} with no width",
+                      wave_edit=self._width_edit(node, args), last_lane=Span(source.start_byte, source.end_byte),
+                      value_from=value_from)
+            return
+        if re.fullmatch(r"\d+[uU]?", text):
+            self._add(WAVE, "broadcast", span, f"`{name}` from lane {text} with no width",
+                      wave_edit=self._width_edit(node, args), value_from=value_from)
+            return
+        if self._per_32(source):
+            self._add(WAVE, "source", span, f"`{name}` from a lane computed per 32 (`{text}`) with no width",
+                      wave_edit=self._width_edit(node, args))
+            return
+        if self._source_of(source) == "wave-lane" or _WAVE_LANE_TEXT.search(text):
+            self._add(WAVE, "index", span, "a shuffle from a lane of the whole wavefront")
+
+    def _per_32(self, node) -> bool:
+        """An expression built from a per-32 lane or warp index."""
+        ctx = self.ctx
+        for ident in ctx.descendants(node, {"identifier"}):
+            known = self.out.variables.get(ctx.node_text(ident))
+            if known is not None and known[0] == G32:
+                return True
+        found = self._index_of(node)
+        return found is not None and found[0] == G32
+
+    def _offset_fact(self, node, name: str, kind: str, offset, args) -> None:
+        """Width-less xor/down/up shuffles: how many lanes their offsets cover."""
+        ctx = self.ctx
+        extent, start_node, edit = _offset_extent(ctx, node, offset)
+        if extent is None:
+            return
+        span = Span(start_node.start_byte, start_node.end_byte) if start_node is not None else \
+            Span(offset.start_byte, offset.end_byte)
+        if extent >= 64:
+            what = "a scan over the whole wavefront" if kind == "up" else "a reduction over the whole wavefront"
+            self._add(WAVE, "reduction", span, what)
+            return
+        if extent != 32:
+            return  # sub-groups of 2-16 lanes sit inside any 32-lane group
+        if kind == "up":
+            guard = self._scan_guard(node, offset)
+            if guard == G32:
+                self._add(G32, "scan", span, "a `__shfl_up` scan over 32 lanes", wave_edit=edit)
+            elif guard == WAVE:
+                self._add(G32, "scan", span, "a `__shfl_up` scan over 32 lanes", wave_edit=edit)
+                self._add(WAVE, "index", span, "a scan guard on a lane of the whole wavefront")
+            else:
+                self._add(G32, "scan", span, "a `__shfl_up` scan over 32 lanes", wave_edit=edit)
+                self._add(WAVE, "unguarded-scan", Span(node.start_byte, node.end_byte),
+                          f"`{name}` with no width and no per-32 lane guard",
+                          wave_edit=self._width_edit(node, args))
+            return
+        start = "from offset 16" if start_node is not None and ctx.node_text(start_node) != "1" else "up to offset 16"
+        self._add(G32, "reduction", span, f"a shuffle reduction {start} (32 lanes)", wave_edit=edit)
+
+    def _scan_guard(self, node, offset) -> str | None:
+        """Size of the lane compared with the offset where the scan's result is used
+        (``if (lane >= d) v += t;``); None when nothing guards it."""
+        ctx = self.ctx
+        scope = ctx.ancestor(node, {"for_statement", "compound_statement"})
+        if scope is None:
+            return None
+        offset_text = re.escape(ctx.node_text(offset))
+        text = ctx.source[scope.start_byte:scope.end_byte].decode("utf-8", "replace")
+        for m in re.finditer(r"\b(\w+)\s*>=\s*" + offset_text + r"\b", text):
+            known = self.out.variables.get(m.group(1))
+            if known is not None and known[1] == "lane":
+                return known[0]
+            if m.group(1) in ("threadIdx",):
+                return WAVE
+        for m in re.finditer(r"\(\s*([^()]*?)\s*\)\s*>=\s*" + offset_text + r"\b", text):
+            if re.search(r"&\s*31\b|%\s*32\b", m.group(1)):
+                return G32
+            if _WAVE_LANE_TEXT.search(m.group(1)):
+                return WAVE
+        return None
+
+
+_WAVE_FORM = {("%", "32"): "% warpSize", ("/", "32"): "/ warpSize", ("&", "31"): "& (warpSize - 1)",
+              (">>", "5"): "/ warpSize"}
+_INDEXED_BY_32 = re.compile(r"%\s*32\b|&\s*31\b")
+
+
+def _data_named(ctx, node) -> bool:
+    """The index is stored in a variable named for data (``row``, ``col``, ``bank``)."""
+    from .constant_uses import name_says
+
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is not None and parent.type == "init_declarator":
+        declarator = parent.child_by_field_name("declarator")
+        if declarator is not None:
+            name = ctx.node_text(declarator)
+            from .dataflow import LANE_NAME, THREAD_NAME
+
+            return name_says(name) == "data" and not LANE_NAME.search(name) and not THREAD_NAME.search(name)
+    return False
+
+
+def constant_value(ctx, name: str, depth: int = 0) -> str | None:
+    """The AMD-build value of a name: an object-like macro (this file's or the project's)
+    or a ``const``/``constexpr`` variable of this file."""
+    if depth > 3 or not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return None
+    key = ("constant-value", name)
+    if key in ctx.cache:
+        return ctx.cache[key]
+    value = ctx.macro_value(name)
+    if value is None:
+        pattern = re.compile(rb"\b(?:const|constexpr)\b[^;{}()=]*\b" + re.escape(name.encode()) +
+                             rb"\s*(?:=\s*|\{\s*)([^;{}]+?)\s*[;}]")
+        for m in pattern.finditer(ctx.source):
+            if ctx.in_code(m.start()) and not ctx.nvidia_only(m.start()):
+                value = m.group(1).decode("utf-8", "replace").strip()
+                break
+    if value is None and depth < MAX_INCLUDE_DEPTH:  # a header of the project: WS in utils.h
+        for included in included_contexts(ctx):
+            value = constant_value(included, name, depth + 1)
+            if value is not None:
+                break
+    if value is not None:
+        value = value.strip()
+        while value.startswith("(") and value.endswith(")"):
+            value = value[1:-1].strip()
+        inner = constant_value(ctx, value, depth + 1) if re.fullmatch(r"[A-Za-z_]\w*", value) else None
+        value = inner if inner is not None else value
+    ctx.cache[key] = value
+    return value
+
+
+def _value_size(ctx, text: str) -> str | None:
+    """G32 for 32 (literal or a name worth 32, not named for data), WAVE for warpSize or 64."""
+    from .constant_uses import name_says
+
+    text = text.strip()
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    if re.fullmatch(r"32[uUlL]*", text):
+        return G32
+    if text == "warpSize":
+        return WAVE
+    if not re.fullmatch(r"[A-Za-z_]\w*(?:::\w+)*", text):
+        return None  # 64 and other literals: a board, a tile, a plane, not a wave
+    name = text.split("::")[-1]
+    said = name_says(name)
+    if said == "data":
+        return None
+    if _defined_by_wave_size(ctx, name):
+        return WAVE
+    value = constant_value(ctx, name)
+    if value is None:
+        return None
+    if "warpSize" in value or re.search(r"(?i)wave_?front_?size|__AMDGCN_WAVEFRONT_SIZE", value):
+        return WAVE
+    if re.fullmatch(r"32[uUlL]*", value):
+        return G32
+    if re.fullmatch(r"64[uUlL]*", value) and said == "warp":
+        return WAVE
+    return None
+
+
+def _value_size_31(ctx, text: str) -> bool:
+    """31, or a name worth 31 / ``WS - 1`` with WS worth 32."""
+    text = text.strip().strip("()").strip()
+    if re.fullmatch(r"31[uUlL]*", text):
+        return True
+    m = re.fullmatch(r"([A-Za-z_]\w*)\s*-\s*1", text)
+    return m is not None and _value_size(ctx, m.group(1)) == G32
+
+
+def _defined_by_wave_size(ctx, name: str) -> bool:
+    """A macro this file defines inside a branch that selects on the wave size."""
+    lines = [line for line, _ in ctx.pp.defines.get(name, [])]
+    return bool(lines) and any(ctx.pp.wave_size_aware(line) for line in lines)
+
+
+def _divisor_size(ctx, operator: str, right) -> str | None:
+    text = ctx.node_text(right).strip()
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    if operator == "&":
+        if re.fullmatch(r"31[uU]?|0x1[fF][uU]?", text):
+            return G32
+        m = re.fullmatch(r"(\w+)\s*-\s*1", text)
+        return _value_size(ctx, m.group(1)) if m else None
+    if operator == ">>":
+        return G32 if text == "5" else None
+    return _value_size(ctx, text)
+
+
+def _offset_extent(ctx, call, offset) -> tuple[int | None, Any, tuple[Span, str] | None]:
+    """How many lanes a width-less xor/down/up shuffle's offsets cover (2 x the largest
+    offset), the node that decides it, and the edit moving it to the whole wave."""
+    text = ctx.node_text(offset)
+    if "warpSize" in text:
+        return 64, None, None
+    if re.fullmatch(r"\d+", text):
+        steps = _unrolled_offsets(ctx, call)
+        largest = max([int(s) for s in steps if s.isdigit()] + [int(text)])
+        return 2 * largest, offset if largest == int(text) else None, None
+    if offset.type != "identifier":
+        return None, None, None
+    loop = ctx.ancestor(call, {"for_statement"})
+    while loop is not None:
+        found = _loop_range(ctx, loop, text)
+        if found is not None:
+            return found
+        loop = ctx.ancestor(loop, {"for_statement"})
+    return None, None, None
+
+
+def _loop_range(ctx, loop, variable: str) -> tuple[int | None, Any, tuple[Span, str] | None] | None:
+    init = loop.child_by_field_name("initializer")
+    condition = loop.child_by_field_name("condition")
+    update = loop.child_by_field_name("update")
+    if init is None or update is None:
+        return None
+    start = None
+    for node in ctx.descendants(init, {"init_declarator", "assignment_expression"}):
+        target = node.child_by_field_name("declarator") or node.child_by_field_name("left")
+        value = node.child_by_field_name("value") or node.child_by_field_name("right")
+        if target is not None and ctx.node_text(target) == variable and value is not None:
+            start = value
+    if start is None:
+        return None
+    update_text = re.sub(r"\s+", "", ctx.node_text(update))
+    descending = re.search(re.escape(variable) + r"(?:>>=1|/=2|=" + re.escape(variable) + r"(?:>>1|/2))", update_text)
+    ascending = re.search(re.escape(variable) + r"(?:<<=1|\*=2|=" + re.escape(variable) + r"(?:<<1|\*2))", update_text)
+    start_text = ctx.node_text(start)
+    if descending:
+        if "warpSize" in start_text:
+            return 64, start, None
+        value = _half_value(ctx, start_text)
+        if value is None:
+            return None, None, None
+        edit = (Span(start.start_byte, start.end_byte), "warpSize / 2") if value == 16 else None
+        return 2 * value, start, edit
+    if ascending and condition is not None:
+        bound_text = re.sub(r"\s+", " ", ctx.node_text(condition))
+        m = re.fullmatch(re.escape(variable) + r" ?(<=?) ?(.+)", bound_text)
+        if m is None:
+            return None, None, None
+        bound = m.group(2).strip()
+        if "warpSize" in bound:
+            return 64, None, None
+        size = _value_size(ctx, bound)
+        if m.group(1) == "<" and size == G32:
+            right = condition.child_by_field_name("right")
+            edit = (Span(right.start_byte, right.end_byte), "warpSize") if right is not None else None
+            return 32, right, edit
+        if m.group(1) == "<" and size == WAVE:
+            return 64, None, None
+        if m.group(1) == "<=" and bound == "16":
+            right = condition.child_by_field_name("right")
+            return 32, right, (Span(right.start_byte, right.end_byte), "warpSize / 2") if right is not None else None
+        return None, None, None
+    return None
+
+
+def _half_value(ctx, text: str) -> int | None:
+    """16 for ``16``, ``WS / 2``, ``kWarpSize >> 1`` with WS worth 32; the integer otherwise."""
+    text = text.strip().strip("()").strip()
+    if re.fullmatch(r"\d+", text):
+        return int(text)
+    m = re.fullmatch(r"(\w+)\s*(?:/\s*2|>>\s*1)", text)
+    if m is not None:
+        size = _value_size(ctx, m.group(1))
+        return 16 if size == G32 else 32 if size == WAVE else None
+    value = constant_value(ctx, text)
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def _unrolled_offsets(ctx, call) -> list[str]:
+    """Offsets of the width-less shuffles of the same kind in the block around ``call``."""
+    name = callee_name(ctx, call)
+    kind = SHUFFLE_KINDS.get(name)
+    block = ctx.ancestor(call, {"compound_statement", "translation_unit"})
+    out = []
+    for node in ctx.descendants(block, {"call_expression"}) if block is not None else ():
+        other = callee_name(ctx, node)
+        if SHUFFLE_KINDS.get(other) != kind:
+            continue
+        args = call_arguments(node)
+        index = 1 if other.endswith("_sync") else 0
+        if len(args) == index + 2:
+            out.append(ctx.node_text(args[index + 1]))
+    return out
+
+
+# Macros only the device pass defines (or, for the deprecated wavefront-size macro, that
+# the host pass reads as 64): a value chosen by them differs between host and device code.
+DEVICE_PASS_MACRO = re.compile(r"__GFX\d+__|__gfx\w+__|__HIP_DEVICE_COMPILE__|__AMDGCN_WAVEFRONT_SIZE")
+
+
+def wave_dependent_macros(ctx) -> dict[str, str]:
+    """Object-like macros whose value is chosen by a device-pass macro, in this file or a
+    file it includes with quotes: name -> where it is chosen (``file:line``)."""
+    key = "wave-dependent-macros"
+    found = ctx.cache.get(key)
+    if found is None:
+        found = dict(_device_chosen_defines(ctx, ""))
+        for included in included_contexts(ctx):
+            for name, where in _device_chosen_defines(included, os.path.basename(included.path)).items():
+                found.setdefault(name, where)
+        ctx.cache[key] = found
+    return found
+
+
+def _device_chosen_defines(ctx, origin: str) -> dict[str, str]:
+    pp = ctx.pp
+    out: dict[str, str] = {}
+    for chain in pp.chains:
+        if not chain.branches or not any(DEVICE_PASS_MACRO.search(b.condition) for b in chain.branches):
+            continue
+        first, last = chain.branches[0].line, chain.endif
+        for name, defs in pp.defines.items():
+            values = {value for line, value in defs if first < line < last and not pp.nvidia_only(line)}
+            if values and re.search(r"(?i)warp|wave|lane", name):
+                out[name] = f"{origin}:{chain.branches[0].line + 1}" if origin else f"line {chain.branches[0].line + 1}"
+    return out
+
+
+def _selected_tile_size(ctx, literal) -> bool:
+    """``if constexpr (I == 32 && J == 4) return threadIdx.x % 32;``: inside a branch chosen
+    by a tile or data dimension equal to this literal, the literal is that dimension."""
+    from .constant_uses import names_tile_dimension
+
+    value = re.escape(ctx.node_text(literal))
+    node = ctx.ancestor(literal, {"if_statement"})
+    while node is not None:
+        condition = node.child_by_field_name("condition")
+        taken = node.child_by_field_name("consequence")
+        if condition is not None and taken is not None and taken.start_byte <= literal.start_byte < taken.end_byte:
+            for name in re.findall(r"\b([A-Za-z_]\w*)\s*==\s*" + value + r"\b", ctx.node_text(condition)):
+                if names_tile_dimension(name):
+                    return True
+        node = ctx.ancestor(node, {"if_statement"})
+    return False
