@@ -45,15 +45,14 @@ class WarpSizeHardcoded(Rule):
     ```
 
     ## Fix safety
-    Unsafe, and for a whole lane group at once: every 32-lane member of the kernel (indices,
-    strides, loop bounds, reduction starts and shuffle widths) moves to `warpSize` in one fix,
-    or none does (an unrolled reduction or a constant defined in another file leaves every
-    member display-only). A constant becomes PyTorch's `C10_WARP_SIZE` pattern (`__GFX9__`
-    ? 64 : 32), right in device code only: a constant host code reads (a launch size, a
-    host or `__host__ __device__` function) gets a display-only fix, since the host must
-    query `hipDeviceAttributeWarpSize` at run time. A constant that is both the warp size
-    and the bits of a word is split: its lane uses read a new `<NAME>_WAVE`, its word uses
-    keep the 32. Never hard-code 64: RDNA is wave32.
+    Unsafe, and for a whole lane group at once: every 32-lane member of the kernel and the
+    helpers it calls (lane and warp indices, warps per block, lane strides, lane loops,
+    reduction starts and shuffle widths) moves to `warpSize` in one fix, or none does (an
+    unrolled reduction, a tile of 32 or a helper in another file leaves every member
+    display-only). A constant worth 32 is replaced where a member uses it; the constant
+    keeps 32 for what else reads it (bits of a word, a launch size), so its own finding is
+    display-only: host code must query `hipDeviceAttributeWarpSize` at run time, never
+    read a device-only wave size. Never hard-code 64: RDNA is wave32.
 
     ## References
     - https://github.com/ORNL/HeCBench/issues/167
@@ -127,19 +126,17 @@ class WarpSizeHardcoded(Rule):
             "  if (threadIdx.x % WARP_SIZE == 0) out[warp] = __popcll(voters);\n"
             "}\n",
             expected=(
-                "#if defined(__HIP_PLATFORM_AMD__)\n"
-                "#if defined(__GFX9__)\n"
-                "#define WARP_SIZE 64\n"
-                "#else\n"
                 "#define WARP_SIZE 32\n"
-                "#endif\n"
-                "#else\n"
-                "#define WARP_SIZE 32\n"
-                "#endif\n"
                 "__global__ void leaders(const int* keep, int* out) {\n"
+                "#if defined(__HIP_PLATFORM_AMD__)\n"
+                "  const int warp = threadIdx.x / warpSize;\n"
+                "  const unsigned long long voters = __ballot(keep[threadIdx.x]);\n"
+                "  if (threadIdx.x % warpSize == 0) out[warp] = __popcll(voters);\n"
+                "#else\n"
                 "  const int warp = threadIdx.x / WARP_SIZE;\n"
                 "  const unsigned long long voters = __ballot(keep[threadIdx.x]);\n"
                 "  if (threadIdx.x % WARP_SIZE == 0) out[warp] = __popcll(voters);\n"
+                "#endif\n"
                 "}\n"
             ),
             unsafe=True,
@@ -162,7 +159,7 @@ class WarpSizeHardcoded(Rule):
         if not needs_lane_model(ctx):
             return
         model = lane_groups(ctx)
-        constants: dict[str, list] = {}
+        constants: dict[str, list] = {}  # name -> its blamed uses
         for verdict in model.verdicts:
             fact = verdict.fact
             if verdict.kind == "last-lane" and fact.last_lane is not None:
@@ -176,14 +173,13 @@ class WarpSizeHardcoded(Rule):
             if verdict.kind != "member":
                 continue
             if fact.constant:
-                constants.setdefault(fact.constant, []).append(verdict.context)
+                constants.setdefault(fact.constant, []).append(fact)
             if fact.kind in INDEX_KINDS:
                 ctx.report(fact.span, verdict.message(), lane_group_fix(ctx, verdict.context))
-        for name, contexts in constants.items():
+        for name, uses in constants.items():
             definition = _constant_definition(ctx, name)
             if definition is not None:
-                movable = all(model.only_constant(context, name) for context in contexts)
-                self._report_constant(ctx, definition, name, ctx.line_of(definition.start), movable)
+                self._report_constant(ctx, definition, name, uses)
 
     @staticmethod
     def _cap(ctx, hit) -> None:
@@ -195,77 +191,19 @@ class WarpSizeHardcoded(Rule):
         ctx.report(ctx.node_span(literal), f"`{ctx.node_text(literal.parent.parent)}` caps the warp size at 32: "
                    "AMD CDNA wavefronts have 64 lanes; use the queried value", None)
 
-    def _report_constant(self, ctx, span, name, line, movable: bool) -> None:
-        """A constant equal to 32 that some inconsistent kernel uses as its lane-group size.
-        Its fix follows its uses: host reads forbid a device-only macro (display-only), lane
-        and word uses split it, a kernel that also has literal 32-lane members needs them
-        moved in the same step (display-only), else it is picked by ``__GFX9__``."""
-        from rocmlint.cpp.constant_uses import constant_uses
-        from rocmlint.fixers.cpp_gate import build_fix
-
-        uses = constant_uses(ctx, name, line)
-        node = ctx.root.named_descendant_for_byte_range(span.start, span.end)
-        literal = span
-        message = f"warp-size constant `{name}` hard-coded as 32 in kernels that also work on the whole wavefront"
-        variants = ([Edit(literal, "64")], [Edit(literal, "32")])
-        if uses.host:
-            where = uses.first_host_line(ctx)
-            message += (f"; host code reads it (line {where}): query hipDeviceAttributeWarpSize there at run "
-                        "time, a compile-time wave size is right only in device code")
-            fix = build_fix(ctx, node, [], f"pick {name} by wave size in device code only (host code on line "
-                            f"{where} must query hipDeviceAttributeWarpSize)", Applicability.DISPLAY_ONLY,
-                            wave_variants=variants)
-        elif not movable:
-            message += "; the same kernels hard-code 32 elsewhere too: move them together"
-            fix = build_fix(ctx, node, [], f"pick {name} by wave size (__GFX9__) together with the kernels' "
-                            "literal 32-lane members", Applicability.DISPLAY_ONLY, wave_variants=variants)
-        elif uses.word:
-            message += f"; it also counts the bits of a word (line {ctx.line_no(uses.word[0])}): split it"
-            fix = self._split_fix(ctx, node, name, literal, uses)
-        else:
-            fix = build_fix(ctx, node, [], f"pick {name} by wave size (__GFX9__)", Applicability.UNSAFE,
-                            wave_variants=variants)
-        ctx.report(literal, message, fix)
-
     @staticmethod
-    def _split_fix(ctx, node, name, literal, uses):
-        """Keep ``name`` for its word-size uses; its lane uses read a new wave-size constant
-        (``<name>_WAVE``) defined after it. Display-only when other uses are ambiguous."""
-        from rocmlint.fixers.cpp_gate import WAVE64_MACRO, build_uses_fix
+    def _report_constant(ctx, span, name, uses) -> None:
+        """A constant equal to 32 that kernels which also work on the whole wavefront use as
+        their lane-group size. Its uses move with their kernels' fix (to ``warpSize``, where
+        they stand); the constant keeps 32 for what else reads it (host launch sizes, bits of
+        a word), so its own finding carries no edit."""
+        lines = sorted({fact.line + 1 for fact in uses})
+        shown = ", ".join(str(n) for n in lines[:4]) + (", ..." if len(lines) > 4 else "")
+        ctx.report(span, f"warp-size constant `{name}` is 32, and kernels that also work on the whole wavefront "
+                   f"use it as their lane-group size (line{'s' if len(lines) > 1 else ''} {shown}): those uses "
+                   "move to warpSize with their kernel; host code that sizes launches with it must query "
+                   "hipDeviceAttributeWarpSize")
 
-        wave_name = f"{name}_WAVE"
-        definition = ctx.ancestor(node, {"preproc_def", "declaration"}) if node.type not in (
-            "preproc_def", "declaration") else node
-        if definition is None or uses.other or re.search(rb"\b" + wave_name.encode() + rb"\b", ctx.source):
-            return None
-        first, last = ctx.line_of(definition.start_byte), ctx.last_line(definition)
-        if first != last or definition.type == "declaration" and len(definition.children_by_field_name(
-                "declarator")) != 1:
-            return None
-        start = ctx.lines.line_start(first)
-        end = ctx.lines.line_start(first + 1) if first + 1 < ctx.lines.line_count else len(ctx.source)
-        line_text = ctx.source[start:end].decode("utf-8", "surrogateescape")
-        if not line_text.endswith("\n"):
-            line_text += "\n"
-        name_at = re.compile(rb"\b" + name.encode() + rb"\b").search(ctx.source, definition.start_byte)
-        if name_at is None:
-            return None
-        declared = name_at.start()
-
-        def variant(value: str) -> str:
-            text = ctx.source[start:end]
-            text = text[: literal.start - start] + value.encode() + text[literal.end - start:]
-            text = text[: declared - start] + wave_name.encode() + text[declared - start + len(name):]
-            text = re.sub(rb"[ \t]*(//[^\n]*|/\*.*?\*/)[ \t]*(?=\n|$)", b"", text)  # drop the old comment
-            return text.decode("utf-8", "surrogateescape").rstrip("\n") + "\n"
-
-        block = f"#if defined({WAVE64_MACRO})\n{variant('64')}#else\n{variant('32')}#endif\n"
-        if ctx.gated:
-            block = f"#if defined({ctx.settings.gate_macro})\n{block}#endif\n"
-        extra = [Edit(Span(start, end), line_text + block)]
-        lane_edits = [(use, [Edit(ctx.node_span(use), wave_name)]) for use in uses.lane]
-        return build_uses_fix(ctx, lane_edits, extra, f"split {name}: lane arithmetic reads {wave_name}, "
-                              f"the word-size uses keep {name}", Applicability.UNSAFE)
 
 def _constant_definition(ctx, name: str) -> Span | None:
     """The literal 32 of this file's ``#define NAME 32`` or ``const ... NAME = 32`` that

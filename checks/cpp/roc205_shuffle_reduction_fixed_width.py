@@ -108,7 +108,7 @@ class ShuffleReductionFixedWidth(Rule):
             expected=(
                 "#include <hip/hip_runtime.h>\n"
                 "__device__ float group_max(float v) {\n"
-                "  for (int o = 1; o < 32; o *= 2) v = fmaxf(v, __shfl_xor(v, o, warpSize));\n"
+                "  for (int o = 1; o < warpSize; o *= 2) v = fmaxf(v, __shfl_xor(v, o, warpSize));\n"
                 "  return v;\n"
                 "}\n"
                 "__global__ void wave_max(const float* x, float* out) {\n"

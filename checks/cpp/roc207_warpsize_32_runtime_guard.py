@@ -78,12 +78,15 @@ class WarpSize32RuntimeGuard(Rule):
 
     @staticmethod
     def _is_32(ctx, text: str) -> bool:
-        """``32``, or a name this file defines as 32 (``#define``, ``constexpr``/``const``, enum)."""
+        """``32``, or a name defined as 32 (``#define``, ``constexpr``/``const``, enum) here or
+        in a header the file includes."""
         if re.fullmatch(r"32[uUlL]*", text):
             return True
         if not re.fullmatch(r"[A-Za-z_]\w*", text):
             return False
-        value = ctx.macro_value(text)
+        from rocmlint.cpp.lanegroups import constant_value
+
+        value = constant_value(ctx, text)  # this file's, an included header's or the project's
         if value is not None:
             return re.fullmatch(r"\(?\s*32[uUlL]*\s*\)?", value) is not None
         constant = re.compile(rb"\b" + text.encode() + rb"\s*(?:=|\{)\s*32[uUlL]*\s*[;},]")

@@ -84,10 +84,11 @@ class Fact:
     origin: str = ""  # the included file it stands in ("" : this file)
     last_lane: Span | None = None  # a broadcast's source when it is lane 31 (the last of 32)
     value_from: str = ""  # a shuffle's value: the function whose result it is
+    code: str = ""  # the expression itself, for messages
 
     def where(self) -> str:
         place = f"{self.origin}:{self.line + 1}" if self.origin else f"line {self.line + 1}"
-        return f"{place}: `{self.text}`"
+        return f"{place}: `{self.code}`"
 
 
 @dataclass
@@ -262,20 +263,10 @@ class FileLanes:
             for fact in member.facts:
                 if fact.size != G32 or fact.kind not in REPORTED_MEMBER_KINDS | {"tile"}:
                     continue
-                if member.foreign or fact.constant or fact.wave_edit is None:
-                    return None  # another file, a constant's definition or no mechanical form
+                if member.foreign or fact.wave_edit is None:
+                    return None  # another file, or no mechanical form
                 edits.append(fact.wave_edit)
         return sorted(set(edits)) or None
-
-    def constant_members(self, name: str) -> list[tuple[Fact, Context]]:
-        """Blamed members whose 32 is the constant ``name``."""
-        return [(v.fact, v.context) for v in self.verdicts if v.kind == "member" and v.fact.constant == name]
-
-    def only_constant(self, context: Context, name: str) -> bool:
-        """Every 32-lane member of ``context`` is a use of ``name`` (moving its definition
-        moves the whole group)."""
-        return all(fact.constant == name for member in context.members for fact in member.facts
-                   if fact.size == G32 and fact.kind in REPORTED_MEMBER_KINDS | {"tile"})
 
     def explain(self, line: int) -> list[str]:
         """The lane-group facts of the function at ``line`` and of its contexts."""
@@ -316,14 +307,14 @@ class LaneVerdict:
     def message(self) -> str:
         fact, context = self.fact, self.context
         if self.kind == "member":
-            return (f"{fact.what} (`{fact.text}`) assumes 32-lane warps, but {other_side(context, fact)}: "
+            return (f"`{fact.code}` ({fact.what}) assumes 32-lane warps, but {other_side(context, fact)}: "
                     "on gfx9 the two halves of each wavefront disagree")
         if self.kind == "last-lane":
             return (f"{fact.what} reads lane 31 as the last lane, but {other_side(context, fact)}: "
                     "the last lane of a 64-lane wavefront is 63")
         group = describe_group(context, fact)
         if self.kind == "wave-read":
-            return (f"{fact.what} (`{fact.text}`) reads the whole wavefront's result, but {group}: "
+            return (f"`{fact.code}` ({fact.what}) reads the whole wavefront's result, but {group}: "
                     "on a 64-lane wavefront lanes 32-63 hold the other half's")
         return (f"{fact.what} spans the whole wavefront, but {group}: on a 64-lane wavefront lanes 32-63 "
                 "read the first group's lanes")
@@ -351,7 +342,7 @@ def _at(fact: Fact, other: Fact) -> str:
     place = f"{fact.origin}:{fact.line + 1}" if fact.origin else f"line {fact.line + 1}"
     if fact.function and fact.function != other.function:
         place += f" in `{fact.function}`"
-    return f"{place} (`{fact.text}`)"
+    return f"{place} (`{fact.code}`)"
 
 
 def other_side(context: Context, fact: Fact) -> str:
@@ -542,8 +533,13 @@ class _Extractor:
         ctx = self.ctx
         line = ctx.line_of(span.start)
         text = ctx.lines.line_text(line).strip()
+        node = ctx.root.named_descendant_for_byte_range(span.start, span.end)
+        while node is not None and node.type in ("number_literal", "identifier", "field_identifier") and \
+                node.parent is not None and node.parent.type not in ("argument_list", "compound_statement"):
+            node = node.parent  # `% 32` alone says less than `threadIdx.x % 32`
+        code = ctx.node_text(node) if node is not None and node.end_byte - node.start_byte < 120 else text
         fact = Fact(size, kind, span, line, text, what, self.name, wave_edit, constant, self.origin, last_lane,
-                    value_from)
+                    value_from, " ".join(code.split()))
         if fact.span not in {f.span for f in self.out.facts if f.kind == kind}:
             self.out.facts.append(fact)
         return fact
@@ -626,22 +622,26 @@ class _Extractor:
 
     def _index_fact(self, node, operator: str, left, right) -> None:
         ctx = self.ctx
-        source = self._source_of(left)
-        if source not in ("thread", "lane") or _data_named(ctx, node):
+        role = _INDEX_OPERATORS[operator][1]
+        block = role == "warp" and _BLOCK_SIZE_TEXT.fullmatch(ctx.node_text(left)) is not None
+        source = "block" if block else self._source_of(left)
+        if source not in ("thread", "lane", "block") or _data_named(ctx, node):
             return
         size = _divisor_size(ctx, operator, right)
         if size is None or (size == G32 and _selected_tile_size(ctx, right)):
             return
-        what = "lane index" if _INDEX_OPERATORS[operator][1] == "lane" else "warp index"
+        if role == "lane" and _subscript(node):
+            return  # tile[threadIdx.x % 32][...]: a column of data (a per-warp slot is `/ 32`)
+        what = "warps per block" if block else "lane index" if role == "lane" else "warp index"
         span = Span(node.child_by_field_name("operator").start_byte, right.end_byte)
         constant = ctx.node_text(right) if right.type == "identifier" else ""
         wave_edit = None
         if size == G32:
-            replacement = _WAVE_FORM.get((operator, ctx.node_text(right).strip("()").strip()))
-            if replacement is not None:
-                wave_edit = (span, replacement)
-            elif constant:
-                wave_edit = None  # the constant's definition moves, not this use
+            # `% 32`, `& 31`, `/ WS`, `& (WS - 1)`: the same operation on warpSize
+            divisor = ctx.node_text(right).strip("()").strip()
+            wave_edit = (span, _WAVE_FORM.get((operator, divisor)) or _WAVE_FORM.get((operator, _literal_form(divisor))))
+            if wave_edit[1] is None:
+                wave_edit = None
         self._add(size, "index", span, f"{what} for {'32' if size == G32 else 'wave'}-lane groups",
                   wave_edit=wave_edit, constant=constant)
 
@@ -660,7 +660,7 @@ class _Extractor:
                           f"a read by lane 0 of each {'32 lanes' if size == G32 else 'wavefront'}")
             elif _value_size_31(ctx, value) and size == G32:
                 self._add(G32, "last-lane", Span(right.start_byte, right.end_byte), "the last lane of 32",
-                          wave_edit=(Span(right.start_byte, right.end_byte), "warpSize - 1") if value == "31" else None,
+                          wave_edit=(Span(right.start_byte, right.end_byte), "warpSize - 1"),
                           constant="" if value == "31" else value)
 
     def _loop_bound(self, node, operator: str, left, right) -> None:
@@ -683,7 +683,7 @@ class _Extractor:
         if size is None:
             return
         edit = (Span(node.start_byte + ctx.node_text(node).find(operator), right.end_byte), "< warpSize") \
-            if size == G32 and bound in ("32", "31") else None
+            if size == G32 else None
         self._add(size, "loop", Span(right.start_byte, right.end_byte), f"a loop over {bound if size == G32 else 'all'} lanes",
                   wave_edit=edit, constant=bound if not bound.isdigit() else "")
 
@@ -713,17 +713,15 @@ class _Extractor:
         if source == "wave-lane" and size == G32:
             # a wave lane stepping by 32: lanes 32-63 and 0-31 of the next step overlap
             self._add(G32, "stride", Span(right.start_byte, right.end_byte), "a lane stride of 32",
-                      wave_edit=(Span(operator.start_byte, right.end_byte), "+= warpSize") if
-                      ctx.node_text(right) == "32" else None, constant="" if ctx.node_text(right) == "32" else
-                      ctx.node_text(right))
+                      wave_edit=(Span(operator.start_byte, right.end_byte), "+= warpSize"),
+                      constant="" if ctx.node_text(right) == "32" else ctx.node_text(right))
             self._add(WAVE, "index", Span(start.start_byte, start.end_byte), "a lane index over the wavefront")
             return
         if lane_size is None and size == G32 and _INDEXED_BY_32.search(ctx.node_text(start)) is None:
             return  # a thread-strided loop (i = tid; i += 32) says nothing about lane groups
         self._add(size, "stride", Span(right.start_byte, right.end_byte),
                   f"a lane stride of {ctx.node_text(right)}",
-                  wave_edit=(Span(operator.start_byte, right.end_byte), "+= warpSize") if
-                  size == G32 and ctx.node_text(right) == "32" else None,
+                  wave_edit=(Span(operator.start_byte, right.end_byte), "+= warpSize") if size == G32 else None,
                   constant="" if ctx.node_text(right).isdigit() else ctx.node_text(right))
 
     def _loop_start(self, loop, name: str):
@@ -768,6 +766,12 @@ class _Extractor:
         width = args[value_index + 2] if len(args) > value_index + 2 else None
         if width is not None:
             self._width_fact(width, ctx.node_text(width), Span(width.start_byte, width.end_byte), True)
+            if kind != "idx" and _value_size(ctx, ctx.node_text(width)) == G32:
+                # the offsets move with the width: from 16 inside 32 lanes, from warpSize / 2 in a wave
+                extent, start_node, edit = _offset_extent(ctx, node, second)
+                if extent == 32 and start_node is not None:
+                    self._add(G32, "reduction", Span(start_node.start_byte, start_node.end_byte),
+                              "the offsets of a 32-lane shuffle reduction", wave_edit=edit)
             return  # an explicit width: the group is what it says
         if kind == "idx":
             self._source_fact(node, name, second, args)
@@ -915,7 +919,13 @@ class _Extractor:
 
 _WAVE_FORM = {("%", "32"): "% warpSize", ("/", "32"): "/ warpSize", ("&", "31"): "& (warpSize - 1)",
               (">>", "5"): "/ warpSize"}
+
+
+def _literal_form(divisor: str) -> str:
+    """``WS`` -> ``32``, ``WS - 1`` -> ``31`` (a constant worth 32 written as a literal)."""
+    return "31" if re.fullmatch(r"\w+\s*-\s*1", divisor) else "32"
 _INDEXED_BY_32 = re.compile(r"%\s*32\b|&\s*31\b")
+_BLOCK_SIZE_TEXT = re.compile(r"\(?\s*(?:blockDim\.[xyz]|\w*(?:block_?size|BLOCK_?SIZE|threads_?per_?block|THREADS_?PER_?BLOCK|kBlockSize|BlockSize)\w*)\s*\)?")
 
 
 def _data_named(ctx, node) -> bool:
@@ -1035,7 +1045,9 @@ def _offset_extent(ctx, call, offset) -> tuple[int | None, Any, tuple[Span, str]
     if re.fullmatch(r"\d+", text):
         steps = _unrolled_offsets(ctx, call)
         largest = max([int(s) for s in steps if s.isdigit()] + [int(text)])
-        return 2 * largest, offset if largest == int(text) else None, None
+        if largest != int(text):
+            return None, None, None  # one fact per unrolled chain, at its largest step
+        return 2 * largest, offset, None
     if offset.type != "identifier":
         return None, None, None
     loop = ctx.ancestor(call, {"for_statement"})
@@ -1174,3 +1186,14 @@ def _selected_tile_size(ctx, literal) -> bool:
                     return True
         node = ctx.ancestor(node, {"if_statement"})
     return False
+
+
+def _subscript(node) -> bool:
+    """The expression is an array subscript (``a[i % 32]``)."""
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        node, parent = parent, parent.parent
+    if parent is not None and parent.type == "subscript_argument_list":
+        parent = parent.parent
+    return parent is not None and parent.type == "subscript_expression" and \
+        parent.child_by_field_name("argument") != node
