@@ -102,16 +102,15 @@ def test_never_emits_deprecated_wavefront_macro_or_bare_64():
     code = (
         "#define WARP_SIZE 32\n"
         "__global__ void k(float* out) {\n"
-        "  int lane = threadIdx.x % 32;\n"
-        "  for (int o = 16; o > 0; o /= 2) out[lane] += __shfl_down_sync(0xffffffff, out[lane], o);\n"
+        "  int lane = threadIdx.x % WARP_SIZE;\n"
+        "  float v = out[threadIdx.x];\n"
+        "  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);\n"
+        "  if (lane == 0) out[blockIdx.x] = v + __popcll(__ballot(v > 0.f));\n"
         "}\n"
     )
     fixed = fix(code, unsafe=True)
-    assert "__AMDGCN_WAVEFRONT_SIZE" not in fixed
-    for line in fixed.splitlines():
-        if "64" in line:
-            assert line.startswith("#define WARP_SIZE 64")
-    assert "#if defined(__GFX9__)\n#define WARP_SIZE 64\n#else\n#define WARP_SIZE 32\n#endif" in fixed
+    assert "threadIdx.x % warpSize" in fixed and "o = warpSize / 2" in fixed  # the whole group moved
+    assert "__AMDGCN_WAVEFRONT_SIZE" not in fixed and "64" not in fixed
 
 
 def test_commented_out_define_is_not_reported():
@@ -137,7 +136,7 @@ UNROLLED = (
     "  for (int i = threadIdx.x % 32; i < n; i += blockDim.x) {\n"
     "    acc += in[i];\n"
     "  }\n"
-    "  out[threadIdx.x] = acc;\n"
+    "  out[threadIdx.x] = acc + __popcll(__ballot(acc > 0.f));\n"
     "}\n"
 )
 INITIALISER = (
@@ -147,7 +146,7 @@ INITIALISER = (
     "  CUTE_HOST_DEVICE\n"
     "  LaneInfo(int tid)\n"
     "      : lane(tid % 32) {\n"
-    "    if (lane == 0) lane += 0;\n"
+    "    if (__any(lane == 0)) lane += 0;\n"
     "  }\n"
     "};\n"
 )
@@ -167,7 +166,7 @@ def test_gate_around_macro_before_initialiser_list_is_applied():
     assert count_errors(parse(INITIALISER.encode(), "k.cu").root_node) > 0
     fixed = fix(INITIALISER, unsafe=True, select=("ROC204",))
     assert ": lane(tid % warpSize) {" in fixed and fixed.count("CUTE_HOST_DEVICE\n") == 2
-    assert fixed.index("#endif") > fixed.index("    if (lane == 0) lane += 0;\n  }\n#else")
+    assert fixed.index("#endif") > fixed.index("    if (__any(lane == 0)) lane += 0;\n  }\n#else")
 
 
 def test_a_fix_that_breaks_one_build_view_still_counts_as_new_errors():
@@ -193,7 +192,7 @@ def test_adjacent_gate_blocks_merge_in_the_round_that_makes_them():
             "  int lane = threadIdx.x % 32;\n"
             "  int warp = threadIdx.x / 32;\n"
             "  int last = threadIdx.x & 31;\n"
-            "  o[threadIdx.x] = lane + warp + last;\n"
+            "  o[threadIdx.x] = lane + warp + last + __popcll(__ballot(lane));\n"
             "}\n")
     rules = rules_for(("ROC204",), (), "cpp")
     calls = []

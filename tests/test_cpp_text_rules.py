@@ -119,12 +119,16 @@ def test_unrolled_butterfly_stops_or_continues():
     stops = ("__device__ float s(float v) {\n  v += __shfl_xor_sync(0xffffffffu, v, 1);\n"
              "  v += __shfl_xor_sync(0xffffffffu, v, 2);\n  v += __shfl_xor_sync(0xffffffffu, v, 4);\n"
              "  v += __shfl_xor_sync(0xffffffffu, v, 8);\n  v += __shfl_xor_sync(0xffffffffu, v, 16);\n"
-             "  return v;\n}\n")
+             "  return v;\n}\n"
+             "__global__ void k(float* o) {\n  const float t = s(o[threadIdx.x]);\n"
+             "  if (__lane_id() == 0) o[blockIdx.x] = t;\n}\n")
     findings = [f for f in lint(stops, select=("ROC205",))]
     assert [(f.line, f.code) for f in findings] == [(6, "ROC205")]
-    assert "stops at offset 16" in findings[0].message
+    assert "stops at offset 16" in findings[0].message and "`__lane_id() == 0`" in findings[0].message
     goes_on = stops.replace("  return v;", "  v += __shfl_xor_sync(0xffffffffu, v, 32);\n  return v;")
     assert codes(goes_on, select=("ROC205",)) == []
+    alone = stops[:stops.index("__global__")]  # no caller reads it as a wavefront's: consistent
+    assert codes(alone, select=("ROC205",)) == []
 
 
 def test_runtime_guard_against_named_constant_and_compile_time_checks():

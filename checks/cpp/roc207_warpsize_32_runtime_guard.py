@@ -5,8 +5,11 @@ import re
 from rocmlint.model import Span
 from rocmlint.rule import Example, Rule
 
-_FAILS = re.compile(r"\b(?:throw|abort|exit|assert|\w*CHECK\w*|\w*ASSERT\w*|return|std::terminate|"
-                    r"fprintf|printf|error)\b")
+# What a branch does when it refuses to go on: a return counts only with a failure value
+# (`if (warpSize == 32) return kernels32();` dispatches, it does not refuse).
+_FAILS = re.compile(r"\b(?:throw|abort|exit|assert|\w*CHECK\w*|\w*ASSERT\w*|std::terminate|"
+                    r"fprintf|printf|error)\b"
+                    r"|\breturn\s*(?:;|-\s*\d|[01]\s*;|false\b|nullptr\b|NULL\b|EXIT_FAILURE\b|\w*[Ee]rr\w*)")
 
 
 class WarpSize32RuntimeGuard(Rule):

@@ -53,6 +53,15 @@ _TILE = re.compile(rb"\b(?:tiled_partition|thread_block_tile)\s*<\s*(\w+)\s*>")
 _WAVE_LANE_TEXT = re.compile(r"__lane_id\s*\(|\b__builtin_amdgcn_mbcnt|%\s*warpSize\b|&\s*\(\s*warpSize\s*-\s*1\s*\)")
 _THREAD_TEXT = re.compile(r"\bthreadIdx\b|\bthread_rank\s*\(")
 _BLOCK_OF_32 = re.compile(rb"\(*(?:blockDim\.x==32|32==blockDim\.x)\)*")
+_WAVE_SIZE_TERM = re.compile(rb"\bwarpSize\b|(?i:warp_?size|wave_?size|wavefront_?size)|__AMDGCN_WAVEFRONT_SIZE")
+_LANE_TERM = re.compile(rb"\bthreadIdx\b|(?i:\blane|\btid\b)|__lane_id")
+_COMPARISON = re.compile(rb"==|!=|<|>")
+
+
+def _selects_wave_size(condition: bytes) -> bool:
+    """A condition that compares a wave size with a number or another size (not a lane)."""
+    return _WAVE_SIZE_TERM.search(condition) is not None and _COMPARISON.search(condition) is not None \
+        and _LANE_TERM.search(condition) is None
 # Words in a function's text that make it worth modelling (the rest have no lane facts).
 _RELEVANT = re.compile(rb"threadIdx|__lane_id|__shfl|__ballot|__any|__all|__activemask|warpSize|lane|Lane|LANE"
                        rb"|warp|Warp|WARP|tid\b|thread_rank")
@@ -358,8 +367,10 @@ def describe_group(context: Context, fact: Fact) -> str:
     members = context.groups_of_32()
     if not members:
         return ""
-    # the reduction whose result this operation reads, where the code says so
-    first = next((m for m in members if fact.value_from and m.function == fact.value_from), members[0])
+    # the reduction whose result this operation reads, where the code says so; else the
+    # operation's own function
+    first = next((m for m in members if fact.value_from and m.function == fact.value_from),
+                 next((m for m in members if m.function == fact.function), members[0]))
     return f"{first.what} at {_at(first, fact)} makes 32-lane groups"
 
 
@@ -497,8 +508,11 @@ class _Extractor:
                 self.out.explicit_group_32 = True
                 self._add(G32, "tile", Span(m.start(), m.end()), "a cooperative-groups tile of 32")
         self._classify_variables(body)
-        for item in ctx.descendants(body, {"binary_expression", "assignment_expression", "call_expression"}):
-            if self._skipped(item.start_byte):
+        # the whole definition but its signature: a constructor's initialiser list counts
+        declarator = node.child_by_field_name("declarator")
+        signature = (declarator.start_byte, declarator.end_byte) if declarator is not None else (0, 0)
+        for item in ctx.descendants(node, {"binary_expression", "assignment_expression", "call_expression"}):
+            if signature[0] <= item.start_byte < signature[1] or self._skipped(item.start_byte):
                 continue
             if item.type == "call_expression":
                 self._call(item)
@@ -512,19 +526,21 @@ class _Extractor:
     def _skipped(self, offset: int) -> bool:
         ctx = self.ctx
         return ctx.nvidia_only(offset) or ctx.wave_size_aware(offset) or not ctx.in_code(offset) \
-            or self._in_block_of_32(offset)
+            or self._selected_branch(offset)
 
-    def _in_block_of_32(self, offset: int) -> bool:
-        """Inside ``if (blockDim.x == 32)``: the code is about a 32-thread block."""
+    def _selected_branch(self, offset: int) -> bool:
+        """Inside a branch chosen by the wave size (``if (warpSize == 64)``, ``if (width ==
+        physical_warp_size())``, ``if constexpr (kWave == 64)``): code that already picks by
+        wave size. Or inside ``if (blockDim.x == 32)``: code about a 32-thread block."""
         ctx = self.ctx
         node = ctx.root.named_descendant_for_byte_range(offset, offset)
         while node is not None and node.start_byte >= self.node.start_byte:
-            if node.type == "if_statement":
+            if node.type in ("if_statement", "conditional_expression"):
                 condition = node.child_by_field_name("condition")
-                taken = node.child_by_field_name("consequence")
-                if condition is not None and taken is not None and taken.start_byte <= offset < taken.end_byte and \
-                        _BLOCK_OF_32.fullmatch(re.sub(rb"\s+", b"", ctx.source[condition.start_byte:condition.end_byte])):
-                    return True
+                if condition is not None and not (condition.start_byte <= offset < condition.end_byte):
+                    text = ctx.source[condition.start_byte:condition.end_byte]
+                    if _BLOCK_OF_32.fullmatch(re.sub(rb"\s+", b"", text)) or _selects_wave_size(text):
+                        return True
             node = node.parent
         return False
 
@@ -891,8 +907,17 @@ class _Extractor:
                           f"`{name}` with no width and no per-32 lane guard",
                           wave_edit=self._width_edit(node, args))
             return
-        start = "from offset 16" if start_node is not None and ctx.node_text(start_node) != "1" else "up to offset 16"
-        self._add(G32, "reduction", span, f"a shuffle reduction {start} (32 lanes)", wave_edit=edit)
+        if offset.type == "number_literal":
+            steps = _unrolled_offsets(ctx, node)
+            shape = "stops at offset 16" if len(steps) > 1 and steps[-1] == ctx.node_text(offset) else \
+                "starts at offset 16"
+            what = f"an unrolled shuffle reduction that {shape} (32 lanes)"
+        elif start_node is not None and ctx.node_text(start_node) != "1" and edit is not None and \
+                edit[1] == "warpSize / 2":
+            what = "a shuffle reduction from offset 16 (32 lanes)"
+        else:
+            what = "a shuffle reduction up to offset 16 (32 lanes)"
+        self._add(G32, "reduction", span, what, wave_edit=edit)
 
     def _scan_guard(self, node, offset) -> str | None:
         """Size of the lane compared with the offset where the scan's result is used
@@ -941,7 +966,8 @@ def _data_named(ctx, node) -> bool:
             name = ctx.node_text(declarator)
             from .dataflow import LANE_NAME, THREAD_NAME
 
-            return name_says(name) == "data" and not LANE_NAME.search(name) and not THREAD_NAME.search(name)
+            return len(name) > 1 and name_says(name) == "data" and not LANE_NAME.search(name) and \
+                not THREAD_NAME.search(name)
     return False
 
 
