@@ -22,3 +22,10 @@ __device__ float warp_sum(float v) {
         v += __shfl_xor_sync(FULL_MASK, v, offset);
     return v;
 }
+
+// One total per wavefront: its first lane adds what the reduction left there.
+__global__ void sum_positive(const float* in, float* total, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = warp_sum(i < n && in[i] > 0.0f ? in[i] : 0.0f);
+    if (threadIdx.x % warpSize == 0) atomicAdd(total, v);
+}

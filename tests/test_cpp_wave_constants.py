@@ -42,32 +42,27 @@ def test_tile_sizes_named_after_the_warp_are_not_warp_sizes():
 
 HOST_LAUNCH = (
     "static const int WS = 32;\n"
-    "__global__ void lanes(int* out) { out[threadIdx.x] = threadIdx.x % WS; }\n"
-    "void launch(int* out, int blocks) {\n"
-    "  lanes<<<blocks, 24 * WS>>>(out);\n"
+    "__global__ void lanes(const int* keep, int* out) {\n"
+    "  const int lane = threadIdx.x % WS;\n"
+    "  out[threadIdx.x] = __popcll(__ballot(keep[threadIdx.x]) & ((1ull << lane) - 1));\n"
+    "}\n"
+    "void launch(const int* keep, int* out, int blocks) {\n"
+    "  lanes<<<blocks, 24 * WS>>>(keep, out);\n"
     "}\n"
 )
 
 
 @pytest.mark.parametrize("path", ["k.cu", "k.hip"])
-def test_constant_read_by_host_code_gets_no_device_only_macro(path):
+def test_a_constant_host_code_reads_moves_only_at_its_lane_uses(path):
     findings = lint(HOST_LAUNCH, path)
-    assert [(f.code, f.line) for f in findings] == [("ROC204", 1)]
-    assert findings[0].fix.applicability is Applicability.DISPLAY_ONLY
-    assert "line 4" in findings[0].message and "hipDeviceAttributeWarpSize" in findings[0].message
-    assert fix(HOST_LAUNCH, path) == HOST_LAUNCH
-
-
-def test_constant_read_by_host_device_function_or_derived_host_constant():
-    both = ("#define WARP_SIZE 32\n"
-            "__host__ __device__ inline int warps_of(int n) { return n / WARP_SIZE; }\n"
-            "__global__ void k(int* o) { o[threadIdx.x] = threadIdx.x % WARP_SIZE; }\n")
-    assert lint(both)[0].fix.applicability is Applicability.DISPLAY_ONLY
-    derived = ("constexpr int kWarpSize = 32;\n"
-               "constexpr int kThreads = 8 * kWarpSize;\n"
-               "__global__ void k(int* o) { o[threadIdx.x] = threadIdx.x % kWarpSize; }\n"
-               "void go(int* o) { k<<<1, kThreads>>>(o); }\n")
-    assert lint(derived)[0].fix.applicability is Applicability.DISPLAY_ONLY
+    assert [(f.code, f.line) for f in findings] == [("ROC204", 1), ("ROC204", 3)]
+    definition = findings[0]
+    assert definition.fix is None and "line 3" in definition.message and "host code reads it (line 7)" in \
+        definition.message and "hipDeviceAttributeWarpSize" in definition.message
+    fixed = fix(HOST_LAUNCH, path)
+    assert "threadIdx.x % warpSize;" in fixed  # the kernel's lane group moved
+    assert "static const int WS = 32;\n" in fixed and "lanes<<<blocks, 24 * WS>>>" in fixed  # host keeps its 32
+    assert "__GFX9__" not in fixed and "64" not in fixed  # never a device-only value where host reads
 
 
 SPLIT = (
@@ -77,37 +72,39 @@ SPLIT = (
     "static const unsigned Mask = (1u << (WS / 2)) - 1;\n"
     "__global__ void k(const unsigned* w, int* o) {\n"
     "  const int lane = threadIdx.x % WS;\n"
-    "  if (w[0] & MSB) o[lane] = w[1] & Mask;\n"
+    "  if ((w[0] & MSB) && __any(lane == 0)) o[lane] = w[1] & Mask;\n"
     "}\n"
 )
 
 
-def test_warp_and_word_size_constant_is_split_not_redefined():
+def test_a_warp_and_word_size_constant_keeps_its_word_uses():
     fixed = fix(SPLIT, "k.hip")
-    assert "static const int WS = 32;  // warp size and bits per int\n" in fixed
-    assert "#if defined(__GFX9__)\nstatic const int WS_WAVE = 64;\n#else\nstatic const int WS_WAVE = 32;\n#endif\n" \
-        in fixed
-    assert "threadIdx.x % WS_WAVE;" in fixed
-    assert "1u << (WS - 1)" in fixed and "(1u << (WS / 2)) - 1" in fixed
-    assert lint(fixed, "k.hip") == []  # what the split leaves is a word size
+    assert "threadIdx.x % warpSize;" in fixed
+    assert "static const int WS = 32;" in fixed and "1u << (WS - 1)" in fixed and "(1u << (WS / 2)) - 1" in fixed
+    assert lint(fixed, "k.hip") == []  # one lane group, all wave-sized: consistent
 
 
-def test_split_in_shared_file_keeps_nvidia_lines():
+def test_a_warp_and_word_size_constant_in_a_shared_file_keeps_nvidia_lines():
     shared = SPLIT.replace("#include <hip/hip_runtime.h>\n", "")
     fixed = fix(shared)
-    assert "#if defined(__HIP_PLATFORM_AMD__)\n  const int lane = threadIdx.x % WS_WAVE;\n#else\n" \
+    assert "#if defined(__HIP_PLATFORM_AMD__)\n  const int lane = threadIdx.x % warpSize;\n#else\n" \
            "  const int lane = threadIdx.x % WS;\n#endif\n" in fixed
     assert lint(fixed) == []
 
 
-def test_constant_recognised_by_a_lane_stride():
+def test_a_lane_stride_of_32_over_a_wavefront_lane():
+    """A lane of the whole wavefront stepping by 32: lanes 32-63 and the next step of lanes
+    0-31 read the same elements."""
     code = ("static const int NT = 32;\n"
             "__global__ void s(const float* in, float* out, int n) {\n"
             "  float acc = 0.f;\n"
             "  for (int i = __lane_id(); i < n; i += NT) acc += in[i];\n"
             "  out[threadIdx.x] = acc;\n"
             "}\n")
-    assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 1)]
+    found = lint(code)
+    assert [(f.code, f.line) for f in found] == [("ROC204", 1), ("ROC204", 4)]
+    assert "a lane stride of 32" in found[1].message and "`__lane_id()`" in found[1].message
+    assert "i += warpSize" in fix(code)
 
 
 def test_host_clamp_of_queried_warp_size():
@@ -165,7 +162,8 @@ def test_literal_in_a_branch_chosen_by_a_tile_dimension_is_that_dimension():
             "  }\n"
             "};\n"
             "__global__ void k(int* o, int num_consumers) {\n"
-            "  if (num_consumers == 32) o[threadIdx.x] = threadIdx.x % 32;\n"
+            "  if (num_consumers == 32) o[threadIdx.x] = threadIdx.x % 32 + __popcll(__ballot(1));\n"
+            "  o[0] = tile<32, 4>::get_i() + __popcll(__ballot(1));\n"
             "}\n")
     assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 11)]
 
@@ -174,7 +172,8 @@ def test_literal_in_the_other_branch_of_a_tile_dimension_test_is_still_judged():
     code = ("template <int K> __device__ int lane_of() {\n"
             "  if constexpr (K == 32) { return 0; }\n"
             "  else { return threadIdx.x % 32; }\n"
-            "}\n")
+            "}\n"
+            "__global__ void k(int* o) { o[lane_of<16>()] = __popcll(__ballot(1)); }\n")
     assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 3)]
 
 
@@ -202,31 +201,33 @@ def test_one_word_warp_size_names_say_warp(name):
     assert name_says(name) == "warp"
 
 
-# Each kernel holds one lane-arithmetic hazard the text pre-check must not reject.
+# Each kernel reads lane 31 as the last lane of its 32-lane group, and also votes across the
+# whole wavefront.
 @pytest.mark.parametrize("code,line,text", [
-    ("__global__ void k(int *out) {\n  int lane = threadIdx.x % 32;\n  if (lane == 31) out[0] = 1;\n}\n",
-     3, "`lane == 31`"),
+    ("__global__ void k(int *out) {\n  int lane = threadIdx.x % 32;\n  if (lane == 31) out[0] = __any(1);\n}\n",
+     3, "`lane == 31` (the last lane of 32)"),
     ("__global__ void k(float *out, float v) {\n  float s = 0.f;\n"
-     "  for (int i = 0; i <= 31; ++i) s += __shfl_sync(0xffffffff, v, i);\n  out[0] = s;\n}\n", 3, "`i <= 31`"),
-    ("__global__ void k(float *out, int idx) {\n  int l = idx % 32;\n  if (l == 31) out[0] = 1.f;\n}\n",
-     3, "`l == 31`"),
+     "  for (int i = 0; i <= 31; ++i) s += __shfl(v, i) * __any(s > 0.f);\n  out[0] = s;\n}\n",
+     3, "`i <= 31` (a loop over 32 lanes)"),
+    ("__global__ void k(float *out) {\n  int l = (blockIdx.x * blockDim.x + threadIdx.x) & 31;\n"
+     "  if (l == 31) out[0] = __all(1);\n}\n", 3, "`l == 31` (the last lane of 32)"),
 ])
-def test_lane_comparisons_pass_the_text_precheck(code, line, text):
+def test_lane_31_and_lane_loops_are_members_of_the_lane_group(code, line, text):
     assert [(f.line, f.message.split(" assumes")[0]) for f in lint(code, select=("ROC204",))
             if f.line == line] == [(line, text)]
 
 
 def test_a_return_type_named_device_does_not_make_a_host_function_device_code():
     template = ("#define WARP_SIZE 32\nstruct {T} {{ int n; }};\n"
-                "__global__ void k(int *out) {{ out[threadIdx.x % WARP_SIZE] = 1; }}\n"
+                "__global__ void k(int *out) {{ out[threadIdx.x / WARP_SIZE] = __any(1); }}\n"
                 "{T} make_buffer(int n) {{ {T} b{{n * WARP_SIZE}}; return b; }}\n")
     messages = [[f.message for f in lint(template.format(T=name), select=("ROC204",))]
                 for name in ("Buffer", "DeviceBuffer")]
-    assert messages[0] == messages[1] and "host code reads it" in messages[0][0]
+    assert messages[0] == messages[1] and "host code reads it (line 4)" in messages[0][0]
 
 
 def test_a_tile_size_macro_counts_as_its_amd_value():
-    """`tiled_partition<TILE>` with TILE 64 on AMD names no 32-thread group there."""
+    """`tiled_partition<TILE>` with TILE 64 on AMD makes wave-sized groups there."""
     code = ("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
             "#ifdef __HIP_PLATFORM_AMD__\n#define TILE 64\n#else\n#define TILE 32\n#endif\n"
             "__global__ void k(int *out) {\n  auto tile = cg::tiled_partition<TILE>(cg::this_thread_block());\n"

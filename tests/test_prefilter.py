@@ -37,6 +37,6 @@ def test_gpu_markers_gate_warp_size_arithmetic():
     settings = Settings(select=("ROC204",))
     rules = active_rules(settings, "cpp")
     host = b"inline int word_of(int bit) { return bit / 32; }\nint lanes(int tid) { return tid % 32; }\n"
-    device = b"__device__ int lane_of() { return threadIdx.x % 32; }\n"
+    device = b"__device__ int lane_of() { return threadIdx.x % 32 + __popcll(__ballot(1)); }\n"
     assert analyse_buffer("host.h", host, "cpp", settings, rules) == []
     assert [f.code for f in analyse_buffer("k.cu", device, "cpp", settings, rules)] == ["ROC204"]

@@ -117,7 +117,7 @@ class WaveSizeMismatch(Rule):
                 continue
             fact = verdict.fact
             fix = None
-            if verdict.kind == "mismatch" and fact.wave_edit is not None:
+            if verdict.kind == "mismatch" and verdict.fixable and fact.wave_edit is not None:
                 span, content = fact.wave_edit
                 node = ctx.node_at(fact.span)
                 fix = build_fix(ctx, node, [Edit(span, content)], "make the 32-lane group explicit (width 32)",

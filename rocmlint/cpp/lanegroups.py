@@ -285,14 +285,14 @@ class FileLanes:
             return []
         out = [f"lane groups of `{function.name}` (line {self.ctx.line_of(function.start) + 1}):"]
         for fact in function.facts:
-            out.append(f"  {fact.size:>4}: {fact.what} (line {fact.line + 1}: `{fact.text}`)")
+            out.append(f"  {fact.size:>4}: {fact.what} (line {fact.line + 1}: `{fact.code}`)")
         for context in self.contexts_of.get(id(function), []):
             verdict = "consistent" if context.consistent else "INCONSISTENT"
             sizes = sorted({f.size for f in context.facts()})
             out.append(f"  in `{context.root.name}` and what it calls: {verdict} (sizes: {', '.join(sizes) or 'none'})")
             if not context.consistent:
                 for fact in (context.mismatches or context.wave_structure)[:3]:
-                    out.append(f"    wave-wide: {fact.what} ({fact.function}, line {fact.line + 1}: `{fact.text}`)")
+                    out.append(f"    wave-wide: {fact.what} ({fact.function}, {fact.where()})")
         return out
 
 
@@ -313,6 +313,13 @@ class LaneVerdict:
     context: Context
     kind: str
 
+    @property
+    def fixable(self) -> bool:
+        """A mismatch's fix (width 32) makes the 32-lane group explicit; where the kernel's
+        32-lane members are moving to the wavefront instead (it has wave-wide structure),
+        that fix would pull the other way: none is offered."""
+        return self.kind != "mismatch" or not self.context.wave_structure
+
     def message(self) -> str:
         fact, context = self.fact, self.context
         if self.kind == "member":
@@ -330,7 +337,7 @@ class LaneVerdict:
 
 
 _WAVE_WIDE_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask|__lane_id|\bwarpSize\b"
-                             rb'|#\s*include\s*"')
+                             rb'|tiled_partition|thread_block_tile|#\s*include\s*"')
 
 
 def needs_lane_model(ctx: "CppContext") -> bool:
@@ -504,9 +511,15 @@ class _Extractor:
         if body is None:
             return None
         for m in _TILE.finditer(ctx.source, node.start_byte, node.end_byte):
-            if _value_size(ctx, m.group(1).decode()) == G32:
+            if ctx.nvidia_only(m.start()):
+                continue
+            tile = m.group(1).decode()
+            value = tile if tile.isdigit() else constant_value(ctx, tile) or ""
+            if value == "32":
                 self.out.explicit_group_32 = True
                 self._add(G32, "tile", Span(m.start(), m.end()), "a cooperative-groups tile of 32")
+            elif value == "64" or "warpSize" in value:
+                self._add(WAVE, "tile", Span(m.start(), m.end()), f"a cooperative-groups tile of {value}")
         self._classify_variables(body)
         # the whole definition but its signature: a constructor's initialiser list counts
         declarator = node.child_by_field_name("declarator")
@@ -700,7 +713,7 @@ class _Extractor:
             return
         edit = (Span(node.start_byte + ctx.node_text(node).find(operator), right.end_byte), "< warpSize") \
             if size == G32 else None
-        self._add(size, "loop", Span(right.start_byte, right.end_byte), f"a loop over {bound if size == G32 else 'all'} lanes",
+        self._add(size, "loop", Span(right.start_byte, right.end_byte), f"a loop over {'32' if size == G32 else 'all'} lanes",
                   wave_edit=edit, constant=bound if not bound.isdigit() else "")
 
     def _assignment(self, node) -> None:
@@ -863,12 +876,29 @@ class _Extractor:
             self._add(WAVE, "broadcast", span, f"`{name}` from lane {text} with no width",
                       wave_edit=self._width_edit(node, args), value_from=value_from)
             return
-        if self._per_32(source):
+        if self._per_32(source) or self._lane_loop_variable(source):
             self._add(WAVE, "source", span, f"`{name}` from a lane computed per 32 (`{text}`) with no width",
                       wave_edit=self._width_edit(node, args))
             return
         if self._source_of(source) == "wave-lane" or _WAVE_LANE_TEXT.search(text):
             self._add(WAVE, "index", span, "a shuffle from a lane of the whole wavefront")
+
+    def _lane_loop_variable(self, node) -> bool:
+        """The variable of an enclosing loop over 32 lanes (``for (i = 0; i < 32; ++i)``)."""
+        ctx = self.ctx
+        if node.type != "identifier":
+            return False
+        name = ctx.node_text(node)
+        loop = ctx.ancestor(node, {"for_statement"})
+        while loop is not None:
+            condition = loop.child_by_field_name("condition")
+            if condition is not None:
+                m = re.fullmatch(re.escape(name) + r"\s*(<=?)\s*(\w+)", ctx.node_text(condition).strip())
+                if m is not None and (_value_size(ctx, m.group(2)) == G32 if m.group(1) == "<"
+                                      else _value_size_31(ctx, m.group(2))):
+                    return True
+            loop = ctx.ancestor(loop, {"for_statement"})
+        return False
 
     def _per_32(self, node) -> bool:
         """An expression built from a per-32 lane or warp index."""

@@ -173,6 +173,11 @@ def _explain_cpp(ctx: "CppContext", line: int, out) -> None:
     print("#if stack:" if stack else "#if stack: none (not inside any #if)", file=out)
     for item in stack:
         print(f"  {item}", file=out)
+    from ..cpp.lanegroups import lane_groups, needs_lane_model
+
+    if needs_lane_model(ctx):
+        for item in lane_groups(ctx).explain(line):
+            print(item, file=out)
     model = ctx.model
     if model is not None:
         text = ctx.lines.line_text(line)
