@@ -177,8 +177,8 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cpp"
 def _final_fixed_fixtures() -> list[Path]:
     """Per fixture, the file `check --fix --unsafe-fixes` produces (unsafe-fixed, else fixed)."""
     chosen: dict[str, Path] = {}
-    for path in sorted(FIXTURES.glob("*.fixed.*")) + sorted(FIXTURES.glob("*.unsafe-fixed.*")):
-        chosen[path.name.split(".")[0]] = path
+    for path in sorted(FIXTURES.rglob("*.fixed.*")) + sorted(FIXTURES.rglob("*.unsafe-fixed.*")):
+        chosen[str(path.parent / path.name.split(".")[0])] = path
     return list(chosen.values())
 
 

@@ -260,7 +260,7 @@ class FileLanes:
                 # the 32-lane side is a helper other callers use consistently: this caller's
                 # wave-wide reads are what disagree
                 for fact in context.wave_structure:
-                    if fact.kind in ("read", "index") and fact.function == context.root.name:
+                    if fact.kind == "read" and fact.function == context.root.name:
                         add(LaneVerdict(fact, context, "wave-read"))
         return out
 

@@ -68,6 +68,14 @@ class Verdict {
                   static_cast<long long>(got), static_cast<long long>(want));
   }
 
+  // Floating-point results: equal within a relative tolerance.
+  void expect_near(const char* what, size_t index, float got, float want, float tolerance) {
+    const float scale = want < 0 ? -want : want;
+    const float diff = got > want ? got - want : want - got;
+    if (diff <= tolerance * (scale > 1.0f ? scale : 1.0f)) return;
+    if (++mismatches_ <= 5) std::printf("  mismatch %s[%zu]: got %g, want %g\n", what, index, got, want);
+  }
+
   int finish(int wave_size) const {
     std::printf("%s %s (%s, wave size %d)%s\n", mismatches_ ? "FAIL" : "PASS", test_,
                 ROCMLINT_VENDOR_NAME, wave_size, mismatches_ ? ": results differ from the CPU" : "");

@@ -1,0 +1,202 @@
+"""The lane-group model (rocmlint/cpp/lanegroups.py): what a kernel assumes about lanes,
+when its parts disagree, and that a fix leaves every lane group consistent."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rocmlint.config import Settings
+from rocmlint.cpp.context import CppContext
+from rocmlint.cpp.lanegroups import G32, WAVE, lane_groups
+from rocmlint.cpp.unifdef import undefine
+from rocmlint.engine import analyse_buffer, rules_for
+from rocmlint.fixers.cpp_gate import WAVE64_MACRO
+from rocmlint.model import Applicability
+from rocmlint.runner import fix_buffer
+
+SETTINGS = Settings()
+WAVE_RULES = ("ROC204", "ROC205", "ROC208")
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cpp"
+
+
+def model(code: str, path: str = "k.hip"):
+    return lane_groups(CppContext(path, code.encode(), SETTINGS))
+
+
+def lint(code: str, path: str = "k.hip", select=WAVE_RULES):
+    return analyse_buffer(path, code.encode(), "cpp", SETTINGS, rules_for(select, (), "cpp"))
+
+
+def fix(code: str, path: str = "k.hip") -> str:
+    return fix_buffer(code.encode(), "\n", path, "cpp", SETTINGS, rules_for(WAVE_RULES, (), "cpp"),
+                      unsafe=True).buffer.decode()
+
+
+LOGICAL_WARP = (
+    "#include <hip/hip_runtime.h>\n"
+    "__device__ float warp_sum(float v) {\n"
+    "  for (int o = 16; o > 0; o >>= 1) v += __shfl_down(v, o);\n"
+    "  return v;\n"
+    "}\n"
+    "__global__ void block_sum(const float* x, float* out) {\n"
+    "  __shared__ float partial[32];\n"
+    "  const int lane = threadIdx.x % 32;\n"
+    "  const int warp = threadIdx.x / 32;\n"
+    "  float v = warp_sum(x[blockIdx.x * blockDim.x + threadIdx.x]);\n"
+    "  if (lane == 0) partial[warp] = v;\n"
+    "  __syncthreads();\n"
+    "  if (warp == 0) {\n"
+    "    v = lane < blockDim.x / 32 ? partial[lane] : 0.f;\n"
+    "    v = warp_sum(v);\n"
+    "    if (lane == 0) out[blockIdx.x] = v;\n"
+    "  }\n"
+    "}\n"
+)
+
+
+def test_a_logical_32_lane_warp_is_consistent_and_silent():
+    """Indices, warps per block and reductions all per 32 lanes: on a 64-lane wavefront
+    lanes 0 and 32 each hold their own group's sum and write their own slot."""
+    lanes = model(LOGICAL_WARP)
+    sizes = {fact.size for function in lanes.functions for fact in function.facts}
+    assert sizes == {G32}
+    assert all(context.consistent for context in lanes.contexts) and lanes.verdicts == []
+    assert lint(LOGICAL_WARP) == []
+
+
+def test_one_wave_wide_vote_makes_the_same_kernel_inconsistent_and_moves_every_member():
+    voting = LOGICAL_WARP.replace("  if (lane == 0) partial[warp] = v;\n",
+                                  "  if (lane == 0) partial[warp] = v + __popcll(__ballot(v > 0.f));\n")
+    found = {(f.code, f.line) for f in lint(voting)}
+    # every 32-lane member of the kernel and of the helper it calls
+    assert found == {("ROC204", 8), ("ROC204", 9), ("ROC204", 14), ("ROC205", 3)}
+    fixed = fix(voting)
+    assert "threadIdx.x % warpSize" in fixed and "threadIdx.x / warpSize" in fixed
+    assert "blockDim.x / warpSize" in fixed and "o = warpSize / 2" in fixed  # never / 32 beside / warpSize
+    assert lint(fixed) == [] and " 32;" not in fixed.split("partial[32];")[1]
+
+
+def test_a_member_without_a_mechanical_form_leaves_the_whole_group_display_only():
+    unrolled = ("#include <hip/hip_runtime.h>\n"
+                "__global__ void k(const float* x, float* out) {\n"
+                "  const int lane = threadIdx.x & 31;\n"
+                "  float v = x[threadIdx.x];\n"
+                "  v += __shfl_down(v, 16);\n  v += __shfl_down(v, 8);\n  v += __shfl_down(v, 4);\n"
+                "  v += __shfl_down(v, 2);\n  v += __shfl_down(v, 1);\n"
+                "  if (lane == 0) out[threadIdx.x / 32] = v + __any(v > 0.f);\n"
+                "}\n")
+    found = lint(unrolled)
+    assert {(f.code, f.line) for f in found} == {("ROC204", 3), ("ROC204", 10), ("ROC205", 5)}
+    assert all(f.fix is None for f in found)
+    assert fix(unrolled) == unrolled
+
+
+def test_a_helper_consistent_with_one_caller_is_not_blamed_for_another():
+    code = ("#include <hip/hip_runtime.h>\n"
+            "__device__ float half_sum(float v) {\n"
+            "  for (int o = 16; o > 0; o >>= 1) v += __shfl_down(v, o);\n"
+            "  return v;\n"
+            "}\n"
+            "__global__ void rows(const float* x, float* out) {\n"
+            "  const int lane = threadIdx.x & 31;\n"
+            "  const float v = half_sum(x[threadIdx.x]);\n"
+            "  if (lane == 0) out[threadIdx.x >> 5] = v;\n"
+            "}\n"
+            "__global__ void waves(const float* x, float* out) {\n"
+            "  const float v = half_sum(x[threadIdx.x]);\n"
+            "  if (threadIdx.x % warpSize == 0) atomicAdd(out, v);\n"
+            "}\n")
+    found = lint(code)
+    assert [(f.code, f.line) for f in found] == [("ROC208", 13)]
+    assert "half_sum" in found[0].message and "reads the whole wavefront's result" in found[0].message
+
+
+def test_branches_that_choose_by_wave_size_are_not_judged():
+    code = ("#include <hip/hip_runtime.h>\n"
+            "template <int width>\n"
+            "__device__ int all_of(int x) {\n"
+            "  if (width == warpSize) {\n"
+            "    return __all(x);\n"
+            "  }\n"
+            "  for (int o = width / 2; o > 0; o >>= 1) x = __shfl_xor(x, o, width) && x;\n"
+            "  return x;\n"
+            "}\n"
+            "__global__ void k(const int* x, int* out) {\n"
+            "  const int lane = threadIdx.x % 32;\n"
+            "  const int ok = all_of<32>(x[threadIdx.x]);\n"
+            "  if (lane == 0) out[threadIdx.x / 32] = ok;\n"
+            "}\n")
+    assert lint(code) == []
+    branch = model(code).functions[0]
+    assert not [fact for fact in branch.facts if fact.kind == "vote"]
+
+
+def test_data_layout_inside_a_wavefront_is_not_a_lane_group():
+    code = ("#include <hip/hip_runtime.h>\n"
+            "__global__ void store(const float* acc, float* c, int ldc) {\n"
+            "  const int lane = __lane_id();\n"
+            "  const int col = lane % 32;\n"
+            "  const int half = lane / 32;\n"
+            "  c[half * ldc + col] = acc[lane] + __any(acc[lane] > 0.f);\n"
+            "}\n")
+    assert lint(code) == []
+    facts = [(fact.size, fact.kind) for fact in model(code).functions[0].facts]
+    assert (G32, "index") not in facts and (WAVE, "vote") in facts
+
+
+def test_a_wave_size_picked_in_the_device_pass_and_read_by_the_host():
+    code = ("#include <hip/hip_runtime.h>\n"
+            "#if defined(__GFX9__)\n#define TILE_WARP 64\n#else\n#define TILE_WARP 32\n#endif\n"
+            "__global__ void k(int* o) { o[threadIdx.x] = threadIdx.x % TILE_WARP; }\n"
+            "void launch(int* o, hipStream_t s) { k<<<1, 4 * TILE_WARP, 0, s>>>(o); }\n")
+    found = lint(code)
+    assert [(f.code, f.line) for f in found] == [("ROC208", 8)]
+    assert "only the device pass" in found[0].message and found[0].fix is None
+
+
+def test_explain_lists_the_facts_of_the_function_and_its_verdict():
+    voting = LOGICAL_WARP.replace("  if (lane == 0) partial[warp] = v;\n",
+                                  "  if (lane == 0) partial[warp] = v + __popcll(__ballot(v > 0.f));\n")
+    lines = model(voting).explain(7)
+    assert lines[0] == "lane groups of `block_sum` (line 6):"
+    assert "    32: lane index for 32-lane groups (line 8: `threadIdx.x % 32`)" in lines
+    assert "  wave: `__ballot` (line 11: `__ballot(v > 0.f)`)" in lines
+    assert any("in `block_sum` and what it calls: INCONSISTENT" in line for line in lines)
+
+
+def _unsafe_fixed_fixtures() -> list[Path]:
+    return sorted(FIXTURES.rglob("*.unsafe-fixed.*"))
+
+
+def _source_of(fixed: Path) -> Path:
+    return fixed.with_name(fixed.name.replace(".unsafe-fixed", ""))
+
+
+@pytest.mark.parametrize("fixed", _unsafe_fixed_fixtures(), ids=lambda p: p.relative_to(FIXTURES).as_posix())
+def test_after_the_fix_every_lane_group_of_the_amd_build_is_consistent(fixed):
+    """Every member of a group changed, or none: what the AMD build compiles of each fixed
+    fixture (NVIDIA-only #else branches and wave-size-chosen branches aside) holds no
+    disagreement but those the original reported without a fix."""
+    source = _source_of(fixed)
+    unfixed = {f.source_line.strip() for f in lint(source.read_text(), str(source)) if f.fix is None}
+    ctx = CppContext(str(source), fixed.read_bytes(), SETTINGS)
+    left = [v for v in lane_groups(ctx).verdicts if v.fact.text not in unfixed]
+    assert left == [], [(v.fact.line + 1, v.kind, v.fact.what) for v in left]
+
+
+def test_fixes_never_choose_a_wave_size_by_a_deprecated_macro_or_a_bare_64():
+    """A 64 a fix writes stands only in a branch chosen by ``__GFX9__`` (wave64 targets), or
+    in ``__launch_bounds__``, an upper bound where the largest wavefront is the right one."""
+    import re
+
+    for fixed in _unsafe_fixed_fixtures():
+        source = _source_of(fixed)
+        before = set(source.read_text().splitlines())
+        ctx = CppContext(str(source), fixed.read_bytes(), SETTINGS)
+        for number, line in enumerate(fixed.read_text().splitlines()):
+            if line in before:
+                continue
+            assert "__AMDGCN_WAVEFRONT_SIZE" not in line, fixed.name
+            if re.search(r"(?<![\w.])64\b", line.split("//")[0]) and "__launch_bounds__" not in line:
+                assert ctx.pp.wave_size_aware(number), f"{fixed.name}:{number + 1}: {line}"
