@@ -1,7 +1,6 @@
 """ROC301-ROC303 read the text and the #if stack only; wave-size design rules in AMD-only code."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -9,7 +8,6 @@ from rocmlint.config import Settings
 from rocmlint.cpp.lexical import NonCode
 from rocmlint.cpp.ptx import is_ptx, read_asm
 from rocmlint.engine import analyse_buffer, rules_for
-from rocmlint.project import Project, activate
 
 SETTINGS = Settings()
 

@@ -9,10 +9,7 @@ import pytest
 from rocmlint.config import Settings
 from rocmlint.cpp.context import CppContext
 from rocmlint.cpp.lanegroups import G32, WAVE, lane_groups
-from rocmlint.cpp.unifdef import undefine
 from rocmlint.engine import analyse_buffer, rules_for
-from rocmlint.fixers.cpp_gate import WAVE64_MACRO
-from rocmlint.model import Applicability
 from rocmlint.runner import fix_buffer
 
 SETTINGS = Settings()

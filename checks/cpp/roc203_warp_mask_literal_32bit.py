@@ -140,8 +140,13 @@ class WarpMaskLiteral32Bit(Rule):
                     elif name == "__syncwarp":
                         fix = build_fix(ctx, call, [Edit(ctx.node_span(call), "__builtin_amdgcn_wave_barrier()")],
                                         "use a wave barrier", Applicability.SAFE)
-                    ctx.report(ctx.node_span(use), f"32-bit mask {origin} passed to `{name}`: HIP's *_sync "
-                               "take a 64-bit mask and a wave64 has 64 lanes", fix)
+                    if re.search(r"[lL]{2}\b", origin):  # 0xffffffffull: compiles, names half the wave
+                        message = (f"mask {origin} passed to `{name}` names lanes 0-31 only: on a 64-lane "
+                                   "wavefront lanes 32-63 call it outside their own mask (HIP traps in debug builds)")
+                    else:
+                        message = (f"32-bit mask {origin} passed to `{name}`: HIP's *_sync take a 64-bit mask and "
+                                   "a wave64 has 64 lanes")
+                    ctx.report(ctx.node_span(use), message, fix)
                 elif parent is not None and parent.type == "binary_expression" and \
                         ctx.node_text(parent.child_by_field_name("operator")) in ("==", "!="):
                     other = parent.child_by_field_name("left")

@@ -197,14 +197,14 @@ class WarpSizeHardcoded(Rule):
         their lane-group size. Its uses move with their kernels' fix (to ``warpSize``, where
         they stand); the constant keeps 32 for what else reads it (host launch sizes, bits of
         a word), so its own finding carries no edit."""
-        from rocmlint.cpp.constant_uses import constant_uses
+        from rocmlint.cpp.constant_uses import host_uses
 
         lines = sorted({fact.line + 1 for fact in uses})
         shown = ", ".join(str(n) for n in lines[:4]) + (", ..." if len(lines) > 4 else "")
         message = (f"warp-size constant `{name}` is 32, and kernels that also work on the whole wavefront use it "
                    f"as their lane-group size (line{'s' if len(lines) > 1 else ''} {shown}): those uses move to "
                    "warpSize with their kernel")
-        host = constant_uses(ctx, name, ctx.line_of(span.start)).host
+        host = host_uses(ctx, name, ctx.line_of(span.start))
         if host:
             message += (f"; host code reads it (line {ctx.line_no(host[0])}): size launches from "
                         "hipDeviceAttributeWarpSize at run time, never from a device-only value")

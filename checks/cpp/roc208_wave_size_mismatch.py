@@ -127,17 +127,17 @@ class WaveSizeMismatch(Rule):
     @staticmethod
     def _host_device(ctx) -> None:
         """A wave-size value chosen by a device-only macro, read by host code."""
-        from rocmlint.cpp.constant_uses import constant_uses
+        from rocmlint.cpp.constant_uses import host_uses
         from rocmlint.cpp.lanegroups import wave_dependent_macros
 
         for name, where in wave_dependent_macros(ctx).items():
             pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
             if pattern.search(ctx.source) is None:
                 continue
-            uses = constant_uses(ctx, name, -1)
-            if not uses.host:
+            uses = host_uses(ctx, name, -1)
+            if not uses:
                 continue
-            use = uses.host[0]
+            use = uses[0]
             ctx.report(Span(use.start_byte, use.end_byte),
                        f"host code reads `{name}`, which {where} picks by a macro only the device pass "
                        "defines: the host pass sees the other value (32 on gfx9, whose device code sees 64); "

@@ -1,23 +1,15 @@
-"""What a constant equal to 32 stands for, judged by its name and by each of its uses.
+"""What a constant equal to 32 stands for, by its name, and which of its uses host code reads.
 
-A 32 may be the warp size, a tile or data size (``M_Warp_Tile``, ``threads_per_row``), or
-the bits of a word (``1 << (WS - 1)``). Each use of the name in the AMD build is classed:
-
-- ``lane``: lane/warp arithmetic (``threadIdx.x % WS``, ``i += WS``, a shuffle width);
-- ``word``: a shift amount (``1 << (WS - 1)``, ``(1 << (WS / 2)) - 1``);
-- ``host``: read by host code (a launch configuration, a host or ``__host__ __device__``
-  function, or a file-scope constant derived from it that such code reads);
-- ``other``: anything else (array bounds, loop bounds of data).
-
-Fixes follow from the classes: a value host code reads never depends on a device-only
-macro, and a constant with lane and word uses is split, never redefined.
+A 32 may be the warp size (``kWarpSize``, ``WS``), or a tile or data size (``M_Warp_Tile``,
+``threads_per_row``): ``name_says`` reads the name. How each use serves a lane group is the
+lane-group model's business (``lanegroups.py``); this module says where host code reads a
+name (a launch configuration, a host or ``__host__ __device__`` function, or a file-scope
+constant derived from it that such code reads), so that no fix hands the host a value only
+the device pass has.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-
-from .dataflow import flow_for
 
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # Name words that make a 32 a warp size, and those that make it a tile, data or word size.
@@ -36,10 +28,6 @@ DATA_WORDS = frozenset({
 TILE_WORDS = frozenset({"tile", "tiles", "rows", "row", "cols", "col", "columns", "dim", "shape", "mma", "mfma",
                         "wmma", "i", "j", "k", "m", "n"})
 _COUNT_PREFIXES = frozenset({"num", "n", "max", "total"})  # NumThreadsPerWarp: threads per warp
-WARP_COMMENT = re.compile(r"(?i)//.*\b(?:warp|wave|lanes?)\b|/\*.*\b(?:warp|wave|lanes?)\b")
-_SHIFTS = frozenset({"<<", ">>", "<<=", ">>="})
-_LANE_OPERATORS = frozenset({"%", "/", "&"})
-_LOOP_COMPARE = frozenset({"<", "<=", "!=", ">", ">="})
 _DEVICE_ONLY = re.compile(r"\b__global__\b|\b__device__\b")
 _HOST = re.compile(r"\b__host__\b")
 _DEVICE_MACRO = re.compile(r"\b[A-Z0-9_]*DEVICE[A-Z0-9_]*\b")
@@ -78,95 +66,18 @@ def name_says(name: str) -> str | None:
     return None
 
 
-@dataclass
-class ConstantUses:
-    lane: list = field(default_factory=list)
-    word: list = field(default_factory=list)
-    host: list = field(default_factory=list)
-    other: list = field(default_factory=list)
-
-    def first_host_line(self, ctx) -> int:
-        return ctx.line_no(self.host[0])
-
-
-def constant_uses(ctx, name: str, definition_line: int, _depth: int = 0) -> ConstantUses:
-    """The uses of ``name`` the AMD build compiles (the definition line excluded), classed."""
-    key = ("constant-uses", name, definition_line, _depth)  # a deeper query follows fewer derived names
+def host_uses(ctx, name: str, definition_line: int, _depth: int = 0) -> list:
+    """The uses of ``name`` the AMD build compiles that host code reads (the definition
+    line excluded), in file order."""
+    key = ("host-uses", name, definition_line, _depth)  # a deeper query follows fewer derived names
     cached = ctx.cache.get(key)
     if cached is not None:
         return cached
-    uses = ConstantUses()
-    for use in ctx.identifiers(ctx.root, name):
-        line = ctx.line_of(use.start_byte)
-        if line == definition_line or ctx.pp.nvidia_only(line):
-            continue
-        kind = classify_use(ctx, use, _depth)
-        getattr(uses, kind).append(use)
+    uses = [use for use in ctx.identifiers(ctx.root, name)
+            if ctx.line_of(use.start_byte) != definition_line and not ctx.pp.nvidia_only(ctx.line_of(use.start_byte))
+            and reads_on_host(ctx, use, _depth)]
     ctx.cache[key] = uses
     return uses
-
-
-def classify_use(ctx, use, depth: int = 0) -> str:
-    if reads_on_host(ctx, use, depth):
-        return "host"
-    role = _role(use)
-    parent = role.parent
-    if parent is None:
-        return "other"
-    if parent.type == "argument_list" and parent.parent is not None:
-        from .wavesize import shuffle_operands
-
-        return "lane" if shuffle_operands(ctx, parent.parent) is not None else "other"
-    if parent.type not in ("binary_expression", "assignment_expression"):
-        return "other"
-    operator = ctx.node_text(parent.child_by_field_name("operator"))
-    left, right = parent.child_by_field_name("left"), parent.child_by_field_name("right")
-    if operator in _SHIFTS:
-        return "word" if right == role else "other"
-    if right != role:
-        return "other"
-    flow = flow_for(ctx, use)
-    if operator in _LANE_OPERATORS and flow.holds_index(left):
-        return "lane"
-    if operator == "+=" and _loop_update(ctx, parent):
-        return "lane"  # a stride over lanes: for (...; ...; i += WS)
-    if operator in _LOOP_COMPARE and _loop_condition(ctx, parent):
-        return "lane"  # a loop over the lanes of a warp: for (...; d < WS; ...)
-    if operator == "==" and flow.holds_index(left, lane_only=True):
-        return "lane"
-    return "other"
-
-
-def _role(use):
-    """The expression a use stands in: ``WS`` in ``(WS - 1)`` or ``WS / 2`` is that whole
-    expression (an off-by-one or a half is still the same kind of quantity)."""
-    node = use
-    while node.parent is not None:
-        parent = node.parent
-        if parent.type == "parenthesized_expression":
-            node = parent
-            continue
-        if parent.type == "binary_expression" and parent.child_by_field_name("left") == node:
-            op = parent.child_by_field_name("operator")
-            right = parent.child_by_field_name("right")
-            if op is not None and op.type in ("-", "/", "+", "*") and right is not None and \
-                    right.type == "number_literal":
-                node = parent
-                continue
-        break
-    return node
-
-
-def _loop_update(ctx, node) -> bool:
-    loop = ctx.ancestor(node, {"for_statement"})
-    update = loop.child_by_field_name("update") if loop is not None else None
-    return update is not None and update.start_byte <= node.start_byte and node.end_byte <= update.end_byte
-
-
-def _loop_condition(ctx, node) -> bool:
-    loop = ctx.ancestor(node, {"for_statement"})
-    condition = loop.child_by_field_name("condition") if loop is not None else None
-    return condition is not None and condition.start_byte <= node.start_byte and node.end_byte <= condition.end_byte
 
 
 def function_side(ctx, node) -> str | None:
@@ -206,18 +117,5 @@ def reads_on_host(ctx, use, depth: int = 0) -> bool:
         if declarator is not None:
             derived = declarator.child_by_field_name("declarator")
             if derived is not None and derived.type == "identifier":
-                uses = constant_uses(ctx, ctx.node_text(derived), ctx.line_of(derived.start_byte), depth + 1)
-                return bool(uses.host)
+                return bool(host_uses(ctx, ctx.node_text(derived), ctx.line_of(derived.start_byte), depth + 1))
     return False
-
-
-def means_warp_size(ctx, name: str, line: int, uses: ConstantUses) -> bool:
-    """Whether a constant equal to 32 stands for the warp size in the AMD build."""
-    said = name_says(name)
-    if said == "data":
-        return False
-    if said == "warp" or WARP_COMMENT.search(ctx.lines.line_text(line)):
-        # a warp-named constant whose every use counts bits is a word size (also what a
-        # split leaves behind)
-        return not (uses.word and not uses.lane and not uses.other and not uses.host)
-    return bool(uses.lane)
