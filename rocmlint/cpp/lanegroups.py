@@ -175,7 +175,7 @@ class FileLanes:
         # they join the callers' contexts; their own facts are reported where they stand.
         unresolved = {name for f in self.functions for name in f.calls} - set(by_name)
         if unresolved and depth < MAX_INCLUDE_DEPTH:
-            for included in _included_files(ctx, depth + 1):
+            for included in _included_files(ctx, depth + 1, unresolved):
                 for function in included.helpers(depth + 1):
                     if function.name in unresolved:
                         by_name.setdefault(function.name, []).append(function)
@@ -336,6 +336,7 @@ class LaneVerdict:
                 "read the first group's lanes")
 
 
+_WAVE_OPERATION_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask")
 _WAVE_WIDE_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask|__lane_id|\bwarpSize\b"
                              rb'|tiled_partition|thread_block_tile|#\s*include\s*"')
 
@@ -416,9 +417,13 @@ def shuffle_wrappers(ctx, depth: int = 0) -> dict[str, ShuffleWrapper]:
 
 
 def _directives(ctx):
-    from .preprocessor import directives
+    """The file's directives (parsed once per context)."""
+    found = ctx.cache.get("directives")
+    if found is None:
+        from .preprocessor import directives
 
-    return directives(ctx.source)
+        found = ctx.cache["directives"] = directives(ctx.source) if b"__shfl" in ctx.source else []
+    return found
 
 
 _INCLUDED: dict[tuple[str, int, int], "CppContext"] = {}
@@ -466,10 +471,14 @@ def included_contexts(ctx) -> list["CppContext"]:
     return found
 
 
-def _included_files(ctx, depth: int) -> list["FileLanes"]:
-    """The lane models of the files this one includes with quotes, for helpers it calls."""
+def _included_files(ctx, depth: int, names: set[str]) -> list["FileLanes"]:
+    """The lane models of the files this one includes with quotes that define one of the
+    helpers ``names`` and hold a shuffle or a vote (the others cannot change a verdict)."""
     out = []
+    wanted = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\s*\(")
     for included in included_contexts(ctx):
+        if _WAVE_OPERATION_TEXT.search(included.source) is None or wanted.search(included.source) is None:
+            continue
         lanes = included.cache.get("lane-groups")
         if lanes is None:
             lanes = included.cache["lane-groups"] = FileLanes(included, depth, os.path.basename(included.path))
@@ -525,7 +534,7 @@ class _Extractor:
         declarator = node.child_by_field_name("declarator")
         signature = (declarator.start_byte, declarator.end_byte) if declarator is not None else (0, 0)
         for item in ctx.descendants(node, {"binary_expression", "assignment_expression", "call_expression"}):
-            if signature[0] <= item.start_byte < signature[1] or self._skipped(item.start_byte):
+            if signature[0] <= item.start_byte < signature[1]:
                 continue
             if item.type == "call_expression":
                 self._call(item)
@@ -539,27 +548,32 @@ class _Extractor:
     def _skipped(self, offset: int) -> bool:
         ctx = self.ctx
         return ctx.nvidia_only(offset) or ctx.wave_size_aware(offset) or not ctx.in_code(offset) \
-            or self._selected_branch(offset)
+            or any(start <= offset < end for start, end in self._selected_branches)
 
-    def _selected_branch(self, offset: int) -> bool:
-        """Inside a branch chosen by the wave size (``if (warpSize == 64)``, ``if (width ==
+    @cached_property
+    def _selected_branches(self) -> list[tuple[int, int]]:
+        """Branches chosen by the wave size (``if (warpSize == 64)``, ``if (width ==
         physical_warp_size())``, ``if constexpr (kWave == 64)``): code that already picks by
-        wave size. Or inside ``if (blockDim.x == 32)``: code about a 32-thread block."""
+        wave size. And ``if (blockDim.x == 32)``: code about a 32-thread block."""
         ctx = self.ctx
-        node = ctx.root.named_descendant_for_byte_range(offset, offset)
-        while node is not None and node.start_byte >= self.node.start_byte:
-            if node.type in ("if_statement", "conditional_expression"):
-                condition = node.child_by_field_name("condition")
-                if condition is not None and not (condition.start_byte <= offset < condition.end_byte):
-                    text = ctx.source[condition.start_byte:condition.end_byte]
-                    if _BLOCK_OF_32.fullmatch(re.sub(rb"\s+", b"", text)) or _selects_wave_size(text):
-                        return True
-            node = node.parent
-        return False
+        text = ctx.source[self.node.start_byte:self.node.end_byte]
+        if _WAVE_SIZE_TERM.search(text) is None and b"blockDim" not in text:
+            return []
+        out = []
+        for node in ctx.descendants(self.node, {"if_statement", "conditional_expression"}):
+            condition = node.child_by_field_name("condition")
+            if condition is None:
+                continue
+            words = ctx.source[condition.start_byte:condition.end_byte]
+            if _BLOCK_OF_32.fullmatch(re.sub(rb"\s+", b"", words)) or _selects_wave_size(words):
+                out.append((condition.end_byte, node.end_byte))
+        return out
 
     def _add(self, size: str, kind: str, span: Span, what: str, *, wave_edit=None, constant: str = "",
-             last_lane: Span | None = None, value_from: str = "") -> Fact:
+             last_lane: Span | None = None, value_from: str = "") -> Fact | None:
         ctx = self.ctx
+        if self._skipped(span.start):
+            return None
         line = ctx.line_of(span.start)
         text = ctx.lines.line_text(line).strip()
         node = ctx.root.named_descendant_for_byte_range(span.start, span.end)
@@ -785,7 +799,7 @@ class _Extractor:
             return
         kind = SHUFFLE_KINDS.get(name)
         if kind is None:
-            if name:
+            if name and not self._skipped(node.start_byte):  # a call the AMD build makes here
                 self.out.calls.add(name.split("::")[-1].split("<")[0])
             return
         value_index = 1 if name.endswith("_sync") else 0
