@@ -281,6 +281,7 @@ class FileResult:
     deferred: bool = False
     summaries: dict | None = None
     parts_used: tuple[str, ...] = ()  # the project model parts its analysis asked (cache key)
+    includes: tuple[str, ...] = ()  # C-family: the names its #include lines give (discovery)
 
 
 def lint_source(path: Path, display: str, settings: Settings) -> tuple[SourceFile | None, list[Finding]]:

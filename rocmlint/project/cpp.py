@@ -481,7 +481,10 @@ class _Inputs:
 
     def __init__(self, project: "Project", location: str, database: CompileDatabase | None) -> None:
         self.root = os.path.abspath(str(project.root))
-        self.stats, self.build_stats = scan(self.root)
+        settings = project.settings
+        configured = frozenset("." + suffix for suffix, language in (settings.extension if settings else ())
+                               if language == "cpp")
+        self.stats, self.build_stats = scan(self.root, configured)
         self.build_texts = read_build_files(self.root, self.build_stats)
         self.helpers = setup_helpers(self.root, self.build_texts)  # helper -> its setup.py's folder
         helper_stats = {}

@@ -71,9 +71,12 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
     from ..suppress import is_suppressed, suppressed_codes
     from . import active
 
-    language = language_for(path, sniff=True)
+    language = language_for(path, sniff=True, extensions=settings.extensions)
     if language is None:
-        print(f"rocmlint: error: {path}: not a Python or C++/CUDA/HIP file", file=sys.stderr)
+        from ..discovery import unread_warning
+
+        print(f"rocmlint: error: {path}: not a Python or C++/CUDA/HIP file "
+              f"({unread_warning(path).partition('; ')[2]})", file=sys.stderr)
         return 2
     try:
         from pathlib import Path
