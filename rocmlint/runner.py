@@ -67,10 +67,11 @@ def crashed(job: Job, summary: str, details: str = "") -> FileResult:
 def _run_job(job: Job) -> FileResult:
     project = active_project()
     if project is not None:
-        project.used.clear()
+        project.begin_file()
     result = _read_and_analyse(job, project)
     if project is not None:
         result.parts_used = tuple(sorted(project.used))
+        result.facts = tuple(project.facts)
     return result
 
 
@@ -423,6 +424,9 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
                 cached = cache.lookup(target.path, key)  # a result no model fact went into
                 if cached is None and project is not None and cache.stored_key(target.path).startswith(key + MODEL_KEY):
                     cached = cache.lookup(target.path, key + MODEL_KEY + project.fingerprint_for(target.path, language))
+                if cached is not None and project is not None and not project.facts_hold(target.path,
+                                                                                         cache.facts(target.path)):
+                    cached = None  # another file's fact it read has changed
                 if cached is not None:
                     results.append(FileResult(path=target.path, display=target.display, findings=cached,
                                               includes=cache.includes(target.path)))
@@ -456,6 +460,6 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
                 if project is not None and language in result.parts_used and project.is_lazy(language):
                     key += MODEL_KEY + project.fingerprint_for(result.path, language)  # the facts it used
                 cache.store(result.path, key, result.content_hash, st.st_mtime_ns, st.st_size, result.findings,
-                            result.includes)
+                            result.includes, result.facts)
     results.extend(fresh)
     return results

@@ -120,10 +120,14 @@ def _project_file(ctx, header: str, angle: bool) -> bool:
     toolkit's. (A vendored CUB reached through ``<cub/...>`` is still CUDA-only.)"""
     if angle:
         return False
-    model = ctx.model
+    model, project = ctx.model, ctx.project
     if model is not None:
-        from rocmlint.project.cpp import model_resolve
-
-        rel = model.rel(ctx.path)
-        return rel is not None and model_resolve(model, rel, header) is not None
-    return os.path.isfile(os.path.join(os.path.dirname(ctx.path), header))
+        found = model.fact("cpp:include", header, ctx.path)
+        kind, key = "cpp:include", header
+    else:
+        key = os.path.abspath(os.path.join(os.path.dirname(ctx.path), header))
+        found = str(os.path.isfile(key))
+        kind = "file"
+    if project is not None:  # the cached result stands while the answer does
+        project.record(kind, key, found)
+    return bool(found) and found != "False"
