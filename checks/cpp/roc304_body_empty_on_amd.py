@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from rocmlint.cpp.markers import GPU_CODE_MARKERS
 from rocmlint.model import Span
@@ -17,7 +18,7 @@ _LIVE_KINDS = frozenset({"declaration", "return_statement"})
 
 @dataclass
 class _Empty:
-    function: object  # the function_definition node
+    function: Any  # the function_definition node
     dead: list  # the #if chains (preprocessor.Chain) holding its code
     why: str
 
@@ -144,7 +145,7 @@ def _empty_on_amd(ctx, function) -> _Empty | None:
     pp = ctx.pp
     first, last = body.start_point[0], body.end_point[0]
     dead_lines: list[int] = []
-    live_statements: dict[int, object] = {}
+    live_statements: dict[int, Any] = {}
     for line in range(first, last + 1):
         start, end = ctx.lines.line_start(line), ctx.lines.line_end(line)
         start, end = max(start, body.start_byte + 1 if line == first else start), min(end, body.end_byte - 1)
@@ -217,7 +218,8 @@ def _chains_holding(pp, lines: list[int]) -> list | None:
 
 def _parameters(declarator) -> list:
     params = declarator.child_by_field_name("parameters")
-    return [p for p in params.named_children if p.type in ("parameter_declaration", "optional_parameter_declaration")] \
+    return [p for p in params.named_children if p.type in ("parameter_declaration", "optional_parameter_declaration",
+                                                                 "variadic_parameter_declaration")] \
         if params is not None else []
 
 
@@ -225,7 +227,8 @@ def _parameter_name(node):
     while node is not None and node.type not in ("identifier",):
         node = node.child_by_field_name("declarator") or next(
             (c for c in node.named_children if c.type in ("identifier", "pointer_declarator", "reference_declarator",
-                                                          "array_declarator", "parenthesized_declarator")), None)
+                                                          "array_declarator", "parenthesized_declarator",
+                                                          "variadic_declarator")), None)
     return node
 
 

@@ -177,6 +177,7 @@ class Project:
     def facts_hold(self, path: Path, facts) -> bool:
         """Every recorded fact still has the value the result was computed with."""
         for kind, key, value in facts:
+            now: str | None
             if kind == "file":
                 now = str(os.path.isfile(key))
             else:

@@ -156,7 +156,7 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
             gate_lines = getattr(rule, "gate_lines", None)  # a rule whose finding rests on #if branches elsewhere
             for gate in gate_lines(ctx, finding) if gate_lines is not None else ():
                 print(f"    gate at {ctx.path}:{gate + 1}:", file=out)
-                for item in if_stack_lines(ctx, gate + 1):
+                for item in if_stack_lines(ctx, gate + 1):  # type: ignore[arg-type]  # a C++ rule's context
                     print(f"      {item}", file=out)
     print(f"  ({quiet} other rule(s): no match on this line)", file=out)
     return 0
