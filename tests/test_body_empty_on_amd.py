@@ -1,10 +1,7 @@
 """ROC304: `rocmlint explain` at a function empty on AMD shows its gates and their values."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from rocmlint.cli import main
+from test_cli import run_cli
 
 SOURCE = ("__device__ float4 mma_tile(const half* a, float4 c) {\n"
           "  float4 d = c;\n"
@@ -21,13 +18,7 @@ SOURCE = ("__device__ float4 mma_tile(const half* a, float4 c) {\n"
 def test_explain_shows_each_gate_and_its_value(tmp_path, capsys):
     (tmp_path / "rocmlint.toml").write_text('root = true\nnvidia-macros = ["NVIDIA_EXTRA_PATH"]\n')
     (tmp_path / "tile.cu").write_text(SOURCE)
-    old = Path.cwd()
-    os.chdir(tmp_path)
-    try:
-        code = main(["explain", "--no-cache", "tile.cu:1"])
-    finally:
-        os.chdir(old)
-    out = capsys.readouterr().out
+    code, out, _err = run_cli(["explain", "--no-cache", "tile.cu:1"], tmp_path, capsys)
     assert code == 0
     assert "ROC304 body-empty-on-amd: REPORTED" in out and "lines 3-5" in out
     assert "gate at tile.cu:3:" in out and "gate at tile.cu:6:" in out
@@ -39,10 +30,5 @@ def test_an_unknown_gate_is_not_proof(tmp_path, capsys):
     (tmp_path / "rocmlint.toml").write_text("root = true\n")
     (tmp_path / "tile.cu").write_text(SOURCE.replace("defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800",
                                                      "SOME_PROJECT_SWITCH"))
-    old = Path.cwd()
-    os.chdir(tmp_path)
-    try:
-        main(["check", "--no-cache", "--select", "ROC304", "tile.cu"])
-    finally:
-        os.chdir(old)
-    assert "All checks passed!" in capsys.readouterr().out  # the AMD build may take that branch
+    _code, out, _err = run_cli(["check", "--no-cache", "--select", "ROC304", "tile.cu"], tmp_path, capsys)
+    assert "All checks passed!" in out  # the AMD build may take that branch

@@ -12,12 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from rocmlint.cli import main
 from rocmlint.cpp import cuda_headers
 from rocmlint.cpp.cuda_headers import CUDA_HEADERS, counterpart, hipify_maps, lookup
 from rocmlint.project import tables
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "cpp" / "toolkit_includes.cuh"
+from test_cli import run_cli
+
+# In a folder of its own: the AMD view still names headers with no ROCm counterpart (reported,
+# never fixed), so the fixed-fixture build tests (fixtures/cpp/*) leave it out.
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "cpp" / "toolkit" / "toolkit_includes.cuh"
 
 
 def torch_include_map() -> dict[str, str]:
@@ -108,13 +111,8 @@ def test_every_entry_has_a_fixture_line_that_fires():
 
 
 def run_json(tmp_path: Path, capsys, *paths: str) -> list[dict]:
-    old = Path.cwd()
-    os.chdir(tmp_path)
-    try:
-        main(["--no-cache", "--select", "ROC303", "--output-format", "json", *paths])
-    finally:
-        os.chdir(old)
-    return json.loads(capsys.readouterr().out)
+    _code, out, _err = run_cli(["--no-cache", "--select", "ROC303", "--output-format", "json", *paths], tmp_path, capsys)
+    return json.loads(out)
 
 
 def test_messages_name_the_counterpart_or_say_there_is_none(tmp_path, capsys):

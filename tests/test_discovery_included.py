@@ -4,31 +4,19 @@ read is said to be unread, never passed over with "All checks passed!"."""
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
-from rocmlint.cli import main
 from rocmlint.config import ConfigError, ConfigResolver
 from rocmlint.discovery import discover
+
+from test_cli import run_cli
 
 REDUCE = ("__device__ inline float warp_sum(float x) {\n"
           "  for (int m = 1; m < 64; m <<= 1) x += __shfl_xor_sync(0xffffffff, x, m);\n"
           "  return x;\n}\n")
 KERNEL = ('#include "reduce_helpers.inc"\n'
           "__global__ void norm(float* y, const float* x) { y[threadIdx.x] = warp_sum(x[threadIdx.x]); }\n")
-
-
-def run_cli(args, cwd: Path, capsys):
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        code = main(list(args))
-    finally:
-        os.chdir(old)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

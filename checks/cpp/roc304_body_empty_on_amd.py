@@ -6,7 +6,7 @@ from typing import Any
 
 from rocmlint.cpp.markers import GPU_CODE_MARKERS
 from rocmlint.model import Span
-from rocmlint.rule import Example, Rule
+from rocmlint.rule import Rule
 
 _IDENT = re.compile(rb"[A-Za-z_]\w*")
 _VOID = re.compile(r"\bvoid\b")
