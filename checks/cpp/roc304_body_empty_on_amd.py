@@ -171,9 +171,11 @@ def _empty_on_amd(ctx, function) -> _Empty | None:
         return None  # some of the code has an AMD alternative
     returns = [s for s in live_statements.values() if s.type == "return_statement"]
     head = ctx.source[function.start_byte:declarator.start_byte].decode("utf-8", "replace")
-    returns_value = not (_VOID.search(head) and declarator.parent is not None and declarator.parent.type not in
-                         ("pointer_declarator", "reference_declarator"))
-    if returns_value and head.strip():
+    # constructors and destructors have no return type
+    returns_value = function.child_by_field_name("type") is not None and not (
+        _VOID.search(head) and declarator.parent is not None
+        and declarator.parent.type not in ("pointer_declarator", "reference_declarator"))
+    if returns_value:
         if not returns:
             return _Empty(function, chains, "on AMD it returns without setting a value")
         names = {m.group() for s in returns for m in _IDENT.finditer(ctx.source[s.start_byte:s.end_byte])}
