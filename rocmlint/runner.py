@@ -381,7 +381,7 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
     claim = getattr(targets, "claim_included", None)
     latest = results
     while claim is not None:
-        included = claim([(r.path, r.includes) for r in latest if r.includes])
+        included = claim((r.path, r.includes) for r in latest if r.includes)  # read only when files wait
         if not included:
             break
         latest = _run_targets(included, options)

@@ -159,7 +159,8 @@ def include_pattern() -> str:
 
 
 def literal_names() -> tuple[bytes, ...]:
-    """Strings one of which every match of ``include_pattern`` holds (the prefilter's)."""
-    keys = {h.cuda for h in CUDA_HEADERS}
+    """Strings one of which every match of ``include_pattern`` holds (the prefilter's): each
+    name after its opening ``<`` or ``"`` (a bare ``cuda/`` is in every ``ATen/cuda/`` path)."""
+    keys = {opening + h.cuda for h in CUDA_HEADERS for opening in '<"'}
     minimal = {k for k in keys if not any(o != k and o in k for o in keys)}
     return tuple(sorted(k.encode() for k in minimal))
