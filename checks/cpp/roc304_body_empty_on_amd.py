@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -91,7 +92,7 @@ class BodyEmptyOnAmd(Rule):
     def check(self, ctx) -> None:
         pp = ctx.pp
         dead = [chain for chain in pp.chains if pp.amd[chain.start] is not False
-                and all(branch.amd is False for branch in chain.branches)]
+                and all(branch.amd is False for branch in chain.branches) and not _unit_local(ctx, chain)]
         if not dead:
             return  # no parse: most files stop here
         found: dict[int, _Empty] = {}
@@ -119,6 +120,25 @@ class BodyEmptyOnAmd(Rule):
     def gate_lines(ctx, finding) -> list[int]:
         """0-based lines of the gates behind a finding (``rocmlint explain`` shows their values)."""
         return ctx.cache.get("ROC304-gates", {}).get(finding.span.start, [])
+
+
+def _unit_local(ctx, chain) -> bool:
+    """The chain is dead only through a macro another translation unit #defines (a .cu
+    defining ``SKIP_FP16_BITS`` before it includes a shared .inc): other units that
+    include this file do not define it, so the proof does not hold for them."""
+    model = ctx.model
+    if model is None:
+        return False
+    from rocmlint.project.summaries import SOURCE_EXTENSIONS
+
+    own = model.rel(ctx.path)
+    for branch in chain.branches:
+        for name in set(_IDENT.findall(branch.condition.encode())) - {b"defined"}:
+            fact = model.macro(name.decode(), ctx.path)
+            where = fact.evidence[0].where.rpartition(":")[0] if fact.state and fact.evidence else ""
+            if where and where != own and os.path.splitext(where)[1].lower() in SOURCE_EXTENSIONS:
+                return True
+    return False
 
 
 def _function_around(ctx, line: int):
