@@ -79,10 +79,21 @@ class Cache:
             self._holds[marker] = any(marker in entry[3] for entry in self.entries.values())
         return self._holds[marker]
 
+    def includes(self, path: Path) -> tuple[str, ...]:
+        """The include names stored with the entry of ``path`` (read after a hit)."""
+        entry = self.entries.get(str(path))
+        return tuple(entry[5]) if entry is not None and len(entry) > 5 else ()
+
+    def facts(self, path: Path) -> tuple[tuple[str, str, str], ...]:
+        """The outside facts the stored result of ``path`` read (``Project.record``)."""
+        entry = self.entries.get(str(path))
+        return tuple((k, key, v) for k, key, v in entry[6]) if entry is not None and len(entry) > 6 else ()
+
     def store(self, path: Path, settings_key: str, data_hash: str, mtime_ns: int, size: int,
-              findings: list[Finding]) -> None:
+              findings: list[Finding], includes: tuple[str, ...] = (),
+              facts: tuple[tuple[str, str, str], ...] = ()) -> None:
         self.entries[str(path)] = [mtime_ns, size, data_hash, settings_key,
-                                   [finding_to_dict(f) for f in findings]]
+                                   [finding_to_dict(f) for f in findings], list(includes), [list(f) for f in facts]]
         self.dirty = True
 
     def save(self) -> None:

@@ -170,6 +170,9 @@ def _cmd_check(args) -> int:
     # A text report counts fixes and never prints their edits: they need not be built.
     results = run(targets, mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache, jobs=args.jobs,
                   project=project, build_fixes=args.output_format != "text")
+    unread = targets.unread_named()
+    for warning in unread:  # never a silent "All checks passed!" for them
+        print(warning, file=sys.stderr)
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: f.sort_key())
     # Files rocmlint crashed on carry an ROC003 finding (so no format calls them clean) and
@@ -214,7 +217,7 @@ def _cmd_check(args) -> int:
             return EXIT_ERROR
         return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_CLEAN
 
-    _emit(args, findings, fixed, out)
+    _emit(args, findings, fixed, out, nothing_checked=bool(unread) and not results)
     if crashed:
         return EXIT_ERROR
     if refused:
@@ -235,7 +238,7 @@ def _project(paths: list[str], resolver, use_cache: bool = True, compile_command
     return project
 
 
-def _emit(args, findings, fixed, out) -> None:
+def _emit(args, findings, fixed, out, nothing_checked: bool = False) -> None:
     fmt = args.output_format
     if fmt == "json":
         from .output import json_format
@@ -257,7 +260,8 @@ def _emit(args, findings, fixed, out) -> None:
         if args.statistics and findings:
             text_output.write(out, ("\n" if rendered else "") + text_output.statistics(findings))
         if not args.quiet:
-            text_output.write(out, text_output.summary(findings, fixed, args.unsafe_fixes, colour=colour))
+            text_output.write(out, "No file checked.\n" if nothing_checked else
+                              text_output.summary(findings, fixed, args.unsafe_fixes, colour=colour))
 
 
 def _cmd_explain(args) -> int:

@@ -51,6 +51,9 @@ class Settings:
     # The ROCm build's compile_commands.json (or its folder), relative to config_dir.
     compile_commands: str = ""
     hipify: "str | bool" = "auto"  # "auto": read from build files
+    # ``extension = { inc = "cuda" }``: (suffix without the dot, language half) pairs, read
+    # before the built-in extensions (ruff's ``extension``).
+    extension: tuple[tuple[str, str], ...] = ()
     config_dir: str = ""
     config_path: str = ""
 
@@ -65,6 +68,11 @@ class Settings:
     @property
     def gate_names(self) -> tuple[str, ...]:
         return DEFAULT_GATE_NAMES + self.rocm_gate_names
+
+    @cached_property
+    def extensions(self) -> dict[str, str]:
+        """The ``extension`` table as suffix -> language half."""
+        return dict(self.extension)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -100,7 +108,7 @@ def _match(rel: str, pattern: str) -> bool:
 _LIST_KEYS = {"select", "ignore", "exclude", "extend-exclude", "rocm-macros", "nvidia-macros",
               "rocm-gate-names", "offload-arch"}
 _STR_KEYS = {"gate", "gate-macro", "compile-commands"}
-_KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root", "hipify"}
+_KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root", "hipify", "extension"}
 
 
 def _validate(table: dict, origin: str) -> dict:
@@ -129,6 +137,8 @@ def _validate(table: dict, origin: str) -> dict:
         for code in table.get(key, []):
             if not is_known_prefix(code):
                 raise ConfigError(f"{origin}: '{key}' names unknown rule or prefix {code!r}")
+    if "extension" in table:
+        table["extension"] = _extension_table(table["extension"], origin)
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict) or not all(
         isinstance(v, list) and all(isinstance(c, str) for c in v) for v in pfi.values()
@@ -139,6 +149,25 @@ def _validate(table: dict, origin: str) -> dict:
             if not is_known_prefix(code):
                 raise ConfigError(f"{origin}: 'per-file-ignores' names unknown rule or prefix {code!r}")
     return table
+
+
+def _extension_table(value, origin: str) -> tuple[tuple[str, str], ...]:
+    """``{ inc = "cuda" }`` checked and normalised to (suffix, language half) pairs."""
+    from .languages import CONFIG_LANGUAGES
+
+    known = ", ".join(sorted(CONFIG_LANGUAGES))
+    if not isinstance(value, dict):
+        raise ConfigError(f"{origin}: 'extension' must map file extensions to languages ({known}), "
+                          f"e.g. extension = {{ inc = \"cuda\" }}; got {value!r}")
+    pairs = []
+    for suffix, language in value.items():
+        if not isinstance(language, str) or language.lower() not in CONFIG_LANGUAGES:
+            raise ConfigError(f"{origin}: 'extension': {suffix!r} maps to {language!r}; known languages: {known}")
+        suffix = suffix.strip().lstrip(".").lower()
+        if not suffix or "/" in suffix or os.sep in suffix:
+            raise ConfigError(f"{origin}: 'extension': {suffix!r} is not a file extension")
+        pairs.append((suffix, CONFIG_LANGUAGES[language.lower()]))
+    return tuple(sorted(pairs))
 
 
 def read_config_file(path: Path) -> dict | None:
@@ -171,7 +200,7 @@ def _apply(base: Settings, table: dict, directory: Path, path: Path) -> Settings
     simple = {"select": "select", "ignore": "ignore", "rocm-macros": "rocm_macros",
               "nvidia-macros": "nvidia_macros", "rocm-gate-names": "rocm_gate_names",
               "offload-arch": "offload_arch", "gate": "gate", "gate-macro": "gate_macro",
-              "compile-commands": "compile_commands", "hipify": "hipify"}
+              "compile-commands": "compile_commands", "hipify": "hipify", "extension": "extension"}
     for key, attr in simple.items():
         if key in table:
             value = table[key]

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from .config import ConfigResolver, Settings, is_excluded
 from .languages import extra_languages, language_for
@@ -25,6 +25,7 @@ class Target:
     path: Path
     display: str
     settings: Settings
+    language: str | None = None  # decided by discovery (None: by the file name, later)
 
 
 def display_path(resolved: str, cwd: str) -> str:
@@ -77,23 +78,99 @@ def _repo_root(start: str) -> str | None:
 
 
 def discover(paths: list[str], resolver: ConfigResolver, cwd: Path | None = None,
-             force_exclude: bool = False) -> Iterator[Target]:
+             force_exclude: bool = False) -> "Discovery":
     """Targets under ``paths``. Named files are always checked, unless ``force_exclude``
     (pre-commit passes every staged file by name) and an exclude pattern matches them."""
-    cwd_str = os.path.realpath(cwd or os.getcwd())
-    seen: set[str] = set()
-    for raw in paths:
-        if os.path.isfile(raw):
-            resolved = os.path.realpath(raw)
-            if force_exclude and is_excluded(resolved, False, resolver.for_path(raw), cwd_str):
-                continue
-            if resolved not in seen and language_for(raw, sniff=True) is not None:
+    return Discovery(paths, resolver, cwd, force_exclude)
+
+
+@dataclass
+class _Unclaimed:
+    """A file no language reads by its name, kept until a C-family file includes it."""
+
+    display: str
+    settings: Settings
+    named: bool  # named on the command line
+
+
+class Discovery:
+    """The targets under some paths (iterate once). A file that no language reads by its
+    name (``winograd_helper.inc``, an extension-less header) is kept aside: when a checked
+    C-family file ``#include``s it, it is C-family whatever its name (``claim_included``,
+    called by the runner with the include names its workers read anyway). Files named on
+    the command line that nothing claimed are ``unread_named``."""
+
+    def __init__(self, paths: list[str], resolver: ConfigResolver, cwd: Path | None = None,
+                 force_exclude: bool = False) -> None:
+        self.paths, self.resolver, self.force_exclude = paths, resolver, force_exclude
+        self.cwd = os.path.realpath(cwd or os.getcwd())
+        self.unclaimed: dict[str, _Unclaimed] = {}  # resolved path -> what to check it with
+        self._by_name: dict[str, list[str]] | None = None
+
+    def __iter__(self) -> Iterator[Target]:
+        seen: set[str] = set()
+        resolver, cwd = self.resolver, self.cwd
+        for raw in self.paths:
+            if os.path.isfile(raw):
+                resolved = os.path.realpath(raw)
+                settings = resolver.for_path(raw)
+                if self.force_exclude and is_excluded(resolved, False, settings, cwd):
+                    continue
+                if resolved in seen:
+                    continue
                 seen.add(resolved)
-                yield Target(Path(raw), display_path(resolved, cwd_str), resolver.for_path(raw))
-            continue
-        if not os.path.isdir(raw):
-            raise FileNotFoundError(raw)
-        yield from _walk(os.path.realpath(raw), resolver, cwd_str, seen)
+                language = language_for(raw, sniff=True, extensions=settings.extensions)
+                if language is None:
+                    self.unclaimed[resolved] = _Unclaimed(display_path(resolved, cwd), settings, True)
+                    continue
+                yield Target(Path(raw), display_path(resolved, cwd), settings, language)
+                continue
+            if not os.path.isdir(raw):
+                raise FileNotFoundError(raw)
+            yield from _walk(os.path.realpath(raw), resolver, cwd, seen, self.unclaimed)
+
+    def claim_included(self, includers: Iterable[tuple[Path, tuple[str, ...]]]) -> list[Target]:
+        """Kept-aside files that these (C-family file, names it includes) pairs include:
+        next to the includer first, else any kept file whose path ends with the name (a
+        bare extension-less name only next to the includer: ``<vector>`` is the library's)."""
+        claimed: list[Target] = []
+        if not self.unclaimed:
+            return claimed
+        for includer, names in includers:
+            folder = os.path.dirname(os.path.realpath(includer))
+            for name in names:
+                local = os.path.normpath(os.path.join(folder, name))
+                found = [local] if local in self.unclaimed else []
+                if not found and ("/" in name or "." in os.path.basename(name)):
+                    tail = os.sep + os.path.normpath(name)
+                    found = [p for p in self._named(os.path.basename(name)) if p.endswith(tail)]
+                for path in found:
+                    kept = self.unclaimed.pop(path, None)
+                    if kept is not None:
+                        claimed.append(Target(Path(path), kept.display, kept.settings, "cpp"))
+        return claimed
+
+    def _named(self, basename: str) -> list[str]:
+        if self._by_name is None:
+            self._by_name = {}
+            for path in self.unclaimed:
+                self._by_name.setdefault(os.path.basename(path), []).append(path)
+        return [p for p in self._by_name.get(basename, ()) if p in self.unclaimed]
+
+    def unread_named(self) -> list[str]:
+        """Warnings for the files named on the command line that rocmlint did not read."""
+        return [unread_warning(kept.display) for kept in self.unclaimed.values() if kept.named]
+
+
+def unread_warning(display: str) -> str:
+    """One line: the file, and what would make rocmlint read it."""
+    suffix = os.path.splitext(display)[1].lstrip(".").lower()
+    if suffix:
+        how = (f'to check it as C++/CUDA, add `extension = {{ {suffix} = "cuda" }}` to [tool.rocmlint], '
+               "or check the file that #includes it")
+    else:
+        how = "a file without an extension is read when a checked C-family file #includes it"
+    return f"rocmlint: warning: {display}: not checked: no language is known for this file name; {how}"
 
 
 _NAME = attrgetter("name")
@@ -105,15 +182,14 @@ def _wanted_languages(settings: Settings) -> frozenset[str]:
     return selected_languages(settings.select, settings.ignore)
 
 
-def _wanted(language: str | None, path: str, wanted: frozenset[str]) -> bool:
+def _wanted(language: str, path: str, wanted: frozenset[str]) -> bool:
     """A file some selected rule reads (``--select ROC1`` skips the C++ headers of a tree
     before any work is spent on them)."""
-    if language is None:
-        return False
     return language in wanted or any(extra in wanted for extra in extra_languages(path))
 
 
-def _walk(top: str, resolver: ConfigResolver, cwd: str, seen: set[str]) -> Iterator[Target]:
+def _walk(top: str, resolver: ConfigResolver, cwd: str, seen: set[str],
+          unclaimed: dict[str, _Unclaimed]) -> Iterator[Target]:
     stack = _IgnoreStack()
     root = _repo_root(top)
     if root is not None and root != top:
@@ -130,11 +206,11 @@ def _walk(top: str, resolver: ConfigResolver, cwd: str, seen: set[str]) -> Itera
         if stack.ignored(top, True):
             # The user named an ignored folder (a vendored tree, site-packages): check it.
             stack.specs.clear()
-    yield from _walk_dir(top, top, stack, resolver, cwd, seen)
+    yield from _walk_dir(top, top, stack, resolver, cwd, seen, unclaimed)
 
 
 def _walk_dir(directory: str, top: str, stack: _IgnoreStack, resolver: ConfigResolver,
-              cwd: str, seen: set[str]) -> Iterator[Target]:
+              cwd: str, seen: set[str], unclaimed: dict[str, _Unclaimed]) -> Iterator[Target]:
     added = stack.load(directory)
     settings = resolver.for_directory(directory)
     wanted = _wanted_languages(settings)
@@ -157,11 +233,18 @@ def _walk_dir(directory: str, top: str, stack: _IgnoreStack, resolver: ConfigRes
             if entry.name == ".git" or stack.ignored(path, True) or is_excluded(path, True, settings, top):
                 continue
             subdirs.append(path)
-        elif _wanted(language_for(path), path, wanted):
+            continue
+        language = language_for(path, extensions=settings.extensions)
+        if language is None:
+            # kept aside for an #include to claim (only where C++ rules run)
+            if "cpp" in wanted and path not in seen and not stack.ignored(path, False) \
+                    and not is_excluded(path, False, settings, top):
+                unclaimed[path] = _Unclaimed(display_path(path, cwd), settings, False)
+        elif _wanted(language, path, wanted):
             if path in seen or stack.ignored(path, False) or is_excluded(path, False, settings, top):
                 continue
             seen.add(path)
-            yield Target(Path(path), display_path(path, cwd), settings)
+            yield Target(Path(path), display_path(path, cwd), settings, language)
     for sub in subdirs:
-        yield from _walk_dir(sub, top, stack, resolver, cwd, seen)
+        yield from _walk_dir(sub, top, stack, resolver, cwd, seen, unclaimed)
     del stack.specs[len(stack.specs) - added :]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Mapping, Protocol
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -14,8 +14,13 @@ if TYPE_CHECKING:
 EXTENSIONS = {
     ".py": "python", ".pyi": "python",
     ".cu": "cpp", ".cuh": "cpp", ".hip": "cpp", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp",
-    ".c++": "cpp", ".h": "cpp", ".hh": "cpp", ".hpp": "cpp", ".hxx": "cpp", ".inl": "cpp",
+    ".c++": "cpp", ".c": "cpp", ".h": "cpp", ".hh": "cpp", ".hpp": "cpp", ".hxx": "cpp", ".inl": "cpp",
+    # Template and inline-implementation files: C++ whoever includes them.
+    ".ipp": "cpp", ".tcc": "cpp", ".tpp": "cpp", ".cuinl": "cpp",
 }
+# Names a configuration's ``extension`` table may give (ruff's key): the C-family ones all
+# mean the C++/CUDA/HIP half (a file of unknown extension is parsed with the CUDA grammar).
+CONFIG_LANGUAGES = {"python": "python", "cpp": "cpp", "c++": "cpp", "c": "cpp", "cuda": "cpp", "hip": "cpp"}
 _MODULES = {"python": "rocmlint.python", "cpp": "rocmlint.cpp", "manifest": "rocmlint.manifest"}
 LANGUAGES = tuple(_MODULES)
 
@@ -45,10 +50,14 @@ class Language(Protocol):
         unchanged (the NVIDIA-isolation proof compares original and fixed views)."""
 
 
-def language_for(path: Path | str, sniff: bool = False) -> str | None:
-    """Language by extension; ``sniff`` also reads a shebang (explicit file arguments)."""
+def language_for(path: Path | str, sniff: bool = False,
+                 extensions: "Mapping[str, str] | None" = None) -> str | None:
+    """Language by extension (``extensions``: the configuration's own, suffix without the
+    dot -> language, checked first); ``sniff`` also reads a shebang (explicit file arguments)."""
     suffix = os.path.splitext(path)[1].lower()
-    lang = EXTENSIONS.get(suffix)
+    lang = extensions.get(suffix[1:]) if extensions and suffix else None
+    if lang is None:
+        lang = EXTENSIONS.get(suffix)
     if lang is None:
         from .manifest.kinds import manifest_kind
 

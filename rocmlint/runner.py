@@ -15,6 +15,7 @@ from .engine import FileResult, active_rules, analyse_buffer, engine_finding
 from .languages import get_language, language_for
 from .model import Applicability
 from .project import ModelDeferred, Project, activate
+from .project.summaries import included_names
 from .project import active as active_project
 from .registry import INTERNAL_ERROR
 from .source import SourceError, atomic_write, read_source
@@ -66,10 +67,11 @@ def crashed(job: Job, summary: str, details: str = "") -> FileResult:
 def _run_job(job: Job) -> FileResult:
     project = active_project()
     if project is not None:
-        project.used.clear()
+        project.begin_file()
     result = _read_and_analyse(job, project)
     if project is not None:
         result.parts_used = tuple(sorted(project.used))
+        result.facts = tuple(project.facts)
     return result
 
 
@@ -81,13 +83,16 @@ def _read_and_analyse(job: Job, project: Project | None) -> FileResult:
     except SourceError as exc:
         result.findings = [engine_finding("ROC002", target.display, str(exc))]
         return result
+    if job.language == "cpp":  # what it #includes may be C-family whatever its name (discovery)
+        result.includes = included_names(source.raw)
     if project is not None and project.deferring:  # first pass: summarise for the model too
         summaries = project.summarise(target.path, source.raw) or None
         result.summaries = summaries
         try:
             return _analyse_job(job, source, result)
         except ModelDeferred:
-            return FileResult(path=target.path, display=target.display, deferred=True, summaries=summaries)
+            return FileResult(path=target.path, display=target.display, deferred=True, summaries=summaries,
+                              includes=result.includes)
     return _analyse_job(job, source, result)
 
 
@@ -360,15 +365,48 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
     """Results for every target, sorted by path. ``targets`` may be a generator: discovery
     then overlaps with the workers. ``project`` (already prepared) is what rules see as
     ``ctx.project``; it is activated before the pool forks. ``build_fixes=False`` (a report
-    that only counts fixes) spares building fix edits nothing applies or prints."""
+    that only counts fixes) spares building fix edits nothing applies or prints.
+
+    ``targets`` may offer ``claim_included(pairs)`` (``discovery.Discovery``): the files
+    the checked C-family files include that no language claimed by name are checked next,
+    until no new one is included."""
     activate(project)
     cache = Cache(cache_dir or Path.cwd() / ".rocmlint_cache") if (use_cache and mode == "check") else None
+    options = _RunOptions(mode, unsafe, build_fixes, jobs or usable_cpus(), cache, project)
+    results = _run_targets(targets, options)
+    claim = getattr(targets, "claim_included", None)
+    latest = results
+    while claim is not None:
+        included = claim((r.path, r.includes) for r in latest if r.includes)  # read only when files wait
+        if not included:
+            break
+        latest = _run_targets(included, options)
+        results.extend(latest)
+    if cache is not None:
+        cache.save()
+    results.sort(key=lambda r: r.display)
+    return results
+
+
+@dataclass(frozen=True)
+class _RunOptions:
+    mode: str
+    unsafe: bool
+    build_fixes: bool
+    jobs: int
+    cache: Cache | None
+    project: Project | None
+
+
+def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileResult]:
+    mode, unsafe, build_fixes, cache, project = (options.mode, options.unsafe, options.build_fixes,
+                                                 options.cache, options.project)
     results: list[FileResult] = []
     base_keys: dict[Path, tuple[str, str]] = {}  # path -> (cache key without the model, language)
 
     def pending() -> Iterator[Job]:
         for target in targets:
-            language = language_for(target.display) or language_for(target.path, sniff=True)
+            language = target.language or language_for(target.display) or language_for(target.path, sniff=True)
             if language is None:
                 continue
             rules = active_rules(target.settings, language, target.path)
@@ -382,15 +420,19 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
                 cached = cache.lookup(target.path, key)  # a result no model fact went into
                 if cached is None and project is not None and cache.stored_key(target.path).startswith(key + MODEL_KEY):
                     cached = cache.lookup(target.path, key + MODEL_KEY + project.fingerprint_for(target.path, language))
+                if cached is not None and project is not None and not project.facts_hold(target.path,
+                                                                                         cache.facts(target.path)):
+                    cached = None  # another file's fact it read has changed
                 if cached is not None:
-                    results.append(FileResult(path=target.path, display=target.display, findings=cached))
+                    results.append(FileResult(path=target.path, display=target.display, findings=cached,
+                                              includes=cache.includes(target.path)))
                     continue
             yield Job(target, language, rules, mode, unsafe, cache is not None, build_fixes)
 
     todo = pending()
     first = list(itertools.islice(todo, PARALLEL_THRESHOLD))
     every_job = itertools.chain(first, todo)  # the whole queue, whichever path runs it
-    jobs = jobs or usable_cpus()
+    jobs = options.jobs
     if jobs > 1 and len(first) == PARALLEL_THRESHOLD:
         # A warm cache holds results that used the model: it is built first (it is cached
         # too), and only the files that changed are checked, in one pass.
@@ -413,8 +455,7 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
                 key, language = base_keys[result.path]
                 if project is not None and language in result.parts_used and project.is_lazy(language):
                     key += MODEL_KEY + project.fingerprint_for(result.path, language)  # the facts it used
-                cache.store(result.path, key, result.content_hash, st.st_mtime_ns, st.st_size, result.findings)
-        cache.save()
+                cache.store(result.path, key, result.content_hash, st.st_mtime_ns, st.st_size, result.findings,
+                            result.includes, result.facts)
     results.extend(fresh)
-    results.sort(key=lambda r: r.display)
     return results

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
+import os
 import re
 
+from rocmlint.cpp.cuda_headers import counterpart, include_pattern, literal_names, lookup
 from rocmlint.model import Applicability, Edit, Span
-from rocmlint.project.tables import hipify_maps
 from rocmlint.rule import Example, Rule
 
-# CUDA-only headers hipify does not map -> HIP header (None: no drop-in equivalent); the
-# others are hipify's own table (rocmlint/project/tables.py).
-NOT_HIPIFIED = {"mma.h": "rocwmma/rocwmma.hpp", "cuda/pipeline": None}
 _INCLUDE = re.compile(r"#\s*include\s*([<\"])([^>\"]+)[>\"]")
 
 
@@ -16,12 +14,20 @@ class CudaOnlyHeader(Rule):
     """A CUDA-only header is included in code the AMD build compiles.
 
     ## What it does
-    Reports `cuda_runtime.h`, `cuda_fp16.h`, `cuda_bf16.h`, `cublas_v2.h`, `cublasLt.h`,
-    `cub/...`, `mma.h`, `cuda/pipeline` and `curand_kernel.h` includes reachable in the
-    ROCm build.
+    Reports includes of CUDA-only headers reachable in the ROCm build: the CUDA runtime,
+    driver API and toolkit headers (`cuda.h`, `cuda_runtime.h`, `cuda_fp16.h`, `cuda_bf16.h`,
+    `cuda_fp8.h` ...), cooperative groups' extra headers (`cooperative_groups/reduce.h`),
+    NVRTC, NVTX (`nvToolsExt.h`, `nvtx3/...`), NVML, libcu++ (`cuda/std/...`, `cuda/atomic`,
+    `cuda/pipeline`), WMMA (`mma.h`), cuBLAS(Lt), cuRAND, cuSPARSE, cuFFT, cuSOLVER, cuDNN and
+    its frontend, NCCL, CUB and Thrust's CUDA back end. Each has an entry in one table
+    (`rocmlint/cpp/cuda_headers.py`): the ROCm header to include instead, or none. A file of
+    the project with the same name (`#include "vector_types.h"` next to it) is not reported,
+    nor is an include hipify renames in a project whose build runs hipify.
 
     ## Why is this bad?
     These headers do not exist in a ROCm installation: the file stops compiling on AMD.
+    Where ROCm has no counterpart (libcu++, `cudnn_frontend.h`, `cublasXt.h`), the code
+    that uses the header has to be gated or rewritten.
 
     ## Example
     ```cpp
@@ -38,24 +44,28 @@ class CudaOnlyHeader(Rule):
 
     ## Fix safety
     Safe: the HIP header provides the same names for the AMD build, and the NVIDIA build
-    keeps its include. `cuda/pipeline` has no HIP equivalent and is reported without a fix.
+    keeps its include. Unsafe where only recent ROCm releases have the counterpart
+    (`cooperative_groups/reduce.h`, `cuda_fp4.h`). Headers with no ROCm counterpart are
+    reported without a fix.
 
     ## References
     - https://github.com/ROCm/HIPIFY/issues/731
     - https://rocm.docs.amd.com/projects/HIPIFY/en/latest/
+    - https://github.com/ROCm/HIPIFY/blob/amd-staging/src/CUDA2HIP.cpp (hipify-clang's header table)
+    - https://github.com/pytorch/pytorch/blob/main/torch/utils/hipify/cuda_to_hip_mappings.py
     """
 
     code = "ROC303"
     name = "cuda-only-header"
     language = "cpp"
     message = "CUDA-only header included in code the AMD build compiles"
-    pattern = (r"#[ \t]*include[ \t]*[<\"](?:cuda_runtime(?:_api)?\.h|cuda_fp16\.h|cuda_bf16\.h|cublas_v2\.h"
-               r"|cublasLt\.h|cub/[\w/.]+|mma\.h|cuda/pipeline|curand_kernel\.h)[>\"]")
+    pattern = include_pattern()
     fix_applicability = Applicability.SAFE
     reference_kernel = None
 
     valid = (
         Example("#ifdef USE_ROCM\n#include <hip/hip_fp16.h>\n#else\n#include <cuda_fp16.h>\n#endif\n"),
+        Example("#if !defined(__HIP_PLATFORM_AMD__)\n#include <cudnn_frontend.h>\n#endif\n"),
     )
     invalid = (
         Example(
@@ -69,7 +79,12 @@ class CudaOnlyHeader(Rule):
                 "__device__ __half twice(__half x) { return __hadd(x, x); }\n"
             ),
         ),
+        Example("#include <cuda/std/atomic>\n"),
     )
+
+    @classmethod
+    def literals(cls) -> tuple[bytes, ...]:
+        return literal_names()  # more names than the pattern's own factors can hold
 
     def check(self, ctx) -> None:
         from rocmlint.fixers.cpp_gate import build_fix
@@ -78,16 +93,41 @@ class CudaOnlyHeader(Rule):
             if not ctx.in_code(hit.start):  # `//#include <mma.h>`
                 continue
             match = _INCLUDE.match(ctx.source[hit.start : hit.end].decode("utf-8", "replace"))
-            if match is None:  # every hit of `pattern` is an include directive
+            entry = lookup(match.group(2)) if match is not None else None
+            if match is None or entry is None:  # every hit of `pattern` is such an include
                 continue
             header = match.group(2)
+            if _project_file(ctx, header, angle=match.group(1) == "<"):
+                continue  # the project's own header of that name
             if ctx.model is not None and ctx.model.hipify_maps(ctx.path, header) is not None:
                 continue  # the project's build hipifies this file: the include is renamed for AMD
-            hip = NOT_HIPIFIED[header] if header in NOT_HIPIFIED else hipify_maps(header)
+            hip = counterpart(header)
+            note = f" ({entry.note})" if entry.note else ""
             fix = None
             if hip is not None:
                 path_start = hit.start + match.start(2) - 1
                 edit = Edit(Span(path_start, hit.end), f"<{hip}>")
-                fix = build_fix(ctx, ctx.directive_node(hit.start), [edit], f"include {hip} on ROCm", Applicability.SAFE)
-            suggestion = f": use <{hip}>" if hip else ": no HIP equivalent"
-            ctx.report(Span(hit.start, hit.end), f"CUDA-only header <{header}> reachable in the AMD build{suggestion}", fix)
+                safety = Applicability.UNSAFE if entry.recent else Applicability.SAFE
+                fix = build_fix(ctx, ctx.directive_node(hit.start), [edit], f"include {hip} on ROCm", safety)
+                message = f"CUDA-only header <{header}> reachable in the AMD build: use <{hip}>{note}"
+            else:
+                message = f"CUDA-only header <{header}> reachable in the AMD build: no ROCm counterpart, gate the code{note}"
+            ctx.report(Span(hit.start, hit.end), message, fix)
+
+
+def _project_file(ctx, header: str, angle: bool) -> bool:
+    """A quoted include naming a file of the project (its own ``vector_types.h``), not the
+    toolkit's. (A vendored CUB reached through ``<cub/...>`` is still CUDA-only.)"""
+    if angle:
+        return False
+    model, project = ctx.model, ctx.project
+    if model is not None:
+        found = model.fact("cpp:include", header, ctx.path)
+        kind, key = "cpp:include", header
+    else:
+        key = os.path.abspath(os.path.join(os.path.dirname(ctx.path), header))
+        found = str(os.path.isfile(key))
+        kind = "file"
+    if project is not None:  # the cached result stands while the answer does
+        project.record(kind, key, found)
+    return bool(found) and found != "False"

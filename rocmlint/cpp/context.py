@@ -274,6 +274,8 @@ class CppContext(FileContext):
                 return value
         if self.model is not None and name not in self.pp.macro_lines:
             found = self.model.macro_body(name, self.path)
+            if self.project is not None:  # another file's body: part of what the cached result rests on
+                self.project.record("cpp:macro-body", name, found[0] if found is not None else "")
             if found is not None:
                 return found[0]
         return None

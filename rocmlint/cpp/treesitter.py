@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-# CUDA's grammar parses ``k<<<g, b>>>(x)``, which tree-sitter-cpp silently misreads; .hip
-# files launch kernels the same way.
-CUDA_SUFFIXES = (".cu", ".cuh", ".hip")
+# CUDA's grammar parses ``k<<<g, b>>>(x)``, which tree-sitter-cpp silently misreads; .cu,
+# .cuh and .hip files launch kernels the same way.
 
 
 @lru_cache(maxsize=None)
@@ -23,8 +22,13 @@ def _parser(grammar: str):
     return tree_sitter.Parser(tree_sitter.Language(language))
 
 
+# C and C++ files by name; anything else read as C-family (an included ``.inc``, a file the
+# configuration's ``extension`` maps) gets CUDA's grammar, a superset of C++'s.
+CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".c", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp", ".tcc", ".tpp")
+
+
 def grammar_for(path: str) -> str:
-    return "cuda" if path.lower().endswith(CUDA_SUFFIXES) else "cpp"
+    return "cpp" if path.lower().endswith(CPP_SUFFIXES) else "cuda"
 
 
 def parse(source: bytes, path: str):

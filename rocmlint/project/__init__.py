@@ -96,6 +96,10 @@ class Project:
     compile_commands: str = ""  # -p: the ROCm build's compile_commands.json or its folder
     deferring: bool = False  # first pass of a big run: a file that needs an unbuilt part waits
     used: set[str] = field(default_factory=set)  # the languages whose part the file in hand asked for
+    # Facts from outside the file that its analysis read beyond what ``fingerprint_for``
+    # covers (another header's macro body, whether a file exists): (kind, key, value). They
+    # go into the cache with the result, which stands only while each still holds.
+    facts: list[tuple[str, str, str]] = field(default_factory=list)
 
     def prepare(self, languages: Iterable[str]) -> None:
         """Set up the parts the selected rules need (a ``LazyPart`` is built on first use)."""
@@ -159,6 +163,29 @@ class Project:
             part = self.parts.get(language)
             if isinstance(part, LazyPart):
                 part.known[rel] = summary
+
+    def begin_file(self) -> None:
+        """A file's analysis starts: what it asks is recorded afresh."""
+        self.used.clear()
+        self.facts.clear()
+
+    def record(self, kind: str, key: str, value: str) -> None:
+        """The file in hand read a fact (``kind``: "file" for a path's existence, else
+        "<language>:<what>", answered by that part's ``fact(kind, key, path)``)."""
+        self.facts.append((kind, key, value))
+
+    def facts_hold(self, path: Path, facts) -> bool:
+        """Every recorded fact still has the value the result was computed with."""
+        for kind, key, value in facts:
+            now: str | None
+            if kind == "file":
+                now = str(os.path.isfile(key))
+            else:
+                part = self.part(kind.partition(":")[0])
+                now = part.fact(kind, key, path) if part is not None and hasattr(part, "fact") else None
+            if now != value:
+                return False
+        return True
 
     def fingerprint_for(self, path: Path, language: str) -> str:
         """What of the model a file's results depend on (joins the cache key): a part may

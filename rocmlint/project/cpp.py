@@ -309,6 +309,17 @@ class CppModel:
             return None
         return live[0].body, f"{live[0].rel}:{live[0].line + 1}"
 
+    def fact(self, kind: str, key: str, path) -> str | None:
+        """A recorded fact's value now (``Project.facts_hold``): another file's macro body,
+        the project file an #include names."""
+        if kind == "cpp:macro-body":
+            found = self.macro_body(key, path)
+            return found[0] if found is not None else ""
+        if kind == "cpp:include":
+            rel = self.rel(path)
+            return (model_resolve(self, rel, key) or "") if rel is not None else ""
+        return None
+
     def shim(self, name: str) -> Shim | None:
         """The AMD build's function-like #define of a CUDA intrinsic, if the project has one."""
         return self.shims.get(name)
@@ -481,7 +492,10 @@ class _Inputs:
 
     def __init__(self, project: "Project", location: str, database: CompileDatabase | None) -> None:
         self.root = os.path.abspath(str(project.root))
-        self.stats, self.build_stats = scan(self.root)
+        settings = project.settings
+        configured = frozenset("." + suffix for suffix, language in (settings.extension if settings else ())
+                               if language == "cpp")
+        self.stats, self.build_stats = scan(self.root, configured)
         self.build_texts = read_build_files(self.root, self.build_stats)
         self.helpers = setup_helpers(self.root, self.build_texts)  # helper -> its setup.py's folder
         helper_stats = {}

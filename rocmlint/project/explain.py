@@ -71,9 +71,12 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
     from ..suppress import is_suppressed, suppressed_codes
     from . import active
 
-    language = language_for(path, sniff=True)
+    language = language_for(path, sniff=True, extensions=settings.extensions)
     if language is None:
-        print(f"rocmlint: error: {path}: not a Python or C++/CUDA/HIP file", file=sys.stderr)
+        from ..discovery import unread_warning
+
+        print(f"rocmlint: error: {path}: not a Python or C++/CUDA/HIP file "
+              f"({unread_warning(path).partition('; ')[2]})", file=sys.stderr)
         return 2
     try:
         from pathlib import Path
@@ -150,6 +153,11 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
             else:
                 verdict = "REPORTED"
             print(f"  {rule.code} {rule.name}: {verdict}: {finding.message}", file=out)
+            gate_lines = getattr(rule, "gate_lines", None)  # a rule whose finding rests on #if branches elsewhere
+            for gate in gate_lines(ctx, finding) if gate_lines is not None else ():
+                print(f"    gate at {ctx.path}:{gate + 1}:", file=out)
+                for item in if_stack_lines(ctx, gate + 1):  # type: ignore[arg-type]  # a C++ rule's context
+                    print(f"      {item}", file=out)
     print(f"  ({quiet} other rule(s): no match on this line)", file=out)
     return 0
 

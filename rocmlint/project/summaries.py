@@ -9,16 +9,18 @@ from functools import cached_property
 
 from ..config import DEFAULT_EXCLUDES
 from ..cpp.preprocessor import directives
+from ..languages import EXTENSIONS
 from .summary_cache import cached_summaries
 
-C_FAMILY_EXTENSIONS = frozenset({
-    ".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".cuh", ".hip", ".h", ".hh", ".hpp", ".hxx",
-    ".inl", ".inc", ".ipp", ".tcc", ".cuinl",
-})
+# The C-family extensions discovery reads, and .inc (C-family only where a C-family file
+# includes it: discovery claims it then).
+C_FAMILY_EXTENSIONS = frozenset({ext for ext, language in EXTENSIONS.items() if language == "cpp"} | {".inc"})
 SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip"})
 _SKIP_DIRS = frozenset(p for p in DEFAULT_EXCLUDES if "*" not in p)
 _KEPT = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+_INCLUDED = re.compile(r'[<"]([^>"]+)[>"]')  # what an #include names
+_INCLUDE_NAME = re.compile(rb'#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]')
 _HIP_MARK = re.compile(r"\bhip/|__HIP|\bUSE_ROCM\b|__AMDGCN__")  # __HIP covers __HIPCC__
 # A CUDA path: a CUDA toolkit header, or a test of an nvcc-only macro.
 _CUDA_MARK = re.compile(r"[<\"](?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h|cute/|cutlass/)"
@@ -88,7 +90,7 @@ class Summary:
                 for item in frame[3]:
                     out.append((item[0], item[1], (frame[0], frame[1], item[2], frame[2] + 1), False))
             elif name == "include":
-                m = re.match(r'[<"]([^>"]+)[>"]', rest)
+                m = _INCLUDED.match(rest)
                 if not m:
                     continue
                 inside_guard_only = len(stack) == 1 and guard is not None and stack[0][0] == "ifndef" \
@@ -106,14 +108,24 @@ class Summary:
         return [(line, header, branch) for line, header, branch, _ in self._include_branches if branch]
 
 
+def included_names(data: bytes) -> tuple[str, ...]:
+    """The file names a C-family file's ``#include`` lines give, as written. Every C-family
+    file a run reads is scanned, so this is one unanchored regex (0.05 s for 39 MB of torch
+    headers, where the directive reader of the summaries takes 0.8 s); an ``#include`` in a
+    comment counts too, which can only make discovery read a file it would have skipped."""
+    return tuple(dict.fromkeys(m.decode("utf-8", "surrogateescape") for m in _INCLUDE_NAME.findall(data)))
+
+
 def summarise(data: bytes) -> list:
     if len(data) > MAX_SUMMARY_BYTES:
         return []
     return [list(d) for d in directives(data) if d[2] in _KEPT]
 
 
-def scan(root: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
-    """(mtime, size) of every C-family file and every build file under ``root``."""
+def scan(root: str, extra: frozenset[str] = frozenset()) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
+    """(mtime, size) of every C-family file and every build file under ``root``; ``extra``:
+    more C-family extensions (the configuration's ``extension`` table)."""
+    c_family = C_FAMILY_EXTENSIONS | extra
     sources: dict[str, tuple[int, int]] = {}
     build: dict[str, tuple[int, int]] = {}
     pending = [("", root)]
@@ -131,7 +143,7 @@ def scan(root: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, in
                         pending.append((prefix + name + "/", entry.path))
                     continue
                 ext = os.path.splitext(name)[1].lower()
-                if ext in C_FAMILY_EXTENSIONS:
+                if ext in c_family:
                     st = entry.stat()
                     sources[prefix + name] = (st.st_mtime_ns, st.st_size)
                 elif name == "CMakeLists.txt" or ext == ".cmake" or name == "setup.py":

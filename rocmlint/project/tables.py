@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ..cpp import cuda_headers
+
 # Macros the CUDA toolkit, CUTLASS, CuTe and CUB define: never defined in an AMD build
 # unless the project defines them for it.
 NVIDIA_TOOLKIT_MACROS = frozenset({
@@ -24,21 +26,5 @@ def nvidia_toolkit_macro(name: str) -> bool:
 # Headers whose inclusion means "this is the HIP build".
 HIP_RUNTIME_HEADER = re.compile(r"^hip/(?:hip_runtime(?:_api)?|hip_fp16|hip_bf16|hip_common|amd_detail/\w+)\.h$")
 
-# CUDA headers hipify (torch.utils.hipify / hipify_torch) renames to a HIP header.
-HIPIFY_HEADERS = {
-    "cuda.h": "hip/hip_runtime.h", "cuda_runtime.h": "hip/hip_runtime.h",
-    "cuda_runtime_api.h": "hip/hip_runtime_api.h", "cuda_fp16.h": "hip/hip_fp16.h",
-    "cuda_bf16.h": "hip/hip_bf16.h", "cuda_fp8.h": "hip/hip_fp8.h", "cublas_v2.h": "hipblas/hipblas.h",
-    "cublas.h": "hipblas/hipblas.h", "cublasLt.h": "hipblaslt/hipblaslt.h",
-    "curand_kernel.h": "hiprand/hiprand_kernel.h", "curand.h": "hiprand/hiprand.h",
-    "cusparse.h": "hipsparse/hipsparse.h", "cufft.h": "hipfft/hipfft.h", "cudnn.h": "miopen/miopen.h",
-    "nccl.h": "rccl/rccl.h", "cooperative_groups.h": "hip/hip_cooperative_groups.h",
-}
-
-
-def hipify_maps(header: str) -> str | None:
-    """The HIP header hipify writes for ``header``, or None when hipify leaves it (every CUB
-    header becomes hipcub's one)."""
-    if header.startswith("cub/"):
-        return "hipcub/hipcub.hpp"
-    return HIPIFY_HEADERS.get(header)
+# What hipify writes for a CUDA header: the table ROC303 reads too (rocmlint/cpp/cuda_headers.py).
+hipify_maps = cuda_headers.hipify_maps

@@ -1,0 +1,286 @@
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from rocmlint.cpp.markers import GPU_CODE_MARKERS
+from rocmlint.model import Span
+from rocmlint.rule import Rule
+
+_IDENT = re.compile(rb"[A-Za-z_]\w*")
+_VOID = re.compile(r"\bvoid\b")
+_CONST_POINTEE = re.compile(r"^\s*(?:\w+\s+)*const\b|\bconst\s*[&*]")
+# What the AMD build may still compile in a function that does nothing there: local
+# declarations and returns (of a value the missing code would have computed).
+_LIVE_KINDS = frozenset({"declaration", "return_statement"})
+
+
+@dataclass
+class _Empty:
+    function: Any  # the function_definition node
+    dead: list  # the #if chains (preprocessor.Chain) holding its code
+    why: str
+
+
+class BodyEmptyOnAmd(Rule):
+    """A function's whole body sits in branches the AMD build never compiles.
+
+    ## What it does
+    Reports a function that returns a value, or writes through a pointer or reference
+    argument, whose every statement is inside `#if` branches the AMD build does not take
+    (`#if __CUDA_ARCH__ >= 800`, `#ifndef USE_ROCM`, a project macro the model proves false
+    on AMD), with no branch for AMD (`#else`/`#elif`), no `#error` or `static_assert`
+    there, and nothing else left but declarations and a `return` of what the missing code
+    would have computed. The message names the gate and its lines; `rocmlint explain` at
+    the function's line shows the value of each branch on AMD and why.
+
+    ## Why is this bad?
+    On AMD the function compiles to nothing: an `mma()` whose PTX sits under an SM80 macro
+    returns its accumulator unchanged, a kernel stores nothing, a helper returns an
+    uninitialised value. The build succeeds and the program silently computes garbage;
+    the porter finds it only from wrong numbers.
+
+    ## Example
+    ```cpp
+    __device__ float4 mma_tile(const half* a, const half* b, float4 c) {
+      float4 d = c;
+    #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+      asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 ..." : ...);
+    #endif
+      return d;
+    }
+    ```
+    Use instead: an AMD branch that computes the same thing (MFMA intrinsics, rocWMMA),
+    or an `#else` with `#error "mma_tile needs an AMD implementation"` until one exists.
+
+    ## Fix safety
+    Display-only: the AMD implementation has to be written.
+
+    ## References
+    - https://github.com/ggml-org/llama.cpp/pull/7716
+    - https://rocm.docs.amd.com/projects/rocWMMA/en/latest/
+    """
+
+    code = "ROC304"
+    name = "body-empty-on-amd"
+    language = "cpp"
+    message = "function body is empty on AMD: all its code sits in branches the AMD build never compiles"
+    pattern = r"^[ \t]*#[ \t]*if(?:n?def)?\b"
+    requires_any = GPU_CODE_MARKERS + (b"__CUDA_ARCH__",)
+
+    valid = (
+        # an AMD alternative
+        "__device__ float dot2(float2 a, float2 b) {\n#if __CUDA_ARCH__ >= 800\n  return fma_v2(a, b);\n"
+        "#else\n  return a.x * b.x + a.y * b.y;\n#endif\n}\n",
+        # nothing to return, nothing to write: legitimately a no-op on AMD
+        "__device__ void sync_lanes() {\n#if __CUDA_ARCH__ >= 700\n  __syncwarp();\n#endif\n}\n",
+        # an explicit answer on AMD
+        "__device__ bool has_async_copy() {\n#if __CUDA_ARCH__ >= 800\n  return true;\n#endif\n  return false;\n}\n",
+    )
+    invalid = (
+        "__device__ float4 mma_tile(const half* a, const half* b, float4 c) {\n  float4 d = c;\n"
+        "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+        "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, ...\"\n"
+        "               : \"+f\"(d.x), \"+f\"(d.y), \"+f\"(d.z), \"+f\"(d.w) : \"r\"(a[0]), \"r\"(b[0]));\n"
+        "#endif\n  return d;\n}\n",
+        "__global__ void scale_rows(float* out, const float* in, float s) {\n#ifndef USE_ROCM\n"
+        "  out[blockIdx.x * blockDim.x + threadIdx.x] = s * in[blockIdx.x * blockDim.x + threadIdx.x];\n#endif\n}\n",
+    )
+
+    def check(self, ctx) -> None:
+        pp = ctx.pp
+        dead = [chain for chain in pp.chains if pp.amd[chain.start] is not False
+                and all(branch.amd is False for branch in chain.branches) and not _unit_local(ctx, chain)]
+        if not dead:
+            return  # no parse: most files stop here
+        found: dict[int, _Empty] = {}
+        for chain in dead:
+            function = _function_around(ctx, chain.start)
+            if function is None or function.start_byte in found or ctx.pp.nvidia_only(function.start_point[0]):
+                continue
+            empty = _empty_on_amd(ctx, function)
+            if empty is not None:
+                found[function.start_byte] = empty
+        for empty in found.values():
+            declarator = _function_declarator(empty.function)
+            name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
+            anchor = name_node or empty.function
+            gates = "; ".join(f"`#{c.branches[0].kind} {c.branches[0].condition}` (lines {c.start + 1}-{c.endif + 1})"
+                              for c in empty.dead[:2])
+            more = f" and {len(empty.dead) - 2} more" if len(empty.dead) > 2 else ""
+            name = ctx.node_text(anchor) if name_node is not None else "function"
+            ctx.cache.setdefault("ROC304-gates", {})[anchor.start_byte] = [c.start for c in empty.dead]
+            ctx.report(Span(anchor.start_byte, anchor.end_byte),
+                       f"`{name}` is empty on AMD: its code sits only under {gates}{more}, which the AMD build never "
+                       f"compiles, with no #else; {empty.why}")
+
+    @staticmethod
+    def gate_lines(ctx, finding) -> list[int]:
+        """0-based lines of the gates behind a finding (``rocmlint explain`` shows their values)."""
+        return ctx.cache.get("ROC304-gates", {}).get(finding.span.start, [])
+
+
+def _unit_local(ctx, chain) -> bool:
+    """The chain is dead only through a macro another translation unit #defines (a .cu
+    defining ``SKIP_FP16_BITS`` before it includes a shared .inc): other units that
+    include this file do not define it, so the proof does not hold for them."""
+    model = ctx.model
+    if model is None:
+        return False
+    from rocmlint.project.summaries import SOURCE_EXTENSIONS
+
+    own = model.rel(ctx.path)
+    for branch in chain.branches:
+        for name in set(_IDENT.findall(branch.condition.encode())) - {b"defined"}:
+            fact = model.macro(name.decode(), ctx.path)
+            where = fact.evidence[0].where.rpartition(":")[0] if fact.state and fact.evidence else ""
+            if where and where != own and os.path.splitext(where)[1].lower() in SOURCE_EXTENSIONS:
+                return True
+    return False
+
+
+def _function_around(ctx, line: int):
+    offset = ctx.lines.line_start(line)
+    node = ctx.root.descendant_for_byte_range(offset, offset)
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    return node
+
+
+def _function_declarator(function):
+    node = function.child_by_field_name("declarator")
+    while node is not None and node.type != "function_declarator":
+        node = node.child_by_field_name("declarator")
+    return node
+
+
+def _empty_on_amd(ctx, function) -> _Empty | None:
+    """Why the function is empty on AMD (a verdict with the chains), or None."""
+    body = function.child_by_field_name("body")
+    declarator = _function_declarator(function)
+    if body is None or declarator is None:
+        return None
+    pp = ctx.pp
+    first, last = body.start_point[0], body.end_point[0]
+    dead_lines: list[int] = []
+    live_statements: dict[int, Any] = {}
+    for line in range(first, last + 1):
+        start, end = ctx.lines.line_start(line), ctx.lines.line_end(line)
+        start, end = max(start, body.start_byte + 1 if line == first else start), min(end, body.end_byte - 1)
+        code = _code_on(ctx, start, end)
+        if not code or code.startswith(b"#"):
+            continue
+        if pp.amd[line] is False:
+            dead_lines.append(line)
+            continue
+        if pp.amd[line] is None:
+            return None  # maybe compiled: not provably empty
+        at = start + (len(ctx.source[start:end]) - len(ctx.source[start:end].lstrip()))
+        statement = ctx.statement_of(ctx.root.named_descendant_for_byte_range(at, at))
+        if statement is None or statement.type not in _LIVE_KINDS or \
+                statement.start_byte < body.start_byte or _calls(ctx, statement):
+            return None
+        live_statements[statement.start_byte] = statement
+    if not dead_lines:
+        return None
+    dead_code = b" ".join(ctx.source[ctx.lines.line_start(n):ctx.lines.line_end(n)] for n in dead_lines)
+    chains = _chains_holding(pp, dead_lines)
+    if chains is None:
+        return None  # some of the code has an AMD alternative
+    returns = [s for s in live_statements.values() if s.type == "return_statement"]
+    head = ctx.source[function.start_byte:declarator.start_byte].decode("utf-8", "replace")
+    # constructors and destructors have no return type
+    returns_value = function.child_by_field_name("type") is not None and not (
+        _VOID.search(head) and declarator.parent is not None
+        and declarator.parent.type not in ("pointer_declarator", "reference_declarator"))
+    if returns_value:
+        if not returns:
+            return _Empty(function, chains, "on AMD it returns without setting a value")
+        names = {m.group() for s in returns for m in _IDENT.finditer(ctx.source[s.start_byte:s.end_byte])}
+        locals_ = _local_names(ctx, function, declarator)
+        returned = sorted(n.decode() for n in names & locals_)
+        if returned:
+            return _Empty(function, chains, f"it returns `{returned[0]}` as it stood before that code")
+        return None  # returns a constant: an explicit answer on AMD
+    outputs = [name for name in _output_parameters(ctx, declarator) if re.search(rb"\b" + name + rb"\b", dead_code)]
+    if outputs:
+        return _Empty(function, chains, f"nothing is written to `{outputs[0].decode()}` on AMD")
+    return None
+
+
+def _code_on(ctx, start: int, end: int) -> bytes:
+    """The code between two offsets of one line ("" for a blank or comment-only line)."""
+    offset = start
+    while offset < end:
+        if not ctx.source[offset:offset + 1].isspace() and ctx.in_code(offset):
+            return ctx.source[offset:end].strip()
+        offset += 1
+    return b""
+
+
+def _calls(ctx, statement) -> bool:
+    return any(True for _ in ctx.descendants(statement, {"call_expression"}))
+
+
+def _chains_holding(pp, lines: list[int]) -> list | None:
+    """The outermost chains, each with no branch for AMD, that hold these lines; None when
+    one line is dead only in a chain that has an AMD branch."""
+    chains: list = []
+    for line in lines:
+        holder = next((chain for chain in pp.chains if chain.start < line < chain.endif
+                       and pp.amd[chain.start] is not False and all(b.amd is False for b in chain.branches)), None)
+        if holder is None:
+            return None
+        if holder not in chains:
+            chains.append(holder)
+    return chains
+
+
+def _parameters(declarator) -> list:
+    params = declarator.child_by_field_name("parameters")
+    return [p for p in params.named_children if p.type in ("parameter_declaration", "optional_parameter_declaration",
+                                                                 "variadic_parameter_declaration")] \
+        if params is not None else []
+
+
+def _parameter_name(node):
+    while node is not None and node.type not in ("identifier",):
+        node = node.child_by_field_name("declarator") or next(
+            (c for c in node.named_children if c.type in ("identifier", "pointer_declarator", "reference_declarator",
+                                                          "array_declarator", "parenthesized_declarator",
+                                                          "variadic_declarator")), None)
+    return node
+
+
+def _output_parameters(ctx, declarator) -> list[bytes]:
+    """Names of parameters the function can write through: non-const pointers and references."""
+    names = []
+    for param in _parameters(declarator):
+        inner = param.child_by_field_name("declarator")
+        if inner is None:
+            continue
+        text = ctx.source[param.start_byte:param.end_byte].decode("utf-8", "replace")
+        by_address = inner.type in ("pointer_declarator", "reference_declarator") or "&" in text or "*" in text
+        name = _parameter_name(inner)
+        if by_address and name is not None and not _CONST_POINTEE.search(text):
+            names.append(ctx.source[name.start_byte:name.end_byte])
+    return names
+
+
+def _local_names(ctx, function, declarator) -> set[bytes]:
+    """Parameters and local variables: what a return hands back unchanged."""
+    names = set()
+    for param in _parameters(declarator):
+        name = _parameter_name(param.child_by_field_name("declarator"))
+        if name is not None:
+            names.add(ctx.source[name.start_byte:name.end_byte])
+    body = function.child_by_field_name("body")
+    for declaration in ctx.descendants(body, {"declaration"}):
+        for child in declaration.named_children:
+            if child.type in ("init_declarator", "identifier", "array_declarator"):
+                name = _parameter_name(child) if child.type != "identifier" else child
+                if name is not None:
+                    names.add(ctx.source[name.start_byte:name.end_byte])
+    return names
