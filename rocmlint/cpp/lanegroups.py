@@ -454,7 +454,11 @@ def included_contexts(ctx) -> list["CppContext"]:
             if stat.st_size > MAX_INCLUDED_BYTES or os.path.samefile(path, ctx.path):
                 continue
         except OSError:
+            if ctx.project is not None:  # a header that may appear later changes the result
+                ctx.project.record("file", path, "False")
             continue
+        if ctx.project is not None:
+            ctx.project.record("file-content", path, f"{stat.st_size}:{stat.st_mtime_ns}")
         key = (path, stat.st_mtime_ns, stat.st_size)
         included = _INCLUDED.get(key)
         if included is None:

@@ -170,8 +170,9 @@ class Project:
         self.facts.clear()
 
     def record(self, kind: str, key: str, value: str) -> None:
-        """The file in hand read a fact (``kind``: "file" for a path's existence, else
-        "<language>:<what>", answered by that part's ``fact(kind, key, path)``)."""
+        """The file in hand read a fact (``kind``: "file" for a path's existence,
+        "file-content" for another file's bytes (its stat), else "<language>:<what>",
+        answered by that part's ``fact(kind, key, path)``)."""
         self.facts.append((kind, key, value))
 
     def facts_hold(self, path: Path, facts) -> bool:
@@ -180,6 +181,8 @@ class Project:
             now: str | None
             if kind == "file":
                 now = str(os.path.isfile(key))
+            elif kind == "file-content":
+                now = content_stamp(key)
             else:
                 part = self.part(kind.partition(":")[0])
                 now = part.fact(kind, key, path) if part is not None and hasattr(part, "fact") else None
@@ -194,6 +197,16 @@ class Project:
         if part is None or not hasattr(part, "fingerprint_for"):
             return ""
         return str(part.fingerprint_for(path))
+
+
+def content_stamp(path: str) -> str:
+    """What a result that read ``path`` depends on: its size and modification time ("" when
+    it is gone)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return ""
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _relative(root: Path, path: Path) -> str | None:
