@@ -26,12 +26,12 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "cpp" / "toolkit" /
 def torch_include_map() -> dict[str, str]:
     """torch's ``CUDA_INCLUDE_MAP`` (torch/utils/hipify/cuda_to_hip_mappings.py: the table
     torch.utils.hipify and hipify_torch rewrite includes with), read with ``ast``: torch is
-    a test dependency (the CPU wheel), never imported here."""
+    the ``hipify-map`` extra (the CPU wheel, installed by CI), never imported here."""
     spec = importlib.util.find_spec("torch")
     if spec is None or spec.origin is None:
         if os.environ.get("CI"):
-            pytest.fail("torch (the test extra's torch==2.13.0) is not installed: CI must check the header table")
-        pytest.skip("torch not installed: pip install -e '.[test]'")
+            pytest.fail("torch (the hipify-map extra's torch==2.13.0) is not installed: CI must check the header table")
+        pytest.skip("torch not installed: pip install -e '.[hipify-map]' to check the table against hipify's map")
     source = Path(spec.origin).parent / "utils" / "hipify" / "cuda_to_hip_mappings.py"
     module = ast.parse(source.read_text(encoding="utf-8"))
     names: dict[str, str] = {}  # module-level string constants (an `x if fbcode else y`: y)
