@@ -401,8 +401,9 @@ def shuffle_wrappers(ctx, depth: int = 0) -> dict[str, ShuffleWrapper]:
         return found
     found = {}
     if depth < MAX_INCLUDE_DEPTH:
-        for included in included_contexts(ctx):
-            found.update(shuffle_wrappers(included, depth + 1))
+        for included in included_files(ctx):
+            if b"__shfl" in included.data and b"define" in included.data:
+                found.update(shuffle_wrappers(included.ctx, depth + 1))
     for first, _last, name, rest in _directives(ctx):
         if name != "define" or "__shfl" not in rest or ctx.pp.nvidia_only(first):
             continue
@@ -426,15 +427,28 @@ def _directives(ctx):
     return found
 
 
-_INCLUDED: dict[tuple[str, int, int], "CppContext"] = {}
+class IncludedFile:
+    """A file included with quotes: its bytes, and a context only when something in them
+    is worth one (most lookups are settled by a byte search)."""
+
+    def __init__(self, path: str, data: bytes, settings) -> None:
+        self.path, self.data, self._settings = path, data, settings
+
+    @cached_property
+    def ctx(self) -> "CppContext":
+        from .context import CppContext
+
+        return CppContext(self.path, self.data, self._settings)
 
 
-def included_contexts(ctx) -> list["CppContext"]:
-    """Contexts of the files this one includes with quotes (next to it, or where the
-    project model resolves them), cached by path and stat for the run."""
-    from .context import CppContext
+_INCLUDED: dict[tuple[str, int, int], IncludedFile] = {}
 
-    found = ctx.cache.get("included-contexts")
+
+def included_files(ctx) -> list[IncludedFile]:
+    """The files this one includes with quotes (next to it, or where the project model
+    resolves them), read once per run (keyed by path and stat). The file in hand records
+    each one's stamp: its results depend on their bytes (cache facts)."""
+    found = ctx.cache.get("included-files")
     if found is not None:
         return found
     found = []
@@ -464,14 +478,14 @@ def included_contexts(ctx) -> list["CppContext"]:
         if included is None:
             try:
                 with open(path, "rb") as handle:
-                    included = CppContext(path, handle.read(), ctx.settings)
+                    included = IncludedFile(path, handle.read(), ctx.settings)
             except OSError:
                 continue
-            if len(_INCLUDED) > 64:
+            if len(_INCLUDED) > 256:
                 _INCLUDED.clear()
             _INCLUDED[key] = included
         found.append(included)
-    ctx.cache["included-contexts"] = found
+    ctx.cache["included-files"] = found
     return found
 
 
@@ -480,12 +494,13 @@ def _included_files(ctx, depth: int, names: set[str]) -> list["FileLanes"]:
     helpers ``names`` and hold a shuffle or a vote (the others cannot change a verdict)."""
     out = []
     wanted = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\s*\(")
-    for included in included_contexts(ctx):
-        if _WAVE_OPERATION_TEXT.search(included.source) is None or wanted.search(included.source) is None:
+    for included in included_files(ctx):
+        if _WAVE_OPERATION_TEXT.search(included.data) is None or wanted.search(included.data) is None:
             continue
-        lanes = included.cache.get("lane-groups")
+        header = included.ctx
+        lanes = header.cache.get("lane-groups")
         if lanes is None:
-            lanes = included.cache["lane-groups"] = FileLanes(included, depth, os.path.basename(included.path))
+            lanes = header.cache["lane-groups"] = FileLanes(header, depth, os.path.basename(included.path))
         out.append(lanes)
     return out
 
@@ -1036,10 +1051,12 @@ def constant_value(ctx, name: str, depth: int = 0) -> str | None:
                 value = m.group(1).decode("utf-8", "replace").strip()
                 break
     if value is None and depth < MAX_INCLUDE_DEPTH:  # a header of the project: WS in utils.h
-        for included in included_contexts(ctx):
-            value = constant_value(included, name, depth + 1)
-            if value is not None:
-                break
+        spelled = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        for included in included_files(ctx):
+            if spelled.search(included.data) is not None:
+                value = constant_value(included.ctx, name, depth + 1)
+                if value is not None:
+                    break
     if value is not None:
         value = value.strip()
         while value.startswith("(") and value.endswith(")"):
@@ -1214,6 +1231,7 @@ def _unrolled_offsets(ctx, call) -> list[str]:
 # Macros only the device pass defines (or, for the deprecated wavefront-size macro, that
 # the host pass reads as 64): a value chosen by them differs between host and device code.
 DEVICE_PASS_MACRO = re.compile(r"__GFX\d+__|__gfx\w+__|__HIP_DEVICE_COMPILE__|__AMDGCN_WAVEFRONT_SIZE")
+_DEVICE_PASS_BYTES = re.compile(DEVICE_PASS_MACRO.pattern.encode())
 
 
 def wave_dependent_macros(ctx) -> dict[str, str]:
@@ -1222,9 +1240,11 @@ def wave_dependent_macros(ctx) -> dict[str, str]:
     key = "wave-dependent-macros"
     found = ctx.cache.get(key)
     if found is None:
-        found = dict(_device_chosen_defines(ctx, ""))
-        for included in included_contexts(ctx):
-            for name, where in _device_chosen_defines(included, os.path.basename(included.path)).items():
+        found = dict(_device_chosen_defines(ctx, "")) if _DEVICE_PASS_BYTES.search(ctx.source) else {}
+        for included in included_files(ctx):
+            if _DEVICE_PASS_BYTES.search(included.data) is None:
+                continue
+            for name, where in _device_chosen_defines(included.ctx, os.path.basename(included.path)).items():
                 found.setdefault(name, where)
         ctx.cache[key] = found
     return found
