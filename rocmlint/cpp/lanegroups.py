@@ -457,6 +457,9 @@ def included_files(ctx) -> list[IncludedFile]:
         if ctx.pp.nvidia_only(line) or '"' not in ctx.lines.line_text(line):
             continue
         path = os.path.normpath(os.path.join(here, header))
+        if not os.path.isfile(path) and ctx.project is not None:  # "src/common.h" from the top
+            rooted = os.path.normpath(os.path.join(str(ctx.project.root), header))
+            path = rooted if os.path.isfile(rooted) else path
         if not os.path.isfile(path) and ctx.model is not None:
             from ..project.cpp import model_resolve
 
