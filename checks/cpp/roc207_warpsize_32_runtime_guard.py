@@ -110,6 +110,8 @@ class WarpSize32RuntimeGuard(Rule):
             if statement is None or statement.type != "if_statement" or \
                     any(child.type == "constexpr" for child in statement.children):
                 return False
+            if _DISPATCH_64.search(ctx.node_text(statement)):
+                return False  # `if (warpSize == 32) ... else if (warpSize == 64) ...`: a dispatch
             branches = [statement.child_by_field_name(f) for f in ("consequence", "alternative")]
             return any(b is not None and _FAILS.search(ctx.node_text(b)) for b in branches)
         if parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "call_expression":
@@ -118,6 +120,7 @@ class WarpSize32RuntimeGuard(Rule):
         return False
 
 
+_DISPATCH_64 = re.compile(r"(?i)warp_?size\w*\s*(?:\(\s*\))?\s*[!=]=\s*64\b|\b64\s*[!=]=\s*\w*warp_?size")
 _CONDITION_WRAPPERS = frozenset({"parenthesized_expression", "binary_expression", "unary_expression"})
 _AFTER = re.compile(rb"\s*(?:\(\s*\))?\s*[!=]=\s*([\w:]+)")
 _BEFORE = re.compile(rb"(\w+)\s*[!=]=\s*[\w:.>-]*$")

@@ -134,7 +134,9 @@ class WaveSizeMismatch(Rule):
             pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
             if pattern.search(ctx.source) is None:
                 continue
-            uses = host_uses(ctx, name, -1)
+            # a use in a directive or in a branch chosen by wave size is a choice, not a read
+            uses = [use for use in host_uses(ctx, name, -1) if not ctx.lines.line_text(
+                ctx.line_of(use.start_byte)).lstrip().startswith("#") and not ctx.wave_size_aware(use.start_byte)]
             if not uses:
                 continue
             use = uses[0]

@@ -53,6 +53,8 @@ _TILE = re.compile(rb"\b(?:tiled_partition|thread_block_tile)\s*<\s*(\w+)\s*>")
 _WAVE_LANE_TEXT = re.compile(r"__lane_id\s*\(|\b__builtin_amdgcn_mbcnt|%\s*warpSize\b|&\s*\(\s*warpSize\s*-\s*1\s*\)")
 _THREAD_TEXT = re.compile(r"\bthreadIdx\b|\bthread_rank\s*\(")
 _BLOCK_OF_32 = re.compile(rb"\(*(?:blockDim\.x==32|32==blockDim\.x)\)*")
+# `threadIdx.x < 32 ? a : b`: a value chosen by which half of a 64-lane wavefront a lane is in
+_HALF_SELECT = re.compile(rb"(?:threadIdx\.x|\blane\w*|__lane_id\s*\(\s*\))\s*(?:<|>=)\s*32\s*\?")
 _WAVE_SIZE_TERM = re.compile(rb"\bwarpSize\b|(?i:warp_?size|wave_?size|wavefront_?size)|__AMDGCN_WAVEFRONT_SIZE")
 _LANE_TERM = re.compile(rb"\bthreadIdx\b|(?i:\blane|\btid\b)|__lane_id")
 _COMPARISON = re.compile(rb"==|!=|<|>")
@@ -134,9 +136,11 @@ class Context:
 
     @cached_property
     def wave_structure(self) -> list[Fact]:
-        """Wave-wide facts that make the context a wave-sized design (mismatches aside).
-        ``threadIdx.x == 0`` is none: blocks of 32 x N threads make it a lane of each group."""
-        return [f for f in self.facts() if f.size == WAVE and f.kind not in MISMATCH_KINDS]
+        """Wave-wide facts that make the context a wave-sized design (mismatches aside): votes,
+        reads by one lane of a wavefront, shuffles over or from the whole wavefront. A wave-sized
+        index alone is none (``lane = threadIdx.x % warpSize`` read at lanes 0 and 32 keeps
+        32-lane groups), nor is ``threadIdx.x == 0`` (blocks of 32 x N threads)."""
+        return [f for f in self.facts() if f.size == WAVE and f.kind not in MISMATCH_KINDS and f.kind != "index"]
 
     @cached_property
     def mismatches(self) -> list[Fact]:
@@ -552,6 +556,8 @@ class _Extractor:
             elif value == "64" or "warpSize" in value:
                 self._add(WAVE, "tile", Span(m.start(), m.end()), f"a cooperative-groups tile of {value}")
         self._classify_variables(body)
+        if _HALF_SELECT.search(ctx.source, node.start_byte, node.end_byte):
+            self.half_aware = True  # picks values by half of a 64-lane wavefront: wave64 by design
         # the whole definition but its signature: a constructor's initialiser list counts
         declarator = node.child_by_field_name("declarator")
         signature = (declarator.start_byte, declarator.end_byte) if declarator is not None else (0, 0)
@@ -567,10 +573,17 @@ class _Extractor:
         return self.out
 
     # helpers ------------------------------------------------------------------------
-    def _skipped(self, offset: int) -> bool:
+    half_aware = False
+
+    def _unreached(self, offset: int) -> bool:
+        """NVIDIA-only, or in a branch chosen by wave size."""
         ctx = self.ctx
-        return ctx.nvidia_only(offset) or ctx.wave_size_aware(offset) or not ctx.in_code(offset) \
-            or any(start <= offset < end for start, end in self._selected_branches)
+        return ctx.nvidia_only(offset) or ctx.wave_size_aware(offset) or \
+            any(start <= offset < end for start, end in self._selected_branches)
+
+    def _skipped(self, offset: int) -> bool:
+        """No fact is recorded here."""
+        return self.half_aware or not self.ctx.in_code(offset) or self._unreached(offset)
 
     @cached_property
     def _selected_branches(self) -> list[tuple[int, int]]:
@@ -715,18 +728,46 @@ class _Extractor:
         ctx = self.ctx
         index = self._index_of(left)
         if index is None:
+            if operator == "==" and ctx.node_text(right) == "0" and self._lane_of_half(left):
+                # (lane & 31) == 0 on a lane of the wavefront: lanes 0 and 32 read
+                self._add(G32, "read", Span(node.start_byte, node.end_byte), "a read by lane 0 of each 32 lanes")
+                return
             self._loop_bound(node, operator, left, right)
             return
         size, role = index
         value = ctx.node_text(right)
         if role == "lane" and operator == "==":
             if value in ("0",):
+                if size == WAVE and self._also_reads_lane_32(node, left):
+                    size = G32  # `lane == 0 || lane == 32`: one reader per 32 lanes
                 self._add(size, "read", Span(node.start_byte, node.end_byte),
                           f"a read by lane 0 of each {'32 lanes' if size == G32 else 'wavefront'}")
             elif _value_size_31(ctx, value) and size == G32:
                 self._add(G32, "last-lane", Span(right.start_byte, right.end_byte), "the last lane of 32",
                           wave_edit=(Span(right.start_byte, right.end_byte), "warpSize - 1"),
                           constant="" if value == "31" else value)
+
+    def _lane_of_half(self, node) -> bool:
+        """``lane % 32`` / ``lane & 31`` of a lane of the whole wavefront (its place in its half)."""
+        ctx = self.ctx
+        while node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]
+        if node.type != "binary_expression":
+            return False
+        operator = ctx.node_text(node.child_by_field_name("operator"))
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        return operator in ("%", "&") and left is not None and right is not None and \
+            self._source_of(left) == "wave-lane" and _divisor_size(ctx, operator, right) == G32
+
+    def _also_reads_lane_32(self, node, lane) -> bool:
+        """The condition around ``lane == 0`` also lets ``lane == 32`` in."""
+        ctx = self.ctx
+        condition = node
+        while condition.parent is not None and condition.parent.type in ("binary_expression",
+                                                                         "parenthesized_expression"):
+            condition = condition.parent
+        name = re.escape(ctx.node_text(lane))
+        return re.search(name + r"\s*==\s*32\b|\b32\s*==\s*" + name, ctx.node_text(condition)) is not None
 
     def _loop_bound(self, node, operator: str, left, right) -> None:
         """``for (d = 0; d < 32; ...)`` over the lanes (its body shuffles or reads a lane)."""
@@ -780,7 +821,7 @@ class _Extractor:
             self._add(G32, "stride", Span(right.start_byte, right.end_byte), "a lane stride of 32",
                       wave_edit=(Span(operator.start_byte, right.end_byte), "+= warpSize"),
                       constant="" if ctx.node_text(right) == "32" else ctx.node_text(right))
-            self._add(WAVE, "index", Span(start.start_byte, start.end_byte), "a lane index over the wavefront")
+            self._add(WAVE, "wave-stride", Span(start.start_byte, start.end_byte), "a lane index over the wavefront")
             return
         if lane_size is None and size == G32 and _INDEXED_BY_32.search(ctx.node_text(start)) is None:
             return  # a thread-strided loop (i = tid; i += 32) says nothing about lane groups
@@ -821,7 +862,7 @@ class _Extractor:
             return
         kind = SHUFFLE_KINDS.get(name)
         if kind is None:
-            if name and not self._skipped(node.start_byte):  # a call the AMD build makes here
+            if name and not self._unreached(node.start_byte):  # a call the AMD build makes here
                 self.out.calls.add(name.split("::")[-1].split("<")[0])
             return
         value_index = 1 if name.endswith("_sync") else 0
@@ -917,7 +958,7 @@ class _Extractor:
                       wave_edit=self._width_edit(node, args))
             return
         if self._source_of(source) == "wave-lane" or _WAVE_LANE_TEXT.search(text):
-            self._add(WAVE, "index", span, "a shuffle from a lane of the whole wavefront")
+            self._add(WAVE, "wave-source", span, "a shuffle from a lane of the whole wavefront")
 
     def _lane_loop_variable(self, node) -> bool:
         """The variable of an enclosing loop over 32 lanes (``for (i = 0; i < 32; ++i)``)."""
@@ -966,7 +1007,7 @@ class _Extractor:
                 self._add(G32, "scan", span, "a `__shfl_up` scan over 32 lanes", wave_edit=edit)
             elif guard == WAVE:
                 self._add(G32, "scan", span, "a `__shfl_up` scan over 32 lanes", wave_edit=edit)
-                self._add(WAVE, "index", span, "a scan guard on a lane of the whole wavefront")
+                self._add(WAVE, "wave-guard", span, "a scan guard on a lane of the whole wavefront")
             else:
                 self._add(G32, "scan", span, "a `__shfl_up` scan over 32 lanes", wave_edit=edit)
                 self._add(WAVE, "unguarded-scan", Span(node.start_byte, node.end_byte),
@@ -1005,6 +1046,11 @@ class _Extractor:
                 return G32
             if _WAVE_LANE_TEXT.search(m.group(1)):
                 return WAVE
+        # another guard on the offset (`(tid + 1) % (2 * d) == 0`: an up-sweep whose readers sit
+        # d lanes above a multiple of 2d, inside any 32-lane group)
+        if re.search(r"\bif\s*\([^;{]*\b" + offset_text + r"\b", text) or \
+                re.search(r"\b" + offset_text + r"\b[^;]*\?", text):
+            return G32
         return None
 
 
