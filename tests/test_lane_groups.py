@@ -197,3 +197,71 @@ def test_fixes_never_choose_a_wave_size_by_a_deprecated_macro_or_a_bare_64():
             assert "__AMDGCN_WAVEFRONT_SIZE" not in line, fixed.name
             if re.search(r"(?<![\w.])64\b", line.split("//")[0]) and "__launch_bounds__" not in line:
                 assert ctx.pp.wave_size_aware(number), f"{fixed.name}:{number + 1}: {line}"
+
+
+def test_a_wave_sized_lane_read_at_lanes_0_and_32_keeps_32_lane_groups():
+    """Wave-sized indices read per 32 lanes: a 32-lane reduction is right (AMD-native style)."""
+    code = ("#include <hip/hip_runtime.h>\n"
+            "__global__ void k(const float* x, float* out) {\n"
+            "  const int lane = threadIdx.x % warpSize;\n"
+            "  float v = x[threadIdx.x];\n"
+            "  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor(v, o);\n"
+            "  if (lane == 0 || lane == 32) out[threadIdx.x / 32] = v;\n"
+            "  if ((lane & 31) == 0) out[threadIdx.x / 32] += v;\n"
+            "}\n")
+    assert lint(code) == []
+    reads = [fact.size for fact in model(code).functions[0].facts if fact.kind == "read"]
+    assert reads == [G32, G32]
+    # lane 0 of each wavefront alone: the 32-lane sum and the per-32 slots disagree with it
+    assert sorted(f.code for f in lint(code.replace("lane == 0 || lane == 32", "lane == 0"))) == \
+        ["ROC204", "ROC204", "ROC205"]
+
+
+def test_an_up_sweep_guarded_on_its_offset_stays_in_its_group():
+    code = ("#include <hip/hip_runtime.h>\n"
+            "__global__ void k(float* x) {\n"
+            "  const int lane = threadIdx.x % 32;\n"
+            "  float v = x[threadIdx.x];\n"
+            "  for (int d = 1; d < 32; d *= 2) {\n"
+            "    float t = __shfl_up(v, d);\n"
+            "    if ((threadIdx.x + 1) % (d * 2) == 0) v += t;\n"
+            "  }\n"
+            "  if (lane == 31) x[threadIdx.x / 32] = v;\n"
+            "}\n")
+    assert lint(code) == []
+    unguarded = code.replace("    if ((threadIdx.x + 1) % (d * 2) == 0) v += t;\n", "    v += t;\n")
+    assert [f.code for f in lint(unguarded)] == ["ROC208"]
+
+
+def test_a_function_that_picks_values_by_half_of_the_wavefront_is_wave64_by_design():
+    code = ("#include <hip/hip_runtime.h>\n"
+            "__global__ void k(const float* a, const float* b, float* out) {\n"
+            "  const int half_lane = threadIdx.x % 32;\n"
+            "  const float lo = __shfl(a[threadIdx.x], half_lane ^ 1);\n"
+            "  const float hi = __shfl(b[threadIdx.x], half_lane ^ 1);\n"
+            "  out[threadIdx.x] = threadIdx.x < 32 ? lo : hi;\n"
+            "}\n")
+    assert lint(code) == []
+    assert [f.code for f in lint(code.replace("threadIdx.x < 32 ? lo : hi", "lo + hi"))] == ["ROC208", "ROC208"]
+
+
+def test_a_dispatch_on_32_and_64_is_no_runtime_guard():
+    code = ("#include <cassert>\n#include <cstdio>\n"
+            "template <int W> __device__ void body(float* x) { x[threadIdx.x] = W; }\n"
+            "__global__ void k(float* x) {\n"
+            "  if (warpSize == 32) {\n    body<32>(x);\n  } else if (warpSize == 64) {\n    body<64>(x);\n"
+            "  } else {\n    printf(\"unsupported\\n\");\n    assert(false);\n  }\n"
+            "}\n"
+            "void need(int warp_size) {\n  if (warp_size != 32) abort();\n}\n")
+    assert [(f.code, f.line) for f in lint(code, "k.cu", select=("ROC207",))] == [("ROC207", 15)]
+
+
+def test_a_host_side_wave_size_chosen_in_a_directive_is_no_host_read():
+    code = ("#include <hip/hip_runtime.h>\n"
+            "#if defined(__gfx1100__) && defined(__HIP_DEVICE_COMPILE__)\n#define IS_WAVE32 1\n#endif\n"
+            "__host__ __device__ constexpr int wave_size() {\n"
+            "#if defined(__GFX9__) || !defined(__HIP_DEVICE_COMPILE__)\n  return 64;\n"
+            "#elif defined(IS_WAVE32)\n  return 32;\n#else\n  return 64;\n#endif\n}\n"
+            "__global__ void k(int* o) { o[threadIdx.x] = wave_size(); }\n"
+            "void go(int* o) { k<<<1, 64>>>(o); }\n")
+    assert lint(code, select=("ROC208",)) == []
