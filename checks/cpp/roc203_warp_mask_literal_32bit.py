@@ -65,6 +65,16 @@ class WarpMaskLiteral32Bit(Rule):
     valid = (
         Example("__device__ unsigned low_word(unsigned long long x) {\n  return x & 0xffffffffu;\n}\n"),
         Example(
+            "#ifdef __HIP_DEVICE_COMPILE__\n"
+            "#define FULL_MASK __activemask()\n"
+            "#else\n"
+            "#define FULL_MASK 0xffffffffu\n"
+            "#endif\n"
+            "__device__ float pair_sum(float v) {\n"
+            "  return v + __shfl_xor_sync(FULL_MASK, v, 1);\n"
+            "}\n"
+        ),
+        Example(
             "#define FULL_MASK 0xffffffff\n"
             "__device__ float sum(float v) {\n"
             "#ifndef USE_ROCM\n"
@@ -112,7 +122,7 @@ class WarpMaskLiteral32Bit(Rule):
         from rocmlint.cpp.dataflow import call_arguments, callee_name, flow_for
         from rocmlint.fixers.cpp_gate import build_fix
 
-        for hit in ctx.hits():
+        for hit in ctx.amd_hits():  # a mask defined in an NVIDIA-only branch is not AMD's
             line = ctx.line_of(hit.start)
             if ctx.source.startswith(b"__", hit.start):
                 uses, origin = self._header_mask_uses(ctx, hit)
