@@ -1,0 +1,580 @@
+"""CUDA source inside Python strings: the kernels CuPy, torch and PyCUDA compile at run time.
+
+``cupy.RawKernel``/``RawModule``/``ElementwiseKernel``/``ReductionKernel``,
+``torch.utils.cpp_extension.load_inline``, torch's jiterator and PyCUDA's ``SourceModule``
+take C++/CUDA source as a string and compile it on the machine (hiprtc or hipcc on ROCm).
+This module finds the string expressions that reach those arguments (literals, f-strings,
+concatenations, names bound once, ``str.format``/``%``/``string.Template`` templates),
+assembles each argument's text as the compiler sees it (a loop body or an expression inside
+a stand-in kernel), and lints it with the C++ rules (``engine.analyse_buffer``). Findings
+and fix edits are mapped back to the Python file's own bytes; an edit is only offered when
+it can be written into its literal and read back to exactly the text the C++ fix meant.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Iterator
+
+from ..model import Edit, Finding, Fix, LineIndex, Span
+from .literal_text import (FIELD, Literal, Unit, apply_layer, escape_for_layers, escape_for_token,
+                           parse_literal, read_literal)
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..rule import Rule
+    from .context import PythonContext
+
+# The prefilter's trigger: files without one of these never pay for anything here.
+TRIGGERS: tuple[bytes, ...] = (b"RawKernel", b"RawModule", b"ElementwiseKernel", b"ReductionKernel",
+                               b"load_inline", b"SourceModule", b"compile_with_cache", b"_jit_fn")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """An argument that carries source: ``unit`` (a translation unit), ``statements`` (a
+    loop body the library wraps in its kernel) or ``expression`` (pasted into a macro or
+    an expression: reported, never fixed)."""
+
+    keyword: str
+    position: int | None  # None: keyword only
+    shape: str = "unit"
+
+
+_CUPY_ELEMENTWISE = (Slot("operation", 2, "statements"), Slot("preamble", 5),
+                     Slot("loop_prep", None, "statements"), Slot("after_loop", None, "statements"))
+_PYCUDA_ELEMENTWISE = (Slot("operation", 1, "statements"), Slot("preamble", None),
+                       Slot("loop_prep", None, "statements"), Slot("after_loop", None, "statements"))
+CONSTRUCTORS: dict[tuple[str, str], tuple[Slot, ...]] = {
+    ("cupy", "RawKernel"): (Slot("code", 0),),
+    ("cupy", "RawModule"): (Slot("code", None),),
+    ("cupy", "ElementwiseKernel"): _CUPY_ELEMENTWISE,
+    # CuPy pastes the expressions into #define REDUCE(a, b) (...) and the like.
+    ("cupy", "ReductionKernel"): (Slot("map_expr", 2, "expression"), Slot("reduce_expr", 3, "expression"),
+                                  Slot("post_map_expr", 4, "expression"), Slot("preamble", 9)),
+    ("cupy", "compile_with_cache"): (Slot("source", 0),),
+    ("torch", "load_inline"): (Slot("cpp_sources", 1), Slot("cuda_sources", 2)),
+    ("torch", "_create_jit_fn"): (Slot("code_string", 0),),
+    ("torch", "_create_multi_output_jit_fn"): (Slot("code_string", 0),),
+    ("pycuda", "SourceModule"): (Slot("source", 0),),
+    ("pycuda", "DynamicSourceModule"): (Slot("source", 0),),
+    ("pycuda", "ElementwiseKernel"): _PYCUDA_ELEMENTWISE,
+    ("pycuda", "ReductionKernel"): (Slot("reduce_expr", 2, "expression"), Slot("map_expr", 3, "expression"),
+                                    Slot("preamble", 8)),
+}
+_NAMES = frozenset(name for _family, name in CONSTRUCTORS)
+_TRIGGER = re.compile(rb"\b(?:%s)\b" % b"|".join(sorted(n.encode() for n in _NAMES)))
+_FAMILIES = {"cupy": "cupy", "cupyx": "cupy", "torch": "torch", "pycuda": "pycuda"}
+# torch's JIT build runs hipify over load_inline's sources before hipcc compiles them.
+HIPIFIED = frozenset({("torch", "load_inline")})
+# The stand-in kernel around a snippet (the library's own wrapper is not known here).
+_WRAPPERS = {
+    "statements": ('extern "C" __global__ void __rocmlint_snippet() {\n', "\n}\n"),
+    "expression": ("__device__ void __rocmlint_snippet() {\n(void)(\n", "\n);\n}\n"),
+}
+_PLACEHOLDER = re.compile(r"__rocmlint_field(\d+)__")
+_LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
+_MAX_DEPTH = 8
+
+
+@dataclass
+class Piece:
+    """A literal as one part of a kernel's text, with the run-time templates applied to it."""
+
+    literal: Literal
+    layers: tuple[str, ...] = ()
+
+
+@dataclass
+class Kernel:
+    """One argument's source text as the run-time compiler sees it."""
+
+    call: ast.Call
+    constructor: str  # qualified name, as resolved
+    family: str
+    slot: Slot
+    text: "KernelText"
+
+    @property
+    def hipified(self) -> bool:
+        return (self.family, self.constructor.rsplit(".", 1)[-1]) in HIPIFIED
+
+
+def has_trigger(buffer: bytes) -> bool:
+    return any(trigger in buffer for trigger in TRIGGERS)
+
+
+# Finding the kernels ---------------------------------------------------------------------------
+def find_kernels(ctx: "PythonContext") -> list[Kernel]:
+    """Every argument of a run-time kernel constructor whose text is (partly) known."""
+    finder = _Finder(ctx)
+    kernels: list[Kernel] = []
+    seen: set[int] = set()
+    for m in _TRIGGER.finditer(ctx.source):
+        path = ctx.node_path(m.start())
+        if len(path) < 2 or not isinstance(path[-2], ast.Call) or path[-2].func is not path[-1]:
+            continue
+        call = path[-2]
+        if id(call) in seen:
+            continue
+        seen.add(id(call))
+        kernels.extend(finder.kernels(call))
+    return kernels
+
+
+class _Finder:
+    def __init__(self, ctx: "PythonContext") -> None:
+        self.ctx = ctx
+        self.literals: dict[int, Literal | None] = {}
+
+    def kernels(self, call: ast.Call) -> Iterator[Kernel]:
+        found = self.constructor(call)
+        if found is None:
+            return
+        family, name, qualname = found
+        for slot in CONSTRUCTORS[(family, name)]:
+            argument = _argument(call, slot)
+            if argument is None:
+                continue
+            for source in self.sources(argument):
+                pieces = self.pieces(source, 0)
+                if any(p is not None for p in pieces):
+                    anchor = self.ctx.node_span(source).start
+                    yield Kernel(call, qualname, family, slot, KernelText(pieces, slot.shape, anchor))
+
+    def constructor(self, call: ast.Call) -> tuple[str, str, str] | None:
+        """(family, name, qualified name) of a run-time compiler, resolved through imports.
+        A name imported from another package is not one; an unresolved one (a relative
+        import, a module held in a variable) is judged by its name."""
+        qualname = self.ctx.qualname(call.func)
+        if qualname is None:
+            return None
+        name = qualname.rsplit(".", 1)[-1]
+        if name not in _NAMES:
+            return None
+        family = _FAMILIES.get(qualname.split(".")[0])
+        if family is None:
+            written = call.func
+            while isinstance(written, ast.Attribute):
+                written = written.value
+            if isinstance(written, ast.Name) and written.id in self.ctx.aliases:
+                return None  # imported from a package that is not a known compiler
+            family = self.family_of_bare(name)
+        return (family, name, qualname) if (family, name) in CONSTRUCTORS else None
+
+    def family_of_bare(self, name: str) -> str:
+        families = {family for family, known in CONSTRUCTORS if known == name}
+        if len(families) == 1:
+            return families.pop()
+        imported = {self.ctx.aliases[a].split(".")[0] for a in self.ctx.aliases}
+        return "pycuda" if "pycuda" in imported and "cupy" not in imported else "cupy"
+
+    def sources(self, argument: ast.expr) -> list[ast.expr]:
+        """load_inline takes a string or a list of them."""
+        value: ast.expr | None = argument
+        if isinstance(value, ast.Name):
+            bound = self.ctx.resolve_name(value)
+            if isinstance(bound, (ast.List, ast.Tuple)):
+                value = bound
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return [e for e in value.elts if not isinstance(e, ast.Starred)]
+        return [argument]
+
+    def literal(self, node: ast.expr) -> Literal | None:
+        key = id(node)
+        if key not in self.literals:
+            span = self.ctx.node_span(node)
+            self.literals[key] = read_literal(self.ctx.source, span.start, span.end, node)
+        return self.literals[key]
+
+    def pieces(self, expr: ast.expr | None, depth: int) -> list[Piece | None]:
+        """The literals ``expr`` is made of, in order; None for a part not known here."""
+        if expr is None or depth > _MAX_DEPTH:
+            return [None]
+        if isinstance(expr, (ast.Constant, ast.JoinedStr)):
+            literal = self.literal(expr)
+            return [Piece(literal)] if literal is not None else [None]
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            return self.pieces(expr.left, depth + 1) + self.pieces(expr.right, depth + 1)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
+            return _layered(self.pieces(expr.left, depth + 1), "percent")
+        if isinstance(expr, ast.Name):
+            return self.pieces(self.ctx.resolve_name(expr), depth + 1)
+        if isinstance(expr, ast.IfExp):  # `SRC_HIP if IS_ROCM else SRC`: the text ROCm compiles
+            on_rocm = self.ctx.gates.value(expr.test, True)
+            if on_rocm is None:
+                return [None]
+            return self.pieces(expr.body if on_rocm else expr.orelse, depth + 1)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            return self.method_pieces(expr, expr.func.attr, expr.func.value, depth)
+        return [None]
+
+    def method_pieces(self, call: ast.Call, method: str, receiver: ast.expr, depth: int) -> list[Piece | None]:
+        if method == "format":
+            return _layered(self.pieces(receiver, depth + 1), "format")
+        if method == "replace":  # `.replace("TYPE", "float")`: the text as written
+            return self.pieces(receiver, depth + 1)
+        if method in ("substitute", "safe_substitute"):
+            template = self.ctx.resolve_name(receiver) if isinstance(receiver, ast.Name) else receiver
+            if isinstance(template, ast.Call) and template.args and \
+                    (self.ctx.qualname(template.func) or "").endswith("Template"):
+                return _layered(self.pieces(template.args[0], depth + 1), "template")
+            return [None]
+        if method == "join" and call.args and isinstance(call.args[0], (ast.List, ast.Tuple)):
+            separator = self.pieces(receiver, depth + 1)
+            out: list[Piece | None] = []
+            for index, element in enumerate(call.args[0].elts):
+                out.extend((separator if index else []) + self.pieces(element, depth + 1))
+            return out
+        return [None]
+
+
+def _layered(pieces: list[Piece | None], layer: str) -> list[Piece | None]:
+    return [None if p is None else Piece(p.literal, p.layers + (layer,)) for p in pieces]
+
+
+def _argument(call: ast.Call, slot: Slot) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == slot.keyword:
+            return keyword.value
+    if slot.position is None:
+        return None
+    for index, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if index == slot.position:
+            return arg
+    return None
+
+
+# The text and its map --------------------------------------------------------------------------
+@dataclass
+class _PieceRange:
+    first: int  # unit indices first..end
+    end: int
+    piece: Piece
+    writable: bool  # exact, and the literal occurs once in this text
+
+
+class KernelText:
+    """The source a compiler gets, as bytes (``data``) with a map from each byte to the
+    Python bytes that produce it. Fields known only at run time are placeholder names."""
+
+    def __init__(self, pieces: list[Piece | None], shape: str, anchor: int) -> None:
+        self.anchor = anchor  # where findings with no place of their own are reported
+        self.shape = shape
+        prefix, suffix = _WRAPPERS.get(shape, ("", ""))
+        units: list[Unit] = [Unit(c, -1, -1) for c in prefix]
+        self.ranges: list[_PieceRange] = []
+        uses = Counter(id(p.literal.node) for p in pieces if p is not None)
+        for piece in pieces:
+            if piece is None:
+                units.append(Unit("\n", -1, -1))  # a part known only at run time
+                continue
+            literal_units = piece.literal.units
+            for layer in piece.layers:
+                literal_units = apply_layer(literal_units, layer)
+            first = len(units)
+            units.extend(literal_units)
+            writable = piece.literal.exact and uses[id(piece.literal.node)] == 1
+            self.ranges.append(_PieceRange(first, len(units), piece, writable))
+        units.extend(Unit(c, -1, -1) for c in suffix)
+        self.units = units
+        self.fields: dict[str, int] = {}
+        texts = []
+        for index, unit in enumerate(units):
+            if unit.field:
+                name = f"__rocmlint_field{len(self.fields)}__"
+                self.fields[name] = index
+                texts.append(name)
+            else:
+                texts.append(unit.text)
+        encoded = [t.encode("utf-8", "surrogateescape") for t in texts]
+        offsets = [0]
+        for chunk in encoded:
+            offsets.append(offsets[-1] + len(chunk))
+        self.offsets = offsets
+        self.data = b"".join(encoded)
+
+    @property
+    def literal_nodes(self) -> list[ast.expr]:
+        return [r.piece.literal.node for r in self.ranges]
+
+    def unit_at(self, offset: int) -> int:
+        return max(bisect.bisect_right(self.offsets, offset) - 1, 0) if self.units else 0
+
+    def python_span(self, span: Span) -> Span:
+        """Where a span of the text is written in the Python file (the argument's start
+        when nothing of it is)."""
+        if not self.units:
+            return Span(self.anchor, self.anchor)
+        first = min(self.unit_at(span.start), len(self.units) - 1)
+        last = min(self.unit_at(max(span.end - 1, span.start)), len(self.units) - 1)
+        covered = self.units[first : last + 1]
+        start = next((u.start for u in covered if u.start >= 0), None)
+        if start is None:
+            return Span(self.anchor, self.anchor)
+        end = next(u.end for u in reversed(covered) if u.end >= 0)
+        return Span(start, max(start, end))
+
+    def python_offset(self, offset: int) -> int:
+        return self.python_span(Span(offset, offset + 1)).start
+
+    def describe(self, message: str, lines: LineIndex) -> str:
+        """A C++ rule's message in Python terms: its line numbers and placeholders."""
+        kernel_lines = LineIndex(self.data)
+
+        def line(m: "re.Match[str]") -> str:
+            number = int(m.group(1))
+            if not 1 <= number <= kernel_lines.line_count:
+                return m.group()
+            offset = kernel_lines.line_start(number - 1)
+            return f"line {lines.line_of(self.python_offset(offset)) + 1}"
+
+        message = _LINE_REFERENCE.sub(line, message)
+        return _PLACEHOLDER.sub(lambda m: self.field_source(m.group(), lines.data) or m.group(), message)
+
+    def field_source(self, name: str, buffer: bytes) -> str | None:
+        index = self.fields.get(name)
+        if index is None:
+            return None
+        unit = self.units[index]
+        return buffer[unit.start : unit.end].decode("utf-8", "surrogateescape")
+
+    # Edits ---------------------------------------------------------------------------------
+    def python_edit(self, edit: Edit, buffer: bytes) -> Edit | None:
+        """The Python edit that makes the text change as ``edit`` changes it; None when the
+        change cannot be written into one literal (or reads back differently)."""
+        start, end, content = edit.span.start, edit.span.end, edit.content
+        written = self._write(start, end, content, buffer)
+        if written is None:  # a gate block re-emits neighbour lines, maybe of another literal
+            old = self.data[start:end].decode("utf-8", "surrogateescape")
+            head = _common_prefix(old, content)
+            tail = _common_prefix(old[head:][::-1], content[head:][::-1])
+            if head or tail:
+                new_start = start + len(old[:head].encode("utf-8", "surrogateescape"))
+                new_end = end - len(old[len(old) - tail:].encode("utf-8", "surrogateescape"))
+                written = self._write(new_start, new_end, content[head : len(content) - tail], buffer)
+        return written
+
+    def _write(self, start: int, end: int, content: str, buffer: bytes) -> Edit | None:
+        place = self._place(start, end)
+        if place is None:
+            return None
+        piece_range, first, last, py_start, py_end = place
+        literal = piece_range.piece.literal
+        layers = piece_range.piece.layers
+        units = self.units
+        tokens = literal.tokens
+        token_index = units[first].token if first <= last else _insertion_token(units, first, last)
+        end_token = units[last].token if first <= last else token_index
+        if token_index < 0 or end_token < 0:
+            return None
+        token = tokens[token_index]
+        if any(t.style != token.style for t in tokens[token_index : end_token + 1]):
+            return None
+        separators = [buffer[a.end : b.start] for a, b in zip(tokens, tokens[1:])]
+        if any(not sep.isspace() for sep in separators[token_index:end_token]):
+            return None  # a comment between the tokens would be lost
+        line_tokens = (len(tokens) > 1 and len(token.quote) == 1 and separators[0].isspace()
+                       and all(t.style == token.style for t in tokens)
+                       and _tokens_end_lines(literal))
+        written_prefix = buffer[token.start : token.body_start - len(token.quote)].decode()
+        token_break = (token.quote + separators[0].decode() + written_prefix + token.quote) if line_tokens else ""
+        out = []
+        for part in _split_placeholders(content):
+            if _PLACEHOLDER.fullmatch(part):
+                index = self.fields.get(part)
+                if index is None or not piece_range.first <= index < piece_range.end:
+                    return None  # a field of another literal
+                field_token = units[index].token
+                if field_token < 0 or tokens[field_token].style != token.style:
+                    return None
+                out.append(buffer[units[index].start : units[index].end].decode("utf-8", "surrogateescape"))
+                continue
+            lines = part.split("\n")
+            for number, text in enumerate(lines):
+                last_line = number == len(lines) - 1
+                chunk = text if last_line else text + "\n"
+                if chunk:
+                    out.append(escape_for_token(escape_for_layers(chunk, layers), token))
+                if not last_line and token_break:
+                    out.append(token_break)
+        replacement = "".join(out)
+        if token_break and replacement.endswith(token_break) and py_end == tokens[end_token].body_end:
+            replacement = replacement[: -len(token_break)]
+        # Read the literal back: it must parse and hold exactly the intended text.
+        region = (buffer[literal.start : py_start] + replacement.encode("utf-8", "surrogateescape")
+                  + buffer[py_end : literal.end])
+        node = parse_literal(region)
+        reread = read_literal(region, 0, len(region), node) if node is not None else None
+        if reread is None or not reread.exact:
+            return None
+        got = reread.units
+        for layer in layers:
+            got = apply_layer(got, layer)
+        expected = ("".join(u.text for u in units[piece_range.first : first])
+                    + _PLACEHOLDER.sub(FIELD, content)
+                    + "".join(u.text for u in units[last + 1 : piece_range.end]))
+        if "".join(u.text for u in got) != expected:
+            return None
+        return Edit(Span(py_start, py_end), replacement)
+
+    def _place(self, start: int, end: int) -> tuple[_PieceRange, int, int, int, int] | None:
+        """(piece range, first unit, last unit, Python start, Python end) of a text span
+        on unit boundaries inside one writable literal; an insertion has last = first - 1."""
+        if not self.units or self.offsets[self.unit_at(start)] != start or \
+                (end < len(self.data) and self.offsets[self.unit_at(end)] != end):
+            return None
+        if start == end:
+            at = self.unit_at(start) if start < len(self.data) else len(self.units)
+            for index, use_end in ((at, False), (at - 1, True)):
+                piece_range = self._range_of(index)
+                if piece_range is not None and self.units[index].start >= 0:
+                    unit = self.units[index]
+                    offset = unit.end if use_end else unit.start
+                    first = index + 1 if use_end else index
+                    return piece_range, first, first - 1, offset, offset
+            return None
+        first, last = self.unit_at(start), self.unit_at(end - 1)
+        piece_range = self._range_of(first)
+        if piece_range is None or not (piece_range.first <= last < piece_range.end):
+            return None
+        return piece_range, first, last, self.units[first].start, self.units[last].end
+
+    def _range_of(self, index: int) -> _PieceRange | None:
+        for piece_range in self.ranges:
+            if piece_range.first <= index < piece_range.end:
+                return piece_range if piece_range.writable else None
+        return None
+
+
+def _split_placeholders(text: str) -> list[str]:
+    return [part for part in re.split(r"(__rocmlint_field\d+__)", text) if part]
+
+
+def _insertion_token(units: list[Unit], first: int, last: int) -> int:
+    if first < len(units) and units[first].token >= 0:
+        return units[first].token
+    return units[first - 1].token if first > 0 else -1
+
+
+def _tokens_end_lines(literal: Literal) -> bool:
+    """Each token but the last ends its line (one source line per line of the text)."""
+    ends: dict[int, str] = {}
+    for unit in literal.units:
+        ends[unit.token] = unit.text
+    return all(ends.get(index) == "\n" for index in range(len(literal.tokens) - 1))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+# Linting ---------------------------------------------------------------------------------------
+@contextmanager
+def _without_project() -> Iterator[None]:
+    """A kernel string is no file of the project's C++ build: its analysis asks no model."""
+    from ..project import activate, active
+
+    project = active()
+    activate(None)
+    try:
+        yield
+    finally:
+        activate(project)
+
+
+def kernel_settings(settings: "Settings") -> "Settings":
+    """The same string is compiled for both vendors: fixes always go behind the gate."""
+    return settings if settings.gate == "always" else replace(settings, gate="always")
+
+
+def lint_kernels(ctx: "PythonContext", rules: tuple["Rule", ...],
+                 build_fixes: "bool | frozenset" = True) -> list[Finding]:
+    """The C++ rules' findings on every kernel string the ROCm build may compile, in the
+    Python file's positions (suppressions inside the kernel already applied)."""
+    from ..engine import analyse_buffer
+
+    settings = kernel_settings(ctx.settings)
+    found: list[Finding] = []
+    seen: set[tuple[str, Span]] = set()
+    for kernel in find_kernels(ctx):
+        if ctx.nvidia_only(ctx.span_of(kernel.call).start):
+            continue  # only the NVIDIA build runs this call
+        with _without_project():
+            inner = analyse_buffer(ctx.path + ".cu", kernel.text.data, "cpp", settings, rules,
+                                   build_fixes=build_fixes)
+        for finding in inner:
+            if finding.code.startswith("ROC0") or _renamed_by_hipify(kernel, finding):
+                continue
+            mapped = _mapped(ctx, kernel, finding)
+            key = (mapped.code, mapped.span)
+            if key not in seen:
+                seen.add(key)
+                found.append(mapped)
+    return found
+
+
+def _renamed_by_hipify(kernel: Kernel, finding: Finding) -> bool:
+    """load_inline's sources are hipified on ROCm: CUDA headers hipify renames are fine."""
+    if not kernel.hipified or finding.code != "ROC303":
+        return False
+    from ..project.tables import hipify_maps
+
+    header = re.search(r"[<\"]([^>\"]+)[>\"]", finding.source_line)
+    return header is not None and hipify_maps(header.group(1)) is not None
+
+
+def _mapped(ctx: "PythonContext", kernel: Kernel, finding: Finding) -> Finding:
+    text = kernel.text
+    fix = finding.fix
+    if fix is not None:
+        fixable = text.shape != "expression"
+        edits = [text.python_edit(e, ctx.source) if fixable else None for e in fix.edits]
+        written = [e for e in edits if e is not None]
+        fix = Fix(tuple(written), fix.title, fix.applicability) if len(written) == len(edits) and written else None
+    line = ctx.lines.line_of(ctx.span_of(kernel.call).start) + 1
+    origin = f"kernel source compiled at run time by {kernel.constructor} ({kernel.slot.keyword}), {ctx.path}:{line}"
+    return Finding(code=finding.code, name=finding.name, path=ctx.path, span=text.python_span(finding.span),
+                   message=text.describe(finding.message, ctx.lines), fix=fix, severity=finding.severity,
+                   evidence=(origin,) + finding.evidence)
+
+
+# The NVIDIA-isolation proof ----------------------------------------------------------------------
+def fold_kernel_gates(ctx: "PythonContext") -> None:
+    """Rewrite, in ``ctx.tree``, each kernel literal's value as the NVIDIA build compiles it
+    (``unifdef -U<gate macro>``): a gated fix inside a kernel string leaves the folded
+    module unchanged, exactly as the C++ proof leaves a fixed file's NVIDIA view. Fields of
+    f-strings stay in the tree, after the folded text."""
+    from ..cpp.unifdef import undefine
+
+    macro = ctx.settings.gate_macro
+    done: set[int] = set()
+    for kernel in find_kernels(ctx):
+        for piece_range in kernel.text.ranges:
+            literal = piece_range.piece.literal
+            node = literal.node
+            if id(node) in done or not literal.exact:
+                continue
+            done.add(id(node))
+            text = "".join(u.text for u in literal.units).encode("utf-8", "surrogateescape")
+            folded = undefine(text, macro).decode("utf-8", "surrogateescape")
+            if isinstance(node, ast.Constant):
+                node.value = folded
+            elif isinstance(node, ast.JoinedStr):
+                node.values = [ast.Constant(folded)] + [v for v in node.values if not isinstance(v, ast.Constant)]
+
+
+def kernel_texts(ctx: "PythonContext") -> list[bytes]:
+    """Each kernel's text, in file order (for counting syntax errors)."""
+    return [kernel.text.data for kernel in find_kernels(ctx)]
