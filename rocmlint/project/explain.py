@@ -151,6 +151,12 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
                 verdict = "REPORTED"
             print(f"  {rule.code} {rule.name}: {verdict}: {finding.message}", file=out)
     print(f"  ({quiet} other rule(s): no match on this line)", file=out)
+    if language == "python":  # CUDA source in strings the line holds (rocmlint/python/embedded.py)
+        from ..python.embedded import explain_lines
+
+        cpp_rules = tuple(r for r in active_rules(settings, language, Path(path)) if r.language == "cpp")
+        for item in explain_lines(ctx, line, cpp_rules):  # type: ignore[arg-type]  # a PythonContext
+            print(item, file=out)
     return 0
 
 

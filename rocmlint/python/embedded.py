@@ -71,9 +71,13 @@ _TRIGGER = re.compile(rb"\b(?:%s)\b" % b"|".join(sorted(n.encode() for n in _NAM
 _FAMILIES = {"cupy": "cupy", "cupyx": "cupy", "torch": "torch", "pycuda": "pycuda"}
 # torch's JIT build runs hipify over load_inline's sources before hipcc compiles them.
 HIPIFIED = frozenset({("torch", "load_inline")})
+# Every run-time compiler declares the fixed-width integer types: hiprtc's runtime header
+# typedefs them (without <cstdint>, which hiprtc may not find), hipcc force-includes
+# hip_runtime.h. This stand-in first line tells the C++ fixes so: they add no include.
+_PRELUDE = "#include <cstdint>\n"
 # The stand-in kernel around a snippet (the library's own wrapper is not known here).
 _WRAPPERS = {
-    "statements": ('extern "C" __global__ void __rocmlint_snippet() {\n', "\n}\n"),
+    "statements": ('extern "C" __global__ void __rocmlint_snippet() {\n', ";\n}\n"),  # `${operation};`
     "expression": ("__device__ void __rocmlint_snippet() {\n(void)(\n", "\n);\n}\n"),
 }
 _PLACEHOLDER = re.compile(r"__rocmlint_field(\d+)__")
@@ -102,6 +106,15 @@ class Kernel:
     @property
     def hipified(self) -> bool:
         return (self.family, self.constructor.rsplit(".", 1)[-1]) in HIPIFIED
+
+    @property
+    def nvidia_only(self) -> bool:
+        """Compiled by a package that exists for NVIDIA GPUs only (PyCUDA): the project
+        model's list of such imports decides."""
+        from ..project.python import NVIDIA_ONLY_IMPORTS
+
+        return any(name == root or name.startswith(root + ".") for root in NVIDIA_ONLY_IMPORTS
+                   for name in (self.constructor, self.family))
 
 
 def has_trigger(buffer: bytes) -> bool:
@@ -268,11 +281,13 @@ class KernelText:
         self.anchor = anchor  # where findings with no place of their own are reported
         self.shape = shape
         prefix, suffix = _WRAPPERS.get(shape, ("", ""))
-        units: list[Unit] = [Unit(c, -1, -1) for c in prefix]
+        units: list[Unit] = [Unit(c, -1, -1) for c in _PRELUDE + prefix]
         self.ranges: list[_PieceRange] = []
+        self.unknown: set[int] = set()  # units standing for text known only at run time
         uses = Counter(id(p.literal.node) for p in pieces if p is not None)
         for piece in pieces:
             if piece is None:
+                self.unknown.add(len(units))
                 units.append(Unit("\n", -1, -1))  # a part known only at run time
                 continue
             literal_units = piece.literal.units
@@ -350,6 +365,10 @@ class KernelText:
         """The Python edit that makes the text change as ``edit`` changes it; None when the
         change cannot be written into one literal (or reads back differently)."""
         start, end, content = edit.span.start, edit.span.end, edit.content
+        if self.data[start:end] == b"\n" and content.endswith("\n\n") and self._at_token_start(start):
+            # Lines put before the blank line that opens a triple-quoted kernel go after it:
+            # the text differs only in where that blank line is.
+            start, content = end, content[:-1]
         written = self._write(start, end, content, buffer)
         if written is None:  # a gate block re-emits neighbour lines, maybe of another literal
             old = self.data[start:end].decode("utf-8", "surrogateescape")
@@ -361,16 +380,76 @@ class KernelText:
                 written = self._write(new_start, new_end, content[head : len(content) - tail], buffer)
         return written
 
+    def _at_token_start(self, offset: int) -> bool:
+        index = self.unit_at(offset)
+        unit = self.units[index] if index < len(self.units) else None
+        piece_range = self._range_of(index)
+        if unit is None or unit.token < 0 or piece_range is None:
+            return False
+        return piece_range.piece.literal.tokens[unit.token].body_start == unit.start
+
     def _write(self, start: int, end: int, content: str, buffer: bytes) -> Edit | None:
         place = self._place(start, end)
         if place is None:
             return None
         piece_range, first, last, py_start, py_end = place
-        literal = piece_range.piece.literal
-        layers = piece_range.piece.layers
+        if piece_range.first - 1 in self.unknown and first == piece_range.first or \
+                piece_range.end in self.unknown and last == piece_range.end - 1:
+            return None  # whether a line starts or ends there is known only at run time
+        # What the edit keeps of the old text at either end is written as it was.
+        middle = self._changed_units(first, last, content)
+        if middle is None:
+            return None
+        mid_first, mid_last, mid_content = middle
+        mid_start = self._python_point(piece_range, mid_first, mid_last)
+        if mid_start is None:
+            return None
+        mid_end = self.units[mid_last].end if mid_first <= mid_last else mid_start
+        written = self._encode(piece_range, mid_first, mid_last, mid_content, mid_end, buffer)
+        if written is None:
+            return None
+        replacement = (buffer[py_start:mid_start].decode("utf-8", "surrogateescape") + written
+                       + buffer[mid_end:py_end].decode("utf-8", "surrogateescape"))
+        if not self._reads_back(piece_range, first, last, content, py_start, py_end, replacement, buffer):
+            return None
+        return Edit(Span(py_start, py_end), replacement)
+
+    def _changed_units(self, first: int, last: int, content: str) -> tuple[int, int, str] | None:
+        """The units ``first..last`` an edit really changes, and the text it puts there."""
+        old = "".join(self.data[self.offsets[i] : self.offsets[i + 1]].decode("utf-8", "surrogateescape")
+                      for i in range(first, last + 1))
+        head = _common_prefix(old, content)
+        tail = _common_prefix(old[head:][::-1], content[head:][::-1])
+        # back to unit boundaries (a placeholder is one unit of many characters)
+        mid_first, consumed = first, 0
+        while mid_first <= last and consumed + len(self._unit_text(mid_first)) <= head:
+            consumed += len(self._unit_text(mid_first))
+            mid_first += 1
+        head = consumed
+        mid_last, consumed = last, 0
+        while mid_last >= mid_first and consumed + len(self._unit_text(mid_last)) <= tail:
+            consumed += len(self._unit_text(mid_last))
+            mid_last -= 1
+        tail = consumed
+        return mid_first, mid_last, content[head : len(content) - tail]
+
+    def _unit_text(self, index: int) -> str:
+        return self.data[self.offsets[index] : self.offsets[index + 1]].decode("utf-8", "surrogateescape")
+
+    def _python_point(self, piece_range: _PieceRange, first: int, last: int) -> int | None:
+        """Python offset where units ``first..last`` start; an insertion goes before unit
+        ``first``, or after the literal's last unit when it ends there."""
         units = self.units
-        tokens = literal.tokens
-        token_index = units[first].token if first <= last else _insertion_token(units, first, last)
+        if first <= last or (first < piece_range.end and units[first].start >= 0):
+            return units[first].start
+        return units[first - 1].end if piece_range.first < first and units[first - 1].end >= 0 else None
+
+    def _encode(self, piece_range: _PieceRange, first: int, last: int, content: str, py_end: int,
+                buffer: bytes) -> str | None:
+        """``content`` written in the literal's own style where units ``first..last`` are."""
+        literal = piece_range.piece.literal
+        units, tokens = self.units, literal.tokens
+        token_index = units[first].token if first < piece_range.end else units[first - 1].token
         end_token = units[last].token if first <= last else token_index
         if token_index < 0 or end_token < 0:
             return None
@@ -380,9 +459,9 @@ class KernelText:
         separators = [buffer[a.end : b.start] for a, b in zip(tokens, tokens[1:])]
         if any(not sep.isspace() for sep in separators[token_index:end_token]):
             return None  # a comment between the tokens would be lost
+        # One token per line of text (``"a;\n"`` then ``"b;\n"``): new lines get tokens too.
         line_tokens = (len(tokens) > 1 and len(token.quote) == 1 and separators[0].isspace()
-                       and all(t.style == token.style for t in tokens)
-                       and _tokens_end_lines(literal))
+                       and all(t.style == token.style for t in tokens) and _tokens_end_lines(literal))
         written_prefix = buffer[token.start : token.body_start - len(token.quote)].decode()
         token_break = (token.quote + separators[0].decode() + written_prefix + token.quote) if line_tokens else ""
         out = []
@@ -401,28 +480,32 @@ class KernelText:
                 last_line = number == len(lines) - 1
                 chunk = text if last_line else text + "\n"
                 if chunk:
-                    out.append(escape_for_token(escape_for_layers(chunk, layers), token))
+                    out.append(escape_for_token(escape_for_layers(chunk, piece_range.piece.layers), token))
                 if not last_line and token_break:
                     out.append(token_break)
-        replacement = "".join(out)
-        if token_break and replacement.endswith(token_break) and py_end == tokens[end_token].body_end:
-            replacement = replacement[: -len(token_break)]
-        # Read the literal back: it must parse and hold exactly the intended text.
+        written = "".join(out)
+        if token_break and written.endswith(token_break) and py_end == tokens[end_token].body_end:
+            written = written[: -len(token_break)]  # the token's own closing quote follows
+        return written
+
+    def _reads_back(self, piece_range: _PieceRange, first: int, last: int, content: str, py_start: int,
+                    py_end: int, replacement: str, buffer: bytes) -> bool:
+        """The edited literal parses and holds exactly the text the C++ fix meant."""
+        literal = piece_range.piece.literal
         region = (buffer[literal.start : py_start] + replacement.encode("utf-8", "surrogateescape")
                   + buffer[py_end : literal.end])
         node = parse_literal(region)
         reread = read_literal(region, 0, len(region), node) if node is not None else None
         if reread is None or not reread.exact:
-            return None
+            return False
         got = reread.units
-        for layer in layers:
+        for layer in piece_range.piece.layers:
             got = apply_layer(got, layer)
+        units = self.units
         expected = ("".join(u.text for u in units[piece_range.first : first])
                     + _PLACEHOLDER.sub(FIELD, content)
                     + "".join(u.text for u in units[last + 1 : piece_range.end]))
-        if "".join(u.text for u in got) != expected:
-            return None
-        return Edit(Span(py_start, py_end), replacement)
+        return "".join(u.text for u in got) == expected
 
     def _place(self, start: int, end: int) -> tuple[_PieceRange, int, int, int, int] | None:
         """(piece range, first unit, last unit, Python start, Python end) of a text span
@@ -455,12 +538,6 @@ class KernelText:
 
 def _split_placeholders(text: str) -> list[str]:
     return [part for part in re.split(r"(__rocmlint_field\d+__)", text) if part]
-
-
-def _insertion_token(units: list[Unit], first: int, last: int) -> int:
-    if first < len(units) and units[first].token >= 0:
-        return units[first].token
-    return units[first - 1].token if first > 0 else -1
 
 
 def _tokens_end_lines(literal: Literal) -> bool:
@@ -509,7 +586,7 @@ def lint_kernels(ctx: "PythonContext", rules: tuple["Rule", ...],
     found: list[Finding] = []
     seen: set[tuple[str, Span]] = set()
     for kernel in find_kernels(ctx):
-        if ctx.nvidia_only(ctx.span_of(kernel.call).start):
+        if kernel.nvidia_only or ctx.nvidia_only(ctx.span_of(kernel.call).start):
             continue  # only the NVIDIA build runs this call
         with _without_project():
             inner = analyse_buffer(ctx.path + ".cu", kernel.text.data, "cpp", settings, rules,
@@ -554,8 +631,9 @@ def _mapped(ctx: "PythonContext", kernel: Kernel, finding: Finding) -> Finding:
 def fold_kernel_gates(ctx: "PythonContext") -> None:
     """Rewrite, in ``ctx.tree``, each kernel literal's value as the NVIDIA build compiles it
     (``unifdef -U<gate macro>``): a gated fix inside a kernel string leaves the folded
-    module unchanged, exactly as the C++ proof leaves a fixed file's NVIDIA view. Fields of
-    f-strings stay in the tree, after the folded text."""
+    module unchanged, exactly as the C++ proof leaves a fixed file's NVIDIA view. An
+    f-string's fields that survive the folding are written into the text as their
+    expressions' dumps (a gate copies a field into both branches)."""
     from ..cpp.unifdef import undefine
 
     macro = ctx.settings.gate_macro
@@ -567,14 +645,81 @@ def fold_kernel_gates(ctx: "PythonContext") -> None:
             if id(node) in done or not literal.exact:
                 continue
             done.add(id(node))
-            text = "".join(u.text for u in literal.units).encode("utf-8", "surrogateescape")
+            fields = [v for v in node.values if not isinstance(v, ast.Constant)] if isinstance(node, ast.JoinedStr) else []
+            marked, index = [], 0
+            for unit in literal.units:
+                if unit.field and index < len(fields):
+                    marked.append(f"{FIELD}{index}{FIELD}")
+                    index += 1
+                else:
+                    marked.append(unit.text)
+            text = "".join(marked).encode("utf-8", "surrogateescape")
             folded = undefine(text, macro).decode("utf-8", "surrogateescape")
-            if isinstance(node, ast.Constant):
+            folded = re.sub(f"{FIELD}(\\d+){FIELD}", lambda m: ast.dump(fields[int(m.group(1))]), folded)
+            replacement = ast.Constant(folded)
+            if isinstance(node, ast.JoinedStr):
+                node.values = [replacement]
+            elif isinstance(node, ast.Constant):
                 node.value = folded
-            elif isinstance(node, ast.JoinedStr):
-                node.values = [ast.Constant(folded)] + [v for v in node.values if not isinstance(v, ast.Constant)]
 
 
 def kernel_texts(ctx: "PythonContext") -> list[bytes]:
     """Each kernel's text, in file order (for counting syntax errors)."""
     return [kernel.text.data for kernel in find_kernels(ctx)]
+
+
+# rocmlint explain --------------------------------------------------------------------------------
+def explain_lines(ctx: "PythonContext", line: int, rules: tuple["Rule", ...]) -> list[str]:
+    """What ``rocmlint explain`` says of a Python line (0-based) inside kernel strings: the
+    constructor that compiles the text, whether ROCm reaches it, the kernel's #if stack and
+    lane groups there, and the C++ rules' verdicts (in Python positions)."""
+    from ..cpp import LANGUAGE as CPP
+    from ..engine import analyse_buffer
+    from ..project.explain import if_stack_lines
+    from ..suppress import is_suppressed, suppressed_codes
+
+    start, end = ctx.lines.line_start(line), ctx.lines.line_end(line)
+    settings = kernel_settings(ctx.settings)
+    out: list[str] = []
+    for kernel in find_kernels(ctx):
+        text = kernel.text
+        offsets = [text.offsets[i] for i, u in enumerate(text.units) if start <= u.start <= end and u.start >= 0]
+        if not offsets:
+            continue
+        call_line = ctx.lines.line_of(ctx.span_of(kernel.call).start) + 1
+        out.append(f"kernel source: compiled at run time by {kernel.constructor} ({kernel.slot.keyword}, "
+                   f"{ctx.path}:{call_line}); the C++ rules read it")
+        if kernel.nvidia_only:
+            out.append(f"  not checked: {kernel.family} compiles for NVIDIA GPUs only")
+            continue
+        if ctx.nvidia_only(ctx.span_of(kernel.call).start):
+            out.append("  not checked: the AMD build never runs this call")
+            continue
+        with _without_project():
+            cpp = CPP.make_context(ctx.path + ".cu", text.data, settings)
+            kernel_lines = sorted({cpp.lines.line_of(offset) for offset in offsets})
+            stack = [item for kline in kernel_lines[:1] for item in if_stack_lines(cpp, kline)]
+            amd = not cpp.nvidia_only(offsets[0])
+            lanes: list[str] = []
+            from ..cpp.lanegroups import lane_groups, needs_lane_model
+
+            if needs_lane_model(cpp):
+                lanes = lane_groups(cpp).explain(kernel_lines[0])
+            inner = analyse_buffer(ctx.path + ".cu", text.data, "cpp", settings, rules, suppress=False)
+        out.append(f"  AMD build compiles this kernel line: {'yes' if amd else 'no'}")
+        kernel_path = re.escape(ctx.path + ".cu")
+        for item in stack + lanes:
+            item = re.sub(kernel_path + r":(\d+)", lambda m: f"line {m.group(1)}", item)
+            out.append("  " + text.describe(item, ctx.lines))
+        previous = ctx.lines.line_text(line - 1) if line > 0 else ""
+        for finding in inner:
+            span = text.python_span(finding.span)
+            if not start <= span.start <= end:
+                continue
+            kernel_line = finding.line - 1
+            kernel_previous = LineIndex(text.data).line_text(kernel_line - 1) if kernel_line > 0 else ""
+            suppressed = is_suppressed(finding.code, suppressed_codes(ctx.lines.line_text(line), previous)
+                                       + suppressed_codes(finding.source_line, kernel_previous))
+            verdict = "dropped: suppressed by a comment" if suppressed else "REPORTED"
+            out.append(f"  {finding.code} {finding.name}: {verdict}: {text.describe(finding.message, ctx.lines)}")
+    return out

@@ -338,9 +338,9 @@ def escape_for_token(text: str, token: Token) -> str:
     quote = token.quote[0]
     if len(token.quote) == 1:
         return text.replace("\n", "\\n").replace(quote, "\\" + quote)
-    # In a triple-quoted body a quote is escaped where it could close the literal: next to
-    # another one, or at either end (next to the delimiters).
-    pattern = re.compile(re.escape(quote) + "{2,}|^" + re.escape(quote) + "|" + re.escape(quote) + "$")
+    # In a triple-quoted body a quote is escaped where it could close the literal: in a run
+    # of three, or at the end (next to the closing delimiter).
+    pattern = re.compile(re.escape(quote) + "{3,}|" + re.escape(quote) + "+$")
     return pattern.sub(lambda m: "".join("\\" + c for c in m.group()), text)
 
 
