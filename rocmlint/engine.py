@@ -14,9 +14,13 @@ from .rule import FileContext, Rule
 from .source import SourceError, SourceFile, read_source
 from .suppress import is_suppressed, suppressed_codes
 
-# The half whose rules also read strings of Python code that a library compiles at run time.
+# The half whose rules also read strings of Python code that a library compiles at run time
+# (rocmlint/python/embedded.py); a Python file holding none of the trigger words (names of
+# the run-time compilers) never pays for it, nor for importing it.
 EMBEDDED_LANGUAGE = "cpp"
-EMBEDDED = "embedded-source"  # the prefilter's name for python/embedded.py's trigger words
+EMBEDDED = "embedded-source"  # the prefilter's name for the trigger
+EMBEDDED_TRIGGERS: tuple[bytes, ...] = (b"RawKernel", b"RawModule", b"ElementwiseKernel", b"ReductionKernel",
+                                        b"load_inline", b"SourceModule", b"compile_with_cache", b"_jit_fn")
 
 
 @lru_cache(maxsize=64)
@@ -29,7 +33,10 @@ def selected_languages(select: tuple[str, ...], ignore: tuple[str, ...]) -> froz
     """The halves some selected rule runs on (before per-file ignores, which only remove)."""
     from .languages import LANGUAGES
 
-    return frozenset(language for language in LANGUAGES if rules_for(select, ignore, language))
+    found = {language for language in LANGUAGES if rules_for(select, ignore, language)}
+    if EMBEDDED_LANGUAGE in found:
+        found.add("python")  # C++ rules read the kernel strings of Python files too
+    return frozenset(found)
 
 
 def active_rules(settings: Settings, language: str, path: Path | None = None) -> tuple[Rule, ...]:
@@ -60,7 +67,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
     if language == "python":
         embedded_rules = tuple(r for r in rules if r.language == EMBEDDED_LANGUAGE)
         rules = tuple(r for r in rules if r.language != EMBEDDED_LANGUAGE) if embedded_rules else rules
-    candidates = _prefilter(rules, _embedded_triggers() if embedded_rules else ())(buffer)
+    candidates = _prefilter(rules, _EMBEDDED_PREFILTER if embedded_rules else ())(buffer)
     embedded = EMBEDDED in candidates
     for rule in rules:
         if rule.code not in candidates:
@@ -122,10 +129,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
     return _finish(list(contexts.values()), kept, buffer, suppress)
 
 
-def _embedded_triggers() -> tuple[tuple[str, tuple[bytes, ...]], ...]:
-    from .python.embedded import TRIGGERS
-
-    return ((EMBEDDED, TRIGGERS),)
+_EMBEDDED_PREFILTER = ((EMBEDDED, EMBEDDED_TRIGGERS),)
 
 
 def _embedded_findings(display: str, buffer: bytes, settings: Settings, rules: tuple[Rule, ...],

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterator
 
+from ..engine import EMBEDDED_TRIGGERS
 from ..model import Edit, Finding, Fix, LineIndex, Span
 from .literal_text import (FIELD, Literal, Unit, apply_layer, escape_for_layers, escape_for_token,
                            parse_literal, read_literal)
@@ -29,9 +30,8 @@ if TYPE_CHECKING:
     from ..rule import Rule
     from .context import PythonContext
 
-# The prefilter's trigger: files without one of these never pay for anything here.
-TRIGGERS: tuple[bytes, ...] = (b"RawKernel", b"RawModule", b"ElementwiseKernel", b"ReductionKernel",
-                               b"load_inline", b"SourceModule", b"compile_with_cache", b"_jit_fn")
+# The prefilter's trigger (kept in the engine, so that files without one never import this).
+TRIGGERS = EMBEDDED_TRIGGERS
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,12 @@ def find_kernels(ctx: "PythonContext") -> list[Kernel]:
     finder = _Finder(ctx)
     kernels: list[Kernel] = []
     seen: set[int] = set()
-    for m in _TRIGGER.finditer(ctx.source):
+    # `from torch.utils.cpp_extension import load_inline as build`: calls spell the alias
+    renamed = [local for local, qualname in ctx.aliases.items()
+               if qualname.rsplit(".", 1)[-1] in _NAMES and local not in _NAMES]
+    calls = _TRIGGER if not renamed else re.compile(
+        rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(_NAMES | set(renamed))))
+    for m in calls.finditer(ctx.source):
         path = ctx.node_path(m.start())
         if len(path) < 2 or not isinstance(path[-2], ast.Call) or path[-2].func is not path[-1]:
             continue
