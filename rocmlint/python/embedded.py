@@ -17,13 +17,14 @@ import bisect
 import re
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterator
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..engine import EMBEDDED_TRIGGERS
 from ..model import Edit, Finding, Fix, LineIndex, Span
 from .literal_text import (FIELD, Literal, Unit, apply_layer, escape_for_layers, escape_for_token,
-                           parse_literal, read_literal)
+                           layer_text, parse_literal, read_literal)
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -87,10 +88,27 @@ _MAX_DEPTH = 8
 
 @dataclass
 class Piece:
-    """A literal as one part of a kernel's text, with the run-time templates applied to it."""
+    """A literal as one part of a kernel's text, with the run-time templates applied to it.
+    Its value comes from ``ast``; the character map (``literal``) is read only when a
+    finding needs a place or a fix."""
 
-    literal: Literal
+    node: ast.expr
+    read: Callable[[ast.expr], Literal]
     layers: tuple[str, ...] = ()
+
+    @property
+    def literal(self) -> Literal:
+        return self.read(self.node)
+
+    @property
+    def text(self) -> str:
+        """The value after the templates, FIELD where a field is."""
+        node = self.node
+        text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else \
+            "".join(str(v.value) if isinstance(v, ast.Constant) else FIELD for v in getattr(node, "values", ()))
+        for layer in self.layers:
+            text = layer_text(text, layer)
+        return text
 
 
 @dataclass
@@ -147,7 +165,7 @@ def find_kernels(ctx: "PythonContext") -> list[Kernel]:
 class _Finder:
     def __init__(self, ctx: "PythonContext") -> None:
         self.ctx = ctx
-        self.literals: dict[int, Literal | None] = {}
+        self.literals: dict[int, Literal] = {}
 
     def kernels(self, call: ast.Call) -> Iterator[Kernel]:
         found = self.constructor(call)
@@ -202,20 +220,22 @@ class _Finder:
             return [e for e in value.elts if not isinstance(e, ast.Starred)]
         return [argument]
 
-    def literal(self, node: ast.expr) -> Literal | None:
+    def literal(self, node: ast.expr) -> Literal:
         key = id(node)
-        if key not in self.literals:
+        found = self.literals.get(key)
+        if found is None:
             span = self.ctx.node_span(node)
-            self.literals[key] = read_literal(self.ctx.source, span.start, span.end, node)
-        return self.literals[key]
+            read = read_literal(self.ctx.source, span.start, span.end, node)
+            assert read is not None, "pieces() keeps str literals only"
+            found = self.literals[key] = read
+        return found
 
     def pieces(self, expr: ast.expr | None, depth: int) -> list[Piece | None]:
         """The literals ``expr`` is made of, in order; None for a part not known here."""
         if expr is None or depth > _MAX_DEPTH:
             return [None]
-        if isinstance(expr, (ast.Constant, ast.JoinedStr)):
-            literal = self.literal(expr)
-            return [Piece(literal)] if literal is not None else [None]
+        if isinstance(expr, ast.JoinedStr) or isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            return [Piece(expr, self.literal)]
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             return self.pieces(expr.left, depth + 1) + self.pieces(expr.right, depth + 1)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
@@ -252,7 +272,7 @@ class _Finder:
 
 
 def _layered(pieces: list[Piece | None], layer: str) -> list[Piece | None]:
-    return [None if p is None else Piece(p.literal, p.layers + (layer,)) for p in pieces]
+    return [None if p is None else Piece(p.node, p.read, p.layers + (layer,)) for p in pieces]
 
 
 def _argument(call: ast.Call, slot: Slot) -> ast.expr | None:
@@ -270,12 +290,29 @@ def _argument(call: ast.Call, slot: Slot) -> ast.expr | None:
 
 
 # The text and its map --------------------------------------------------------------------------
+_PLACEHOLDER_FIELD = re.compile(FIELD)
+
+
+def _numbered_fields() -> Callable[["re.Match[str]"], str]:
+    count = iter(range(1 << 30))
+    return lambda _m: f"__rocmlint_field{next(count)}__"
+
+
 @dataclass
 class _PieceRange:
     first: int  # unit indices first..end
     end: int
     piece: Piece
     writable: bool  # exact, and the literal occurs once in this text
+
+
+@dataclass
+class _TextMap:
+    units: list[Unit] = field(default_factory=list)
+    ranges: list[_PieceRange] = field(default_factory=list)
+    fields: dict[str, int] = field(default_factory=dict)  # placeholder -> unit index
+    offsets: list[int] = field(default_factory=lambda: [0])  # byte offset of each unit, and the end
+    unknown: set[int] = field(default_factory=set)  # units standing for text known only at run time
 
 
 class KernelText:
@@ -285,44 +322,68 @@ class KernelText:
     def __init__(self, pieces: list[Piece | None], shape: str, anchor: int) -> None:
         self.anchor = anchor  # where findings with no place of their own are reported
         self.shape = shape
+        self.pieces = pieces
         prefix, suffix = _WRAPPERS.get(shape, ("", ""))
-        units: list[Unit] = [Unit(c, -1, -1) for c in _PRELUDE + prefix]
-        self.ranges: list[_PieceRange] = []
-        self.unknown: set[int] = set()  # units standing for text known only at run time
-        uses = Counter(id(p.literal.node) for p in pieces if p is not None)
-        for piece in pieces:
+        texts = [_PRELUDE + prefix] + ["\n" if p is None else p.text for p in pieces] + [suffix]
+        self.data = _PLACEHOLDER_FIELD.sub(_numbered_fields(), "".join(texts)).encode("utf-8", "surrogateescape")
+
+    @cached_property
+    def _map(self) -> "_TextMap":
+        """Each piece's characters with their source bytes (read from the literals now)."""
+        prefix, suffix = _WRAPPERS.get(self.shape, ("", ""))
+        text_map = _TextMap()
+        units = text_map.units
+        units.extend(Unit(c, -1, -1) for c in _PRELUDE + prefix)
+        uses = Counter(id(p.node) for p in self.pieces if p is not None)
+        for piece in self.pieces:
             if piece is None:
-                self.unknown.add(len(units))
+                text_map.unknown.add(len(units))
                 units.append(Unit("\n", -1, -1))  # a part known only at run time
                 continue
-            literal_units = piece.literal.units
+            literal = piece.literal
+            literal_units = literal.units
             for layer in piece.layers:
                 literal_units = apply_layer(literal_units, layer)
             first = len(units)
             units.extend(literal_units)
-            writable = piece.literal.exact and uses[id(piece.literal.node)] == 1
-            self.ranges.append(_PieceRange(first, len(units), piece, writable))
+            writable = literal.exact and uses[id(piece.node)] == 1
+            text_map.ranges.append(_PieceRange(first, len(units), piece, writable))
         units.extend(Unit(c, -1, -1) for c in suffix)
-        self.units = units
-        self.fields: dict[str, int] = {}
-        texts = []
+        encoded = []
         for index, unit in enumerate(units):
             if unit.field:
-                name = f"__rocmlint_field{len(self.fields)}__"
-                self.fields[name] = index
-                texts.append(name)
+                name = f"__rocmlint_field{len(text_map.fields)}__"
+                text_map.fields[name] = index
+                encoded.append(name.encode())
             else:
-                texts.append(unit.text)
-        encoded = [t.encode("utf-8", "surrogateescape") for t in texts]
-        offsets = [0]
+                encoded.append(unit.text.encode("utf-8", "surrogateescape"))
+        if b"".join(encoded) != self.data:  # not expected: then every place is the argument's start
+            text_map = _TextMap(units=[Unit(c, self.anchor, self.anchor) for c in self.data.decode(
+                "utf-8", "surrogateescape")])
+            encoded = [u.text.encode("utf-8", "surrogateescape") for u in text_map.units]
         for chunk in encoded:
-            offsets.append(offsets[-1] + len(chunk))
-        self.offsets = offsets
-        self.data = b"".join(encoded)
+            text_map.offsets.append(text_map.offsets[-1] + len(chunk))
+        return text_map
 
     @property
-    def literal_nodes(self) -> list[ast.expr]:
-        return [r.piece.literal.node for r in self.ranges]
+    def units(self) -> list[Unit]:
+        return self._map.units
+
+    @property
+    def ranges(self) -> list["_PieceRange"]:
+        return self._map.ranges
+
+    @property
+    def fields(self) -> dict[str, int]:
+        return self._map.fields
+
+    @property
+    def offsets(self) -> list[int]:
+        return self._map.offsets
+
+    @property
+    def unknown(self) -> set[int]:
+        return self._map.unknown
 
     def unit_at(self, offset: int) -> int:
         return max(bisect.bisect_right(self.offsets, offset) - 1, 0) if self.units else 0
@@ -644,26 +705,18 @@ def fold_kernel_gates(ctx: "PythonContext") -> None:
     macro = ctx.settings.gate_macro
     done: set[int] = set()
     for kernel in find_kernels(ctx):
-        for piece_range in kernel.text.ranges:
-            literal = piece_range.piece.literal
-            node = literal.node
-            if id(node) in done or not literal.exact:
+        for piece in kernel.text.pieces:
+            if piece is None or id(piece.node) in done:
                 continue
+            node = piece.node
             done.add(id(node))
             fields = [v for v in node.values if not isinstance(v, ast.Constant)] if isinstance(node, ast.JoinedStr) else []
-            marked, index = [], 0
-            for unit in literal.units:
-                if unit.field and index < len(fields):
-                    marked.append(f"{FIELD}{index}{FIELD}")
-                    index += 1
-                else:
-                    marked.append(unit.text)
-            text = "".join(marked).encode("utf-8", "surrogateescape")
-            folded = undefine(text, macro).decode("utf-8", "surrogateescape")
+            numbers = iter(range(len(fields)))
+            marked = re.sub(FIELD, lambda _m: f"{FIELD}{next(numbers, -1)}{FIELD}", Piece(node, piece.read).text)
+            folded = undefine(marked.encode("utf-8", "surrogateescape"), macro).decode("utf-8", "surrogateescape")
             folded = re.sub(f"{FIELD}(\\d+){FIELD}", lambda m: ast.dump(fields[int(m.group(1))]), folded)
-            replacement = ast.Constant(folded)
             if isinstance(node, ast.JoinedStr):
-                node.values = [replacement]
+                node.values = [ast.Constant(folded)]
             elif isinstance(node, ast.Constant):
                 node.value = folded
 

@@ -287,6 +287,17 @@ def apply_layer(units: list[Unit], layer: str) -> list[Unit]:
     return out
 
 
+def layer_text(text: str, layer: str) -> str:
+    """``apply_layer`` on plain text (FIELD for each field)."""
+    out = []
+    i = 0
+    while i < len(text):
+        length, produced = _layer_step(text, i, layer)
+        out.append(text[i] if length == 1 and produced is None else (produced or FIELD))
+        i += length
+    return "".join(out)
+
+
 def _layer_step(text: str, i: int, layer: str) -> tuple[int, str | None]:
     """(characters consumed at ``i``, the character they stand for or None for a field)."""
     char = text[i]
