@@ -139,6 +139,8 @@ def test_constructors_are_found_through_import_aliases_keywords_and_lists():
         "d = cpp_extension.load_inline('d', cpp_sources='D1', cuda_sources=['D2', 'D3'])\n"
         "e = li('e', 'E1', 'E2')\nf = RawModule(code='not cupy')\ng = cp.RawKernel(*args)\n"
         "h = cp.ElementwiseKernel('T x', 'T y', 'y = x', 'h', preamble='H')\n"
+        "from cupy.cuda import compile_with_cache\ni = compile_with_cache(source='I')\n"
+        "from torch.cuda import jiterator\nj = jiterator._create_jit_fn('J')\n"
     )
     found = [(k.constructor, k.slot.keyword, k.text.data.decode().split("\n", 1)[1]) for k in kernels(source)]
     assert found == [
@@ -151,6 +153,8 @@ def test_constructors_are_found_through_import_aliases_keywords_and_lists():
         ("cupy.ElementwiseKernel", "operation",
          'extern "C" __global__ void __rocmlint_snippet() {\ny = x;\n}\n'),
         ("cupy.ElementwiseKernel", "preamble", "H"),
+        ("cupy.cuda.compile_with_cache", "source", "I"),
+        ("torch.cuda.jiterator._create_jit_fn", "code_string", "J"),
     ]
 
 
