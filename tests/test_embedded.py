@@ -296,7 +296,8 @@ def test_f_string_fields_are_copied_into_both_branches_and_the_proof_holds():
 def test_the_proof_catches_a_kernel_edit_outside_a_gate():
     source = f"import cupy\nk = cupy.RawKernel('int f(int v) {{ return {SHFL}; }}', 'f')\n"
     tampered = source.replace("0xffffffff", "0xffffffffffffffffull")
-    assert PYTHON.nvidia_view(tampered.encode(), "k.py", SETTINGS) != PYTHON.nvidia_view(source.encode(), "k.py", SETTINGS)
+    view = PYTHON.nvidia_view(source.encode(), "k.py", SETTINGS)
+    assert PYTHON.nvidia_view(tampered.encode(), "k.py", SETTINGS) != view
     broken = source.replace("return", "return (")
     assert PYTHON.new_syntax_errors(source.encode(), broken.encode(), "k.py", SETTINGS) > 0
 
@@ -374,7 +375,8 @@ def test_selecting_cpp_rules_also_reads_python_files(tmp_path, capsys):
         assert code == 1 and [(d["path"], d["line"], d["column"]) for d in json.loads(out)] == [("k.py", *where)]
         assert json.loads(out)[0]["evidence"][0].startswith("kernel source compiled at run time by cupy.RawKernel")
         main(["check", "--no-cache", "--output-format", "sarif", "k.py"])
-        region = json.loads(capsys.readouterr().out)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
+        result = json.loads(capsys.readouterr().out)["runs"][0]["results"][0]
+        region = result["locations"][0]["physicalLocation"]["region"]
         assert (region["startLine"], region["startColumn"]) == where
         main(["check", "--no-cache", "--diff", "k.py"])
         diff = capsys.readouterr().out
