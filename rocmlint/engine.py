@@ -14,6 +14,14 @@ from .rule import FileContext, Rule
 from .source import SourceError, SourceFile, read_source
 from .suppress import is_suppressed, suppressed_codes
 
+# The half whose rules also read strings of Python code that a library compiles at run time
+# (rocmlint/python/embedded.py); a Python file holding none of the trigger words (names of
+# the run-time compilers) never pays for it, nor for importing it.
+EMBEDDED_LANGUAGE = "cpp"
+EMBEDDED = "embedded-source"  # the prefilter's name for the trigger
+EMBEDDED_TRIGGERS: tuple[bytes, ...] = (b"RawKernel", b"RawModule", b"ElementwiseKernel", b"ReductionKernel",
+                                        b"load_inline", b"SourceModule", b"compile_with_cache", b"_jit_fn")
+
 
 @lru_cache(maxsize=64)
 def rules_for(select: tuple[str, ...], ignore: tuple[str, ...], language: str) -> tuple[Rule, ...]:
@@ -25,7 +33,10 @@ def selected_languages(select: tuple[str, ...], ignore: tuple[str, ...]) -> froz
     """The halves some selected rule runs on (before per-file ignores, which only remove)."""
     from .languages import LANGUAGES
 
-    return frozenset(language for language in LANGUAGES if rules_for(select, ignore, language))
+    found = {language for language in LANGUAGES if rules_for(select, ignore, language)}
+    if EMBEDDED_LANGUAGE in found:
+        found.add("python")  # C++ rules read the kernel strings of Python files too
+    return frozenset(found)
 
 
 def active_rules(settings: Settings, language: str, path: Path | None = None) -> tuple[Rule, ...]:
@@ -33,6 +44,8 @@ def active_rules(settings: Settings, language: str, path: Path | None = None) ->
     rules = rules_for(settings.select, ignore, language)
     for extra in extra_languages(path) if path is not None else ():
         rules += tuple(r for r in rules_for(settings.select, ignore, extra) if not r.runs_on(language))
+    if language == "python":  # C++ rules read the CUDA source in Python strings (python/embedded.py)
+        rules += rules_for(settings.select, ignore, EMBEDDED_LANGUAGE)
     return rules
 
 
@@ -50,7 +63,12 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
     (Python's libcst fixes) that nothing will apply or print (a text report; unsafe fixes
     in a --fix run without --unsafe-fixes) keep their stand-in edits, counted but unbuilt."""
     hits: dict[str, list[Span]] = {}
-    candidates = _prefilter(rules)(buffer)
+    embedded_rules: tuple[Rule, ...] = ()
+    if language == "python":
+        embedded_rules = tuple(r for r in rules if r.language == EMBEDDED_LANGUAGE)
+        rules = tuple(r for r in rules if r.language != EMBEDDED_LANGUAGE) if embedded_rules else rules
+    candidates = _prefilter(rules, _EMBEDDED_PREFILTER if embedded_rules else ())(buffer)
+    embedded = EMBEDDED in candidates
     for rule in rules:
         if rule.code not in candidates:
             continue
@@ -60,7 +78,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
                 hits[rule.code] = spans
         else:
             hits[rule.code] = []
-    if not hits:
+    if not hits and not embedded:
         return []
     # A rule runs in the file's own half, or in the other half that reads the file too
     # (setup.py: Python rules and manifest rules); one context per half.
@@ -102,7 +120,28 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         seen.add(key)
         finding.evidence = tuple(ctx.evidence(start))
         kept.append(finding)
+    if embedded:
+        try:
+            kept.extend(_embedded_findings(display, buffer, settings, embedded_rules, build_fixes))
+        except ParseFailure as exc:
+            kept = [engine_finding("ROC001", display, f"cannot parse: {exc}", exc.span)]
+            return _finish([], kept, buffer)
     return _finish(list(contexts.values()), kept, buffer, suppress)
+
+
+_EMBEDDED_PREFILTER = ((EMBEDDED, EMBEDDED_TRIGGERS),)
+
+
+def _embedded_findings(display: str, buffer: bytes, settings: Settings, rules: tuple[Rule, ...],
+                       build_fixes: bool | frozenset[Applicability]) -> list[Finding]:
+    """The C++ rules' findings in kernel sources held by Python strings."""
+    from .python import PythonContext, parse
+    from .python.embedded import lint_kernels
+
+    project = active_project()
+    if project is not None and project.deferring:
+        project.part("python")  # reachability of the calls: wait for the model before parsing
+    return lint_kernels(PythonContext(display, buffer, settings, parse(buffer)), rules, build_fixes)
 
 
 def drop_reason(ctx: FileContext, rule_cls: type[Rule] | None, start: int) -> str | None:
@@ -117,15 +156,15 @@ def drop_reason(ctx: FileContext, rule_cls: type[Rule] | None, start: int) -> st
 
 
 @lru_cache(maxsize=64)
-def _prefilter(rules: tuple[Rule, ...]):
+def _prefilter(rules: tuple[Rule, ...], extra: tuple[tuple[str, tuple[bytes, ...]], ...] = ()):
     """A function buffer -> codes of the rules worth running their regex on.
 
     One Aho-Corasick pass over the bytes finds every rule's literal factors and
     ``requires_any`` markers (ahocorasick-rs scans at memory speed). A rule is a candidate
     when one of its factors occurs (or it has none) and one of its markers does (or it
-    has none).
+    has none). ``extra`` adds (name, literals) triggers found in the same pass.
     """
-    needs: dict[str, list[frozenset[bytes]]] = {}
+    needs: dict[str, list[frozenset[bytes]]] = {name: [frozenset(literals)] for name, literals in extra}
     for rule in rules:
         groups = []
         factors = rule.literals()

@@ -45,16 +45,38 @@ class Annotations:
     todo: set[tuple[int, str]] = field(default_factory=set)
 
 
+def python_comment_lines(text: str) -> set[int]:
+    """Lines of a Python file that hold only a comment (a line of a string that starts with
+    "#", such as a kernel's ``#include``, is not one)."""
+    import io
+    import tokenize
+
+    lines = set()
+    code_lines = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                lines.add(token.start[0])
+            elif token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+                code_lines.update(range(token.start[0], token.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        return {n for n, line in enumerate(text.splitlines(), start=1) if line.strip().startswith("#")}
+    return lines - code_lines
+
+
 def read_annotations(text: str, comment: str = "#") -> Annotations:
     """``comment`` is the line-comment marker: "#" for Python, "//" for C++ (where a line
-    starting with "#" is a directive that can carry a trailing annotation)."""
+    starting with "#" is a directive that can carry a trailing annotation). In Python, a
+    ``// ruleid:`` comment inside a kernel string annotates its own line."""
     ann = Annotations()
+    comment_lines = python_comment_lines(text) if comment == "#" else None
     pending: list[tuple[str, str]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         marks = [(kind, code.strip()) for kind, codes in _ANNOTATION.findall(line)
                  for code in codes.split(",") if code.strip()]
-        comment_only = stripped.startswith(comment) and marks
+        comment_only = bool(marks) and (number in comment_lines if comment_lines is not None
+                                         else stripped.startswith(comment))
         if comment_only:
             pending.extend(marks)
             continue

@@ -159,6 +159,12 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
                 for item in if_stack_lines(ctx, gate + 1):  # type: ignore[arg-type]  # a C++ rule's context
                     print(f"      {item}", file=out)
     print(f"  ({quiet} other rule(s): no match on this line)", file=out)
+    if language == "python":  # CUDA source in strings the line holds (rocmlint/python/embedded.py)
+        from ..python.embedded import explain_lines
+
+        cpp_rules = tuple(r for r in active_rules(settings, language, Path(path)) if r.language == "cpp")
+        for item in explain_lines(ctx, line, cpp_rules):  # type: ignore[arg-type]  # a PythonContext
+            print(item, file=out)
     return 0
 
 

@@ -66,13 +66,48 @@ class PythonLanguage:
         return PythonContext(path, source, settings, parse(source))
 
     def syntax_errors(self, source: bytes, path: str) -> int:
+        """1 when the module does not parse; else the syntax errors tree-sitter sees in the
+        kernel sources its strings hold (a fix inside a kernel must not add any)."""
         try:
-            parse(source)
+            tree = parse(source)
         except ParseFailure:
             return 1
-        return 0
+        from .embedded import has_trigger
+
+        if not has_trigger(source):
+            return 0
+        from ..config import Settings
+        from ..cpp import LANGUAGE as CPP
+        from .embedded import kernel_texts
+
+        texts = kernel_texts(PythonContext(path, source, Settings(), tree))
+        return sum(CPP.syntax_errors(text, path + ".cu") for text in texts)
+
+    def new_syntax_errors(self, original: bytes, fixed: bytes, path: str, settings) -> int:
+        """Syntax errors a fix adds: a module that stops parsing, or errors in a kernel
+        string counted in each build's view (C++'s count: a gate copies lines that never
+        parsed into both branches)."""
+        if self.syntax_errors(fixed, path) and not self.syntax_errors(original, path):
+            try:
+                parse(fixed)
+            except ParseFailure:
+                return 1
+        from ..cpp import LANGUAGE as CPP
+        from .embedded import kernel_texts
+
+        def texts(source: bytes) -> list[bytes]:
+            try:
+                return kernel_texts(PythonContext(path, source, settings, parse(source)))
+            except ParseFailure:
+                return []
+
+        before, after = texts(original), texts(fixed)
+        if len(before) != len(after):
+            return max(1, len(after) - len(before))
+        return sum(CPP.new_syntax_errors(a, b, path + ".cu", settings) for a, b in zip(before, after))
 
     def nvidia_view(self, source: bytes, path: str, settings) -> bytes:
+        from .embedded import fold_kernel_gates, has_trigger
         from .view import nvidia_dump
 
         try:
@@ -81,6 +116,8 @@ class PythonLanguage:
             return b"<unparsable>\n" + source
         # Resolve imports before folding mutates the tree.
         context.aliases  # noqa: B018
+        if has_trigger(source):
+            fold_kernel_gates(context)
         gates = GateEvaluator(context.gates.gate_names, context.qualname)
         return nvidia_dump(context.tree, gates)
 
