@@ -160,7 +160,7 @@ def _cmd_check(args) -> int:
     if args.ignore is not None:
         overrides["ignore"] = tuple(args.ignore)
     extend_select = tuple(args.extend_select) if args.select is None else ()  # else joined to --select above
-    resolver = ConfigResolver(args.config, overrides, extend_select)
+    resolver = ConfigResolver(args.config, overrides, extend_select, is_known_prefix)
     for raw in args.paths:
         if not os.path.exists(raw):
             raise UsageError(f"no such file or folder: {raw}")
@@ -263,14 +263,16 @@ def _emit(args, findings, fixed, out) -> None:
 def _cmd_explain(args) -> int:
     from .config import ConfigResolver
     from .project import activate
-    from .project.explain import explain
+    from .explain_command import explain
 
     path, _, line = args.location.rpartition(":")
     if not path or not line.isdigit() or int(line) < 1:
         raise UsageError(f"expected PATH:LINE, got {args.location!r}")
     if not os.path.isfile(path):
         raise UsageError(f"no such file: {path}")
-    resolver = ConfigResolver(args.config)
+    from .registry import is_known_prefix
+
+    resolver = ConfigResolver(args.config, is_known_prefix=is_known_prefix)
     activate(_project([path], resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands))
     return explain(path, int(line), resolver.for_path(path))
 

@@ -12,6 +12,7 @@ import sys
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Callable
 
 
 CONFIG_FILES = ("rocmlint.toml", "pyproject.toml")
@@ -103,9 +104,9 @@ _STR_KEYS = {"gate", "gate-macro", "compile-commands"}
 _KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root", "hipify"}
 
 
-def _validate(table: dict, origin: str) -> dict:
-    from .registry import is_known_prefix
-
+def _validate(table: dict, origin: str, is_known_prefix: "Callable[[str], bool] | None" = None) -> dict:
+    """Check a config table; rule codes only where ``is_known_prefix`` (the rule registry's
+    test, passed in by the command line: the registry sits above the configuration) is given."""
     unknown = sorted(set(table) - _KNOWN)
     if unknown:
         raise ConfigError(f"{origin}: unknown key(s) {', '.join(unknown)} in [tool.rocmlint] "
@@ -127,7 +128,7 @@ def _validate(table: dict, origin: str) -> dict:
         raise ConfigError(f"{origin}: 'root' must be true or false")
     for key in ("select", "ignore"):
         for code in table.get(key, []):
-            if not is_known_prefix(code):
+            if is_known_prefix is not None and not is_known_prefix(code):
                 raise ConfigError(f"{origin}: '{key}' names unknown rule or prefix {code!r}")
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict) or not all(
@@ -136,12 +137,12 @@ def _validate(table: dict, origin: str) -> dict:
         raise ConfigError(f"{origin}: 'per-file-ignores' must map glob patterns to lists of codes")
     for codes in pfi.values():
         for code in codes:
-            if not is_known_prefix(code):
+            if is_known_prefix is not None and not is_known_prefix(code):
                 raise ConfigError(f"{origin}: 'per-file-ignores' names unknown rule or prefix {code!r}")
     return table
 
 
-def read_config_file(path: Path) -> dict | None:
+def read_config_file(path: Path, is_known_prefix: "Callable[[str], bool] | None" = None) -> dict | None:
     """The [tool.rocmlint] table of a file (the whole file for rocmlint.toml), or None."""
     if sys.version_info >= (3, 11):
         import tomllib
@@ -163,7 +164,7 @@ def read_config_file(path: Path) -> dict | None:
         table = data.get("tool", {}).get("rocmlint", data)
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.rocmlint] must be a table")
-    return _validate(dict(table), str(path))
+    return _validate(dict(table), str(path), is_known_prefix)
 
 
 def _apply(base: Settings, table: dict, directory: Path, path: Path) -> Settings:
@@ -189,7 +190,8 @@ class ConfigResolver:
     """Settings for any directory, cached; or one fixed config file for everything."""
 
     def __init__(self, explicit: Path | None = None, overrides: dict | None = None,
-                 extend_select: tuple[str, ...] = ()) -> None:
+                 extend_select: tuple[str, ...] = (), is_known_prefix: "Callable[[str], bool] | None" = None) -> None:
+        self._is_known_prefix = is_known_prefix  # the registry's test of rule codes (None: not checked)
         self._cache: dict[str, Settings] = {}
         self._raw: dict[str, Settings] = {}
         self._overrides = overrides or {}
@@ -198,7 +200,7 @@ class ConfigResolver:
         if explicit is not None:
             if not explicit.is_file():
                 raise ConfigError(f"config file {explicit} does not exist")
-            table = read_config_file(explicit)
+            table = read_config_file(explicit, is_known_prefix)
             if table is None:
                 raise ConfigError(f"{explicit}: has no [tool.rocmlint] table")
             self._explicit = self._finish(_apply(Settings(), table, explicit.parent.resolve(), explicit))
@@ -248,7 +250,7 @@ class ConfigResolver:
         for name in CONFIG_FILES:
             candidate = directory / name
             if candidate.is_file():
-                table = read_config_file(candidate)
+                table = read_config_file(candidate, self._is_known_prefix)
                 if table is not None:
                     return table, directory, candidate
         return None

@@ -9,6 +9,7 @@ from .config import Settings
 from .languages import ParseFailure, extra_languages, get_language, language_for
 from .model import Applicability, Finding, LineIndex, Span
 from .project import active as active_project
+from .project.explain import finding_evidence
 from .registry import ENGINE_CODES, select_rules
 from .rule import FileContext, Rule
 from .source import SourceError, SourceFile, read_source
@@ -100,7 +101,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         if key in seen:
             continue
         seen.add(key)
-        finding.evidence = tuple(ctx.evidence(start))
+        finding.evidence = tuple(finding_evidence(ctx, start))
         kept.append(finding)
     return _finish(list(contexts.values()), kept, buffer, suppress)
 

@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from .model import ParseFailure as ParseFailure  # re-exported: the engine catches it here
+
 if TYPE_CHECKING:
     from .config import Settings
-    from .model import Span
     from .rule import FileContext
 
 EXTENSIONS = {
@@ -18,14 +19,6 @@ EXTENSIONS = {
 }
 _MODULES = {"python": "rocmlint.python", "cpp": "rocmlint.cpp", "manifest": "rocmlint.manifest"}
 LANGUAGES = tuple(_MODULES)
-
-
-class ParseFailure(Exception):
-    """The file cannot be analysed at all (reported as ROC001)."""
-
-    def __init__(self, message: str, span: "Span | None" = None) -> None:
-        super().__init__(message)
-        self.span = span
 
 
 class Language(Protocol):

@@ -432,10 +432,8 @@ def included_contexts(ctx) -> list["CppContext"]:
             continue
         path = os.path.normpath(os.path.join(here, header))
         if not os.path.isfile(path) and ctx.model is not None:
-            from ..project.cpp import model_resolve
-
             rel = ctx.model.rel(ctx.path)
-            resolved = model_resolve(ctx.model, rel, header) if rel is not None else None
+            resolved = ctx.model.resolve_include(rel, header) if rel is not None else None
             path = os.path.join(str(ctx.model.root), resolved) if resolved else path
         try:
             stat = os.stat(path)

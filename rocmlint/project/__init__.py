@@ -21,30 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from ..evidence import Evidence, Verdict
+from ..rule import activate, active
+
 if TYPE_CHECKING:
     from ..config import Settings
 
+__all__ = ["Evidence", "Verdict", "activate", "active", "Project", "LazyPart", "ModelDeferred", "find_root", "digest"]
+
 # Files whose presence marks the top of a project.
 _STRONG_MARKERS = ("pyproject.toml", "setup.py", "rocmlint.toml")
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One fact behind a verdict, with where it comes from (``path:line``, a build file, a table)."""
-
-    what: str
-    where: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.what} ({self.where})" if self.where else self.what
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Whether the AMD build reaches something: True, False (never), None (unknown)."""
-
-    value: bool | None
-    evidence: tuple[Evidence, ...] = ()
 
 
 class ModelDeferred(BaseException):
@@ -217,15 +203,3 @@ def digest(*parts: str) -> str:
         h.update(b"\0")
     return h.hexdigest()
 
-
-_ACTIVE: Project | None = None
-
-
-def activate(project: Project | None) -> None:
-    """Make ``project`` the model rules see (set before the worker pool forks)."""
-    global _ACTIVE
-    _ACTIVE = project
-
-
-def active() -> Project | None:
-    return _ACTIVE

@@ -309,6 +309,10 @@ class CppModel:
             return None
         return live[0].body, f"{live[0].rel}:{live[0].line + 1}"
 
+    def resolve_include(self, includer: str, header: str, angle: bool = False) -> str | None:
+        """The project file (root-relative) an ``#include`` in ``includer`` names, or None."""
+        return model_resolve(self, includer, header, angle)
+
     def shim(self, name: str) -> Shim | None:
         """The AMD build's function-like #define of a CUDA intrinsic, if the project has one."""
         return self.shims.get(name)

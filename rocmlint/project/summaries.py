@@ -148,7 +148,7 @@ _HIP_BYTES = (b"hip/", b"__HIP", b"USE_ROCM", b"__AMDGCN__")
 def mentions_hip(root: str, stats: dict) -> bool:
     """Whether any C-family file names HIP at all (a fast byte search: CUDA-only trees
     skip the model, and are judged file by file as before)."""
-    from .python import literal_matcher
+    from ..literals import literal_matcher
 
     scan_hip = literal_matcher(list(_HIP_BYTES))
 
