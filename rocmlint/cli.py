@@ -164,12 +164,22 @@ def _cmd_check(args) -> int:
     for raw in args.paths:
         if not os.path.exists(raw):
             raise UsageError(f"no such file or folder: {raw}")
-    targets = discover(args.paths, resolver, force_exclude=args.force_exclude)
+    from .project import group_by_project
+
+    targets = list(discover(args.paths, resolver, force_exclude=args.force_exclude))
     mode = "diff" if args.diff else ("fix" if args.fix else "check")
-    project = _project(args.paths, resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands)
-    # A text report counts fixes and never prints their edits: they need not be built.
-    results = run(targets, mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache, jobs=args.jobs,
-                  project=project, build_fixes=args.output_format != "text")
+    # Each file belongs to its own project (its VCS root or top build file), whatever the
+    # working folder: one model per project, sibling projects never share one.
+    groups = group_by_project([str(t.path) for t in targets], args.paths) if targets else {os.getcwd(): []}
+    results = []
+    for root, members in groups.items():
+        project = _project_at(Path(root), resolver, use_cache=not args.no_cache,
+                              compile_commands=args.compile_commands)
+        # A text report counts fixes and never prints their edits: they need not be built.
+        results += run([targets[i] for i in members], mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache,
+                       jobs=args.jobs, project=project, build_fixes=args.output_format != "text")
+    if len(groups) > 1:
+        results.sort(key=lambda r: r.display)
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: f.sort_key())
     # Files rocmlint crashed on carry an ROC003 finding (so no format calls them clean) and
@@ -223,11 +233,17 @@ def _cmd_check(args) -> int:
 
 
 def _project(paths: list[str], resolver, use_cache: bool = True, compile_commands: str = ""):
-    """The project model for the languages the selected rules need."""
-    from .engine import selected_languages
-    from .project import Project, find_root
+    """The project model of the project the first of ``paths`` belongs to."""
+    from .project import find_root
 
-    root = find_root(paths)
+    return _project_at(find_root(paths), resolver, use_cache, compile_commands)
+
+
+def _project_at(root: Path, resolver, use_cache: bool = True, compile_commands: str = ""):
+    """The project model at ``root`` for the languages the selected rules need."""
+    from .engine import selected_languages
+    from .project import Project
+
     settings = resolver.for_path(root)
     project = Project(root, settings, cache_dir=Path.cwd() / ".rocmlint_cache" if use_cache else None,
                       compile_commands=compile_commands)

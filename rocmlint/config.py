@@ -26,7 +26,9 @@ DEFAULT_ROCM_MACROS = (
     "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__", "USE_ROCM",
     "__HIP_DEVICE_COMPILE__", "__AMDGCN__",
 )
-DEFAULT_NVIDIA_MACROS = ("__CUDA_ARCH__", "__NVCC__", "USE_CUDA", "__NVCOMPILER")
+# Undefined in the AMD build: nvcc's own, and HIP's NVIDIA platform (HIP-on-NVIDIA builds only).
+DEFAULT_NVIDIA_MACROS = ("__CUDA_ARCH__", "__NVCC__", "USE_CUDA", "__NVCOMPILER",
+                         "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__")
 DEFAULT_GATE_NAMES = (
     "IS_ROCM", "is_rocm", "IS_HIP", "is_hip", "TEST_WITH_ROCM", "IS_HIP_EXTENSION",
 )

@@ -473,7 +473,7 @@ def build(project: "Project") -> "LazyPart":
         if not nothing_to_model(i):
             return False
         if len(i.stats) <= MAX_FILES:  # cached as a built model is: the next run reads no file for it
-            _save_model(p.cache_dir, _model_key(i.root, i.stats, i.build_stats, p.settings, i.location), None)
+            _save_model(p.cache_dir, _model_key(i.root, i.stats, i.build_stats, p.settings, i.location), None, i.root)
         return True
 
     return LazyPart(project, lambda p, known: build_now(p, known, inputs()), summarise_file, settled_none)
@@ -544,7 +544,7 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
         return None
     cache_dir = project.cache_dir
     key = _model_key(inputs.root, inputs.stats, inputs.build_stats, project.settings, inputs.location)
-    cached = _load_model(cache_dir, key)
+    cached = _load_model(cache_dir, key, inputs.root)
     if cached is not None:
         return cached if cached != "none" else None
     try:
@@ -559,7 +559,7 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
         print(f"rocmlint: warning: no project model ({type(exc).__name__}: {exc}); files are judged "
               "one by one. Please report it (ROCMLINT_DEBUG=1 shows the traceback).", file=sys.stderr)
         return None
-    _save_model(cache_dir, key, model)
+    _save_model(cache_dir, key, model, inputs.root)
     return model
 
 
@@ -624,24 +624,24 @@ def _model_key(root: str, stats: dict, build_stats: dict, settings, location: st
     return digest(*items)
 
 
-def _model_file(cache_dir) -> str:
-    return os.path.join(str(cache_dir), "cppmodel.pickle")  # one file: its stored key holds the build
+def _model_file(cache_dir, root: str) -> str:
+    return os.path.join(str(cache_dir), f"cppmodel-{digest(os.path.abspath(str(root)))}.pickle")  # one per project
 
 
-def _load_model(cache_dir, key: str):
+def _load_model(cache_dir, key: str, root: str):
     if cache_dir is None:
         return None
     import pickle
 
     try:
-        with open(_model_file(cache_dir), "rb") as fh:
+        with open(_model_file(cache_dir, root), "rb") as fh:
             stored_key, model = pickle.load(fh)
     except Exception:  # noqa: BLE001 - a missing, stale or corrupt cache is rebuilt
         return None
     return model if stored_key == key else None
 
 
-def _save_model(cache_dir, key: str, model: "CppModel | None") -> None:
+def _save_model(cache_dir, key: str, model: "CppModel | None", root: str) -> None:
     if cache_dir is None:
         return
     import pickle
@@ -652,7 +652,7 @@ def _save_model(cache_dir, key: str, model: "CppModel | None") -> None:
         model._memo, model._facts = {}, {}
     try:
         os.makedirs(str(cache_dir), exist_ok=True)
-        write_replacing(_model_file(cache_dir),
+        write_replacing(_model_file(cache_dir, root),
                         lambda fh: pickle.dump((key, model if model is not None else "none"), fh,
                                                protocol=pickle.HIGHEST_PROTOCOL), binary=True)
     except OSError:
@@ -1015,9 +1015,13 @@ def _collect_shims(model: CppModel) -> None:
     for name, defs in model.defs.items():
         if not name.startswith("__"):
             continue
-        live = [d for d in defs if d.kind == "define" and d.params is not None and d.reach is True
-                and model.reach.get(d.rel, Verdict(None)).value is not False]
-        if len(live) == 1 and len(defs) == 1:
+        # Every definition the AMD build may see must agree (a vendored second copy of the
+        # project, or the same shim in two headers, is still that shim); dead ones don't count.
+        seen = [d for d in defs if d.reach is not False and model.reach.get(d.rel, Verdict(None)).value is not False]
+        live = [d for d in seen if d.kind == "define" and d.params is not None and d.reach is True]
+        shapes = {(tuple(p.strip() for p in d.params or ()), " ".join(d.body.split())) for d in seen
+                  if d.kind == "define" and d.params is not None}
+        if live and len(live) == len(seen) and len(shapes) == 1:
             d = live[0]
             shims[name] = Shim(name, d.params or (), d.body, f"{d.rel}:{d.line + 1}")
     model.shims = shims
