@@ -54,6 +54,9 @@ class Settings:
     # The ROCm build's compile_commands.json (or its folder), relative to config_dir.
     compile_commands: str = ""
     hipify: "str | bool" = "auto"  # "auto": read from build files
+    # Build options of the ROCm build (CMake -D / meson -D): name -> value, over what the
+    # build files' branches let rocmlint infer.
+    build_options: tuple[tuple[str, str], ...] = ()
     config_dir: str = ""
     config_path: str = ""
 
@@ -103,7 +106,7 @@ def _match(rel: str, pattern: str) -> bool:
 _LIST_KEYS = {"select", "ignore", "exclude", "extend-exclude", "rocm-macros", "nvidia-macros",
               "rocm-gate-names", "offload-arch"}
 _STR_KEYS = {"gate", "gate-macro", "compile-commands"}
-_KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root", "hipify"}
+_KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root", "hipify", "build-options"}
 
 
 def _validate(table: dict, origin: str, is_known_prefix: "Callable[[str], bool] | None" = None) -> dict:
@@ -132,6 +135,9 @@ def _validate(table: dict, origin: str, is_known_prefix: "Callable[[str], bool] 
         for code in table.get(key, []):
             if is_known_prefix is not None and not is_known_prefix(code):
                 raise ConfigError(f"{origin}: '{key}' names unknown rule or prefix {code!r}")
+    options = table.get("build-options", {})
+    if not isinstance(options, dict) or not all(isinstance(v, (str, bool, int)) for v in options.values()):
+        raise ConfigError(f"{origin}: 'build-options' must map option names to strings, booleans or numbers")
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict) or not all(
         isinstance(v, list) and all(isinstance(c, str) for c in v) for v in pfi.values()
@@ -181,6 +187,9 @@ def _apply(base: Settings, table: dict, directory: Path, path: Path) -> Settings
             changes[attr] = tuple(value) if isinstance(value, list) else value
     if "exclude" in table or "extend-exclude" in table:
         changes["exclude"] = base.exclude + tuple(table.get("exclude", [])) + tuple(table.get("extend-exclude", []))
+    if "build-options" in table:
+        changes["build_options"] = tuple(sorted(
+            (k, ("ON" if v else "OFF") if isinstance(v, bool) else str(v)) for k, v in table["build-options"].items()))
     if "per-file-ignores" in table:
         changes["per_file_ignores"] = tuple((k, tuple(v)) for k, v in table["per-file-ignores"].items())
     changes["config_dir"] = str(directory)

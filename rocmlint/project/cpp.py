@@ -28,7 +28,7 @@ from .buildfiles import (
     BuildFacts,
     BuildFileError,
     CompileDatabase,
-    read_cmake,
+    read_cmake_files,
     read_compile_commands,
     read_setup_py,
     setup_helpers,
@@ -211,6 +211,8 @@ class CppModel:
         inferred = self.inferred.get(name)
         if inferred is not None:
             return not inferred.state  # the branch that includes the HIP runtime is AMD's
+        if name in self.facts.nvidia_defines:
+            return True  # the build defines it in its NVIDIA configuration only
         if nvidia_toolkit_macro(name) or name in DEFAULT_NVIDIA_MACROS:
             return None  # the CUDA toolkit's own (e.g. __CUDA_ARCH__ in device passes only)
         defs = [d for d in self.defs.get(name, ()) if self.nvidia_file(d.rel) is not False]
@@ -416,6 +418,8 @@ class CppModel:
         if nvidia_toolkit_macro(name) or name in DEFAULT_NVIDIA_MACROS:
             return MacroFact(False, None, (Evidence(f"{name} is a CUDA toolkit / CUTLASS macro, not defined in "
                                                     "an AMD build", "table"),))
+        if name in self.facts.nvidia_defines:
+            return MacroFact(False, None, (self.facts.nvidia_defines[name],))
         return UNKNOWN
 
     # --- explain --------------------------------------------------------------------
@@ -498,10 +502,11 @@ class _Inputs:
         self.build_stats.update(helper_stats)
         self.build_texts.update(read_build_files(self.root, helper_stats))
         self.location, self.database = location, database
+        self.build_options = project.settings.build_options if project.settings is not None else ()
 
     @cached_property
     def facts(self) -> BuildFacts:
-        return _read_build_facts(self.build_texts, self.helpers)
+        return _read_build_facts(self.build_texts, self.helpers, dict(self.build_options))
 
     @cached_property
     def hip_mentioned(self) -> bool:
@@ -563,7 +568,7 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
     return model
 
 
-def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str]) -> BuildFacts:
+def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], options=None) -> BuildFacts:
     facts = BuildFacts()
     facts.texts = [text for rel, text in build_texts.items() if rel not in helpers]
     for rel, text in build_texts.items():
@@ -571,8 +576,8 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str]) -> B
             read_setup_py(facts, rel, text, folder=helpers[rel])
         elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
-        else:
-            read_cmake(facts, rel, text)
+    read_cmake_files(facts, {rel: text for rel, text in build_texts.items() if rel.endswith((".txt", ".cmake"))},
+                     options)
     return facts
 
 
