@@ -122,16 +122,29 @@ def read_cmake_files(facts: BuildFacts, texts: dict[str, str], options: dict[str
     from .cmake import read
 
     cmake = read(texts, options)
-    facts.uses.extend(cmake.uses)
-    for use in cmake.uses:
-        if use.glob:
-            folder, pattern = split_glob(use.path)
-            facts.all_globs.append((folder, pattern, use.glob == "GLOB_RECURSE", use.evidence))
+    merge_build_facts(facts, cmake.uses, cmake.definitions)
     for folder, why in cmake.dead_dirs.items():
         facts.nvidia_dirs.setdefault(folder, why)
     for folder, why in cmake.hipify_dirs.items():
         facts.hipify_dirs.setdefault(folder, why)
-    for macro, found in cmake.definitions.items():
+
+
+def read_meson_files(facts: BuildFacts, texts: dict[str, str], options: dict[str, str] | None = None) -> None:
+    """The project's meson.build files (``meson.read``)."""
+    from .meson import read
+
+    meson = read(texts, options)
+    merge_build_facts(facts, meson.uses, meson.definitions)
+
+
+def merge_build_facts(facts: BuildFacts, uses: list, definitions: dict) -> None:
+    """One build system's source uses and -D definitions (each with its ROCm condition)."""
+    facts.uses.extend(uses)
+    for use in uses:
+        if use.glob:
+            folder, pattern = split_glob(use.path)
+            facts.all_globs.append((folder, pattern, use.glob == "GLOB_RECURSE", use.evidence))
+    for macro, found in definitions.items():
         on_amd = [(value, why) for value, cond, why in found if cond.value is True]
         if on_amd:
             facts.amd_defines.setdefault(macro, (_number(on_amd[0][0]), on_amd[0][1]))

@@ -29,10 +29,12 @@ from .buildfiles import (
     BuildFileError,
     CompileDatabase,
     read_cmake_files,
+    read_meson_files,
     read_compile_commands,
     read_setup_py,
     setup_helpers,
 )
+from .pybuild import read as read_python_build
 from .summaries import (
     C_FAMILY_EXTENSIONS,
     SOURCE_EXTENSIONS,
@@ -576,8 +578,12 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
             read_setup_py(facts, rel, text, folder=helpers[rel])
         elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
+            facts.uses.extend(read_python_build(rel, text))
     read_cmake_files(facts, {rel: text for rel, text in build_texts.items() if rel.endswith((".txt", ".cmake"))},
                      options)
+    meson = {rel: text for rel, text in build_texts.items() if rel.endswith("meson.build")}
+    if meson:
+        read_meson_files(facts, meson, options)
     return facts
 
 

@@ -134,7 +134,7 @@ def scan(root: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, in
                 if ext in C_FAMILY_EXTENSIONS:
                     st = entry.stat()
                     sources[prefix + name] = (st.st_mtime_ns, st.st_size)
-                elif name == "CMakeLists.txt" or ext == ".cmake" or name == "setup.py":
+                elif name in ("CMakeLists.txt", "setup.py", "meson.build") or ext == ".cmake":
                     st = entry.stat()
                     build[prefix + name] = (st.st_mtime_ns, st.st_size)
             except OSError:
