@@ -29,6 +29,7 @@ KIND_NVIDIA_MACRO = "nvidia-macros"  # config: undefined on AMD, defined on NVID
 KIND_COMPILE_DB = "compile-db"  # -D/-U in compile_commands.json (per unit)
 KIND_ONLY_FROM_NVIDIA_FILE = "only-from-nvidia-file"  # included only from files the AMD build never compiles
 KIND_BUILD_FILE = "build-file"  # a fact read from a build file (CMake, setup.py, meson)
+KIND_HIP_TWIN = "hip-twin"  # the AMD build compiles a hipified copy of the file instead
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from ..cpp.preprocessor import (
     define_parts,
     gate_polarity,
 )
+from ..evidence import KIND_COMPILE_DB, KIND_GATE_MACRO, KIND_HIP_TWIN, KIND_NVIDIA_MACRO, KIND_ONLY_FROM_NVIDIA_FILE, \
+    KIND_ROCM_MACRO
 from . import Evidence, Verdict, digest
 from .buildfiles import (
     BuildFacts,
@@ -205,10 +207,10 @@ class CppModel:
         if name in DEFAULT_ROCM_MACROS or name in self.facts.amd_defines:
             return False
         fixed = self.fixed.get(name)
-        what = fixed.evidence[0].what if fixed is not None and fixed.evidence else ""
-        if what in ("the gate macro", "rocm-macros"):
+        kind = fixed.evidence[0].kind if fixed is not None and fixed.evidence else ""
+        if kind in (KIND_GATE_MACRO, KIND_ROCM_MACRO):
             return False
-        if what == "nvidia-macros":
+        if kind == KIND_NVIDIA_MACRO:
             return True
         inferred = self.inferred.get(name)
         if inferred is not None:
@@ -382,7 +384,7 @@ class CppModel:
         database = self.database
         fixed = self.fixed.get(name)
         if database is not None and rel is not None and fixed is not None and fixed.evidence and \
-                fixed.evidence[0].what.startswith("-D/-U"):
+                fixed.evidence[0].kind == KIND_COMPILE_DB:
             unit = self._unit_of(rel)
             flag = database.unit_macro(os.path.join(self.root, unit), name) if unit else None
             if flag is not None:  # this file's own translation unit decides
@@ -449,7 +451,7 @@ class CppModel:
         that decides (a build file, a dead #include)."""
         out: list[str] = []
         seen: set[str] = set()
-        while verdict.evidence and verdict.evidence[0].what.startswith("included only from a file"):
+        while verdict.evidence and verdict.evidence[0].kind == KIND_ONLY_FROM_NVIDIA_FILE:
             includer = verdict.evidence[0].where.rpartition(":")[0]
             if includer in seen or includer not in self.reach:
                 break
@@ -674,16 +676,17 @@ def _fixed_facts(settings, database: CompileDatabase | None) -> dict[str, MacroF
     fixed: dict[str, MacroFact] = {}
     if database is not None:
         for name, (state, value) in database.macro_facts().items():
-            fixed[name] = MacroFact(state, value, (Evidence("-D/-U in compile_commands.json", database.path),))
+            fixed[name] = MacroFact(state, value, (Evidence("-D/-U in compile_commands.json", database.path,
+                                                            KIND_COMPILE_DB),))
     for name in DEFAULT_ROCM_MACROS:
         fixed[name] = MacroFact(True, 1, (Evidence(f"{name} is defined by the HIP compiler for AMD", "built-in"),))
     if settings is not None:
-        fixed[settings.gate_macro] = MacroFact(True, 1, (Evidence("the gate macro", "configuration"),))
+        fixed[settings.gate_macro] = MacroFact(True, 1, (Evidence("the gate macro", "configuration", KIND_GATE_MACRO),))
         where = settings.config_path or "configuration"
         for name in settings.rocm_macros:
-            fixed[name] = MacroFact(True, 1, (Evidence("rocm-macros", where),))
+            fixed[name] = MacroFact(True, 1, (Evidence("rocm-macros", where, KIND_ROCM_MACRO),))
         for name in settings.nvidia_macros:
-            fixed[name] = MacroFact(False, None, (Evidence("nvidia-macros", where),))
+            fixed[name] = MacroFact(False, None, (Evidence("nvidia-macros", where, KIND_NVIDIA_MACRO),))
     return fixed
 
 
@@ -967,7 +970,8 @@ def _reachability(model: CppModel) -> None:
                     nxt.append(edge.target)
             frontier = nxt
     for rel, why in nvidia_sources.items():
-        reach[rel] = Verdict(False, (why,))
+        if rel not in reach:  # a file the AMD build includes from elsewhere is compiled after all
+            reach[rel] = Verdict(False, (why,))
     unreached = [r for r in files if r not in reach]
     if database is not None:
         for rel in unreached:
@@ -1004,9 +1008,10 @@ def _reachability(model: CppModel) -> None:
             if rel in candidates:
                 shown = includers[rel][:3]
                 reach[rel] = Verdict(False, tuple(
-                    Evidence("included only where the AMD build never goes" if e.reach is False
-                             else "included only from a file the AMD build never compiles",
-                             f"{e.includer}:{e.line + 1}") for e in shown))
+                    Evidence("included only where the AMD build never goes", f"{e.includer}:{e.line + 1}")
+                    if e.reach is False else
+                    Evidence("included only from a file the AMD build never compiles", f"{e.includer}:{e.line + 1}",
+                             KIND_ONLY_FROM_NVIDIA_FILE) for e in shown))
             else:  # only reachable from itself (an include cycle no unit enters)
                 reach[rel] = Verdict(None, (Evidence("reached by no translation unit; included only in a cycle"),))
     model.reach, model.parent = reach, parent
@@ -1017,8 +1022,29 @@ def _build_verdict(model: CppModel, rel: str, source: bool) -> Evidence | None:
     key = ("build", rel)
     if key not in model._memo:
         facts = model.facts
-        model._memo[key] = facts.nvidia_source(rel) or (facts.unbuilt_source(rel) if source else None)
+        model._memo[key] = facts.nvidia_source(rel) or (facts.unbuilt_source(rel) if source else None) \
+            or (hip_twin(model, rel) if source else None)
     return model._memo[key]
+
+
+_CUDA_WORD = re.compile(r"cuda|CUDA|Cuda")
+
+
+def hip_twin(model: CppModel, rel: str) -> Evidence | None:
+    """The hipified twin the AMD build compiles instead of this CUDA source: the same path
+    with ``cuda`` -> ``hip`` in folders and name (hipify's renaming), ``.cu`` -> ``.hip``, or
+    ``x_hip.<ext>`` beside ``x.<ext>``; None when the project holds no such file."""
+    if rel.endswith(".hip"):
+        return None
+    stem, ext = os.path.splitext(rel)
+    renamed = _CUDA_WORD.sub(lambda m: {"cuda": "hip", "CUDA": "HIP", "Cuda": "Hip"}[m.group(0)], stem)
+    candidates = {renamed + ".hip", renamed + ext, stem + ".hip", stem + "_hip" + ext, stem + "_hip.cpp",
+                  stem + ".hip" + ext, renamed + "_hip" + ext}
+    candidates.discard(rel)
+    for twin in sorted(candidates):
+        if twin in model.files:
+            return Evidence(f"the AMD build compiles its hipified twin {twin}", twin, KIND_HIP_TWIN)
+    return None
 
 
 def _collect_shims(model: CppModel) -> None:
