@@ -167,7 +167,7 @@ class CppContext(FileContext):
         return nvidia_only_lines(self.source, self.settings.gate_names)
 
     @cached_property
-    def _constant_nvidia_lines(self) -> set[int]:
+    def _constant_nvidia_lines(self) -> dict[int, str]:
         """Lines in the branch of a C++ ``if``/``if constexpr`` that the AMD build never takes
         (the condition reads a constant or macro the project sets only for HIP)."""
         from .constant_gates import nvidia_only_lines

@@ -229,10 +229,9 @@ def group_by_project(files: "list[str]", named: "list[str]", cwd: str | None = N
     """root -> indices of ``files`` (absolute or relative to ``cwd``) that belong to it.
 
     A file with no root of its own (no VCS root, no build file above it) joins the highest
-    folder above it, within the working folder (else the paths the user named), that holds at most one of the roots
-    found: run from a project's root or from the folder above it, the same files make the
-    same project, and sibling projects never share a model. Such a folder becomes the root
-    of the build-file root it holds too (not of a VCS root: that is definitive)."""
+    folder above it, within the working folder (else the paths the user named), that holds
+    none of the roots found: run from a project's root or from the folder above it, the
+    same files make the same project, and sibling projects never share a model."""
     cwd = os.path.abspath(cwd or os.getcwd())
     finder = RootFinder()
     absolute = [os.path.abspath(os.path.join(cwd, f)) for f in files]
@@ -244,15 +243,12 @@ def group_by_project(files: "list[str]", named: "list[str]", cwd: str | None = N
     if _under(top, cwd):
         top = cwd  # loose files in the working folder's tree: that tree (split where it holds projects)
     owner: list[str | None] = []
-    vcs_roots: set[str] = set()
     found: set[str] = set()
     for folder in folders:
-        root, vcs = finder.root_of(folder)
+        root, _vcs = finder.root_of(folder)
         owner.append(root)
         if root is not None:
             found.add(root)
-            if vcs:
-                vcs_roots.add(root)
     loose_root: dict[str, str] = {}
     for index, folder in enumerate(folders):
         if owner[index] is not None:
@@ -260,13 +256,10 @@ def group_by_project(files: "list[str]", named: "list[str]", cwd: str | None = N
         if folder not in loose_root:
             loose_root[folder] = _loose_root(folder, top, found)
         owner[index] = loose_root[folder]
-    # A loose folder that holds one build-file root is that project's top.
-    merged = {root: next((loose for loose in set(loose_root.values()) if _under(root, loose)), root)
-              for root in found if root not in vcs_roots}
     groups: dict[str, list[int]] = {}
     for index, root in enumerate(owner):
         assert root is not None
-        groups.setdefault(merged.get(root, root), []).append(index)
+        groups.setdefault(root, []).append(index)
     return groups
 
 
@@ -275,7 +268,7 @@ def _under(path: str, folder: str) -> bool:
 
 
 def _loose_root(folder: str, top: str, roots: set[str]) -> str:
-    """The highest folder between ``top`` and ``folder`` holding at most one of ``roots``."""
+    """The highest folder between ``top`` and ``folder`` holding none of ``roots``."""
     if not _under(folder, top):
         return folder
     chain = [folder]
@@ -285,7 +278,7 @@ def _loose_root(folder: str, top: str, roots: set[str]) -> str:
             break
         chain.append(parent)
     for candidate in reversed(chain):  # highest first
-        if sum(_under(r, candidate) for r in roots) <= 1:
+        if not any(_under(r, candidate) for r in roots):
             return candidate
     return folder
 

@@ -397,14 +397,15 @@ class Interpreter:
             return cond
         taken_before: list[bool | None] = []
         after = cond
+        first = block.branches[0][0]
         for head, body in block.branches:
             if head.name == "else":
-                own = Cond(True)
+                own = Cond(True, f"the else of if({' '.join(a for a, _ in first.args)})", f"{rel}:{head.line}")
             else:
                 own = self.condition(head, scope, rel)
             # A branch runs when no earlier one did and its own condition holds.
             if any(v is True for v in taken_before):
-                branch = Cond(False, own.text or "an earlier branch", own.where)
+                branch = Cond(False, own.text, own.where)
             elif all(v is False for v in taken_before):
                 branch = own if head.name != "else" else (Cond(True) if not taken_before else
                                                           Cond(True, "else", f"{rel}:{head.line}"))
@@ -540,8 +541,8 @@ class Interpreter:
         if cond.value is False:
             scope.vars[name] = list(scope.vars.get(name) or []) + new
             return
-        if cond.value is True:
-            scope.vars[name] = new
+        if cond.value is True:  # replaced, but what the NVIDIA configuration set stays on record
+            scope.vars[name] = [o for o in scope.vars.get(name) or [] if o.cond.value is False] + new
             return
         old = scope.vars.get(name) or []
         maybe = Cond(None, cond.text, cond.where)

@@ -93,7 +93,7 @@ class _Reader:
             if type(line).__name__ == "IfClauseNode":
                 for branch in line.ifs:
                     platform = _platform(branch.block)
-                    option = _option_of(branch.condition)
+                    option = _selector_of(branch.condition)
                     if platform is not None and option is not None:
                         name, negated = option
                         self.learned.setdefault(name, set()).add((platform == "hip") != negated)
@@ -238,6 +238,22 @@ def _option_of(node: Any) -> tuple[str, bool] | None:
             and type(node.args.arguments[0]).__name__ == "StringNode":
         return node.args.arguments[0].value, negated
     return None
+
+
+def _selector_of(node: Any) -> tuple[str, bool] | None:
+    """The one option a branch condition selects on: ``get_option('x')``, or the only option
+    of an ``and`` chain whose other parts test what was found (``nvcc.found()``)."""
+    if type(node).__name__ != "AndNode":
+        return _option_of(node)
+    parts, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if type(current).__name__ == "AndNode":
+            stack.extend((current.left, current.right))
+        else:
+            parts.append(current)
+    options = [o for o in map(_option_of, parts) if o is not None]
+    return options[0] if len(options) == 1 else None
 
 
 def _render(text: str, node: Any) -> str:
