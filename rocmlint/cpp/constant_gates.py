@@ -12,12 +12,12 @@ condition with any other unknown stays unknown, so nothing is hidden by guesswor
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .preprocessor import Evaluator
 
-if TYPE_CHECKING:
-    from .context import CppContext
+# The file's CppContext (cpp/context.py imports this module: typed loosely to keep one direction).
+CppContext = Any
 
 _GATE = re.compile(rb"\bif\s*(?:constexpr\s*)?\(")
 _CONSTANT = re.compile(r"(?:^|[{;])[ \t]*(?:(?:static|inline|constexpr|const)\s+)+(?:bool|int|unsigned|auto|size_t|int\w*_t)\s+"
@@ -27,7 +27,7 @@ _QUALIFIER = re.compile(r"\b(?:\w+\s*::\s*)+(?=\w)")
 _SPECIALISATION = re.compile(rb"template\s*<\s*>\s*(?:struct|class)\s+(\w+)\s*<\s*(true|false|0|1)\s*>")
 
 
-def nvidia_only_lines(ctx: "CppContext") -> dict[int, str]:
+def nvidia_only_lines(ctx: CppContext) -> dict[int, str]:
     """0-based lines only the NVIDIA build compiles or runs, by C++ constant gates, with
     the gate that decides (for ``rocmlint explain``)."""
     source = ctx.source
@@ -49,7 +49,7 @@ MAX_HEADER_BYTES = 1 << 20
 
 
 class _Gates:
-    def __init__(self, ctx: "CppContext", path: str | None = None, source: bytes | None = None, pp=None,
+    def __init__(self, ctx: CppContext, path: str | None = None, source: bytes | None = None, pp=None,
                  depth: int = 0) -> None:
         """The constants of a file (``ctx``'s own, or a header it includes: ``path``,
         ``source`` and its ``#if`` table ``pp``)."""
