@@ -198,9 +198,11 @@ def _command(node, data: bytes) -> _Command:
 
 # --- what a branch does -----------------------------------------------------------------
 def _platform_of(body: list) -> str | None:
-    """'hip' when the commands enable or build for HIP, 'cuda' when they do only CUDA work."""
+    """'hip' when the commands enable or build for HIP, 'cuda' when they do only CUDA work.
+    Only the branch's own commands count (loops included): a nested ``if`` selects by its
+    own condition, and says nothing of the outer one."""
     hip = strong = cuda = False
-    for cmd in _walk(body):
+    for cmd in _own_commands(body):
         texts = [cmd.name] + [a for a, _ in cmd.args]
         upper = [a.upper() for a, _ in cmd.args]
         if cmd.name in ("enable_language", "project") and "HIP" in upper:
@@ -223,6 +225,15 @@ def _platform_of(body: list) -> str | None:
     if cuda and not hip:
         return "cuda"
     return None
+
+
+def _own_commands(statements: list):
+    for st in statements:
+        if isinstance(st, _Command):
+            yield st
+        elif st.kind in ("foreach", "while", "block"):
+            for _head, body in st.branches:
+                yield from _own_commands(body)
 
 
 def _walk(statements: list):
@@ -292,6 +303,14 @@ def _bare_var(arg: str) -> str | None:
 class _Scope:
     def __init__(self, parent: "_Scope | None" = None) -> None:
         self.vars: dict[str, list[Item] | None] = dict(parent.vars) if parent is not None else {}
+        self.parent = parent  # set(... PARENT_SCOPE) writes there
+
+    def folder(self, rel: str) -> str:
+        """The current source folder (a function runs in its caller's), root-relative."""
+        current = self.vars.get("CMAKE_CURRENT_SOURCE_DIR")
+        if current and current[0].text.startswith(ROOT):
+            return _strip_root(current[0].text)
+        return _folder(rel)
 
 
 class Interpreter:
@@ -330,8 +349,11 @@ class Interpreter:
         tops = [rel for rel in sorted(self.texts) if rel.endswith("CMakeLists.txt")
                 and (not _folder(rel) or _join(_folder(_folder(rel)), "CMakeLists.txt") not in self.texts)]
         try:
-            for rel in tops:  # the project's own top CMakeLists is what its ROCm build configures
-                self._run_file(rel, _Scope(), TRUE if rel in self.hip_files or rel == "CMakeLists.txt" else Cond(None))
+            # The project's own top CMakeLists first: it is what its ROCm build configures.
+            for rel in sorted(tops, key=lambda r: (r != "CMakeLists.txt", r)):
+                if rel not in self.visited:
+                    self._run_file(rel, _Scope(), TRUE if rel in self.hip_files or rel == "CMakeLists.txt"
+                                   else Cond(None))
             # Files no other file reached (a subproject's CMakeLists added from outside the tree).
             for rel in sorted(self.texts):
                 if rel.endswith("CMakeLists.txt") and rel not in self.visited:
@@ -414,7 +436,7 @@ class Interpreter:
             taken_before.append(branch.value)
             inner = cond.and_(branch)
             ended = self._block_guarded(body, scope, inner, rel)
-            if ended and inner.value is True:
+            if ended and branch.value is True:  # certain wherever this block runs
                 after = Cond(False, f"message(FATAL_ERROR) under {branch.text or 'the enclosing block'}",
                              branch.where or f"{rel}:{head.line}")
         return after
@@ -448,7 +470,7 @@ class Interpreter:
     def _command(self, cmd: _Command, scope: _Scope, cond: Cond, rel: str) -> Cond:
         name = cmd.name
         where = f"{rel}:{cmd.line}"
-        folder = _folder(rel)
+        folder = scope.folder(rel)
         if name == "message":
             if cmd.args and cmd.args[0][0] == "FATAL_ERROR" and cond.value is not False:
                 raise _Return
@@ -532,6 +554,8 @@ class Interpreter:
             return
         if words and words[-1] == "PARENT_SCOPE":
             values = values[:-1]
+            if scope.parent is not None:
+                scope = scope.parent
         self._assign(scope, name, [Item(v.text, v.cond, v.origin or where, v.glob) for v in values], cond)
 
     def _assign(self, scope: _Scope, name: str, values: list[Item], cond: Cond) -> None:
@@ -640,7 +664,9 @@ class Interpreter:
             if path is None:
                 continue
             listed = f"; listed at {item.origin}" if item.origin and item.origin != where else ""
-            self.facts.uses.append(SourceUse(path, item.glob, effective, Evidence(
+            # A pattern handed to a helper (glob_files(...)) is a glob too.
+            kind = item.glob or ("GLOB" if any(c in item.text for c in "*?[") else "")
+            self.facts.uses.append(SourceUse(path, kind, effective, Evidence(
                 f"{name}() compiles it {_describe(effective)}{listed}", where, KIND_BUILD_FILE)))
 
     # --- values -----------------------------------------------------------------------
@@ -747,8 +773,11 @@ class _Eval:
             if expanded in self.interp.learned.equals or expanded in self.interp.learned.differs \
                     or expanded in self.interp.learned.truth:
                 return None  # a selector the configuration leaves open
-            if not _names_platform(expanded):
-                return None  # an unset variable: CMake would read "" but a user may set it
+            if expanded.lower() in ("cuda", "hip", "rocm"):
+                return expanded  # a platform's name as a value
+            if _cuda_setting(expanded):
+                return ""  # a CUDA setting (arch list, flags, version): not set in a ROCm build
+            return None  # an unset variable: CMake would read "" but a user may set it
         return expanded
 
     def compare(self, left: tuple[str, bool], op: str, right: tuple[str, bool]) -> bool | None:
@@ -781,7 +810,9 @@ class _Eval:
         branches taught (the ROCm branch's value, values of CUDA-only branches), else the
         value naming a platform (``"cuda"``: false on ROCm)."""
         learned = self.interp.learned
-        def same(candidate: str) -> bool:
+
+        def same(raw: str) -> bool:
+            candidate = self.operand((raw, False)) or raw  # the branch compared with a variable's value
             if op == "MATCHES":
                 try:
                     return re.search(value, candidate) is not None
@@ -791,7 +822,7 @@ class _Eval:
         equals = learned.equals.get(name, set())
         if len(equals) == 1:
             return same(next(iter(equals)))
-        if value in learned.differs.get(name, set()):
+        if any(same(other) for other in learned.differs.get(name, set())):
             return False
         kind = _names_platform(value)
         if kind == "cuda":
@@ -824,6 +855,14 @@ class _Eval:
         if truth is not None and len(truth) == 1:
             return next(iter(truth))
         return None
+
+
+def _cuda_setting(name: str) -> bool:
+    """A variable named for CUDA's configuration (``CUTLASS_NVCC_ARCHS``,
+    ``CMAKE_CUDA_ARCHITECTURES``): empty in a ROCm build. Whether CUDA was *found* is not
+    one of them (it stays unknown: another build file may compile the same sources)."""
+    parts = set(name.upper().split("_"))
+    return bool(parts & {"CUDA", "NVCC"}) and not parts & {"HIP", "ROCM", "FOUND", "COMPILER"}
 
 
 def _live(items: list[Item] | None) -> list[Item] | None:

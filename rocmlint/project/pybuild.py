@@ -6,7 +6,9 @@ A condition is a ROCm test when it reads ``torch.version.hip``, ``ROCM_HOME``/``
 module-level name bound to such a test; ``not``, ``and``, ``or`` and ``else`` are followed.
 Any other condition (``if "--cuda_ext" in sys.argv``: a user's choice) is unknown. An
 extension built at module level, outside every condition, is built on ROCm too (torch
-hipifies it). The sources of ``CUDAExtension``/``CppExtension``/``Extension`` calls (and
+hipifies it), unless the script never tests for ROCm and passes nvcc-only flags
+(``-gencode``, ``-arch=sm_``, ``-Xptxas``): hipcc would reject those, so it builds for CUDA
+alone. The sources of ``CUDAExtension``/``CppExtension``/``Extension`` calls (and
 of any call with a ``sources=`` keyword) are read from literals, lists, ``+``, names bound
 at module level, ``os.path.join`` and ``glob.glob``.
 """
@@ -23,6 +25,7 @@ _ROCM_WORD = re.compile(r"(?<![a-z])(?:hip|rocm)(?![a-z])", re.IGNORECASE)
 _EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|SyclExtension)$")
 _SOURCE = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx)$")
 MAX_SOURCE_BYTES = 1 << 20
+_NVCC_ONLY = re.compile(r"^-gencode|^-arch=(?:sm|compute)_|^-Xptxas|^--use_fast_math$|^-code=sm_")
 
 
 def rocm_test(node: ast.AST, rocm_names: set[str]) -> bool | None:
@@ -79,8 +82,19 @@ class _Reader:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                     and rocm_test(stmt.value, self.rocm_names) is True:
                 self.rocm_names.add(stmt.targets[0].id)
-        self._body(self.tree.body, Cond(True))
+        self._body(self.tree.body, self._top())
         return self.uses
+
+    def _top(self) -> Cond:
+        tests = any(rocm_test(node, self.rocm_names) is not None for node in ast.walk(self.tree)
+                    if isinstance(node, (ast.Name, ast.Attribute)))
+        if tests:
+            return Cond(True)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _NVCC_ONLY.search(node.value):
+                return Cond(False, f"a script that never tests for ROCm and passes the nvcc-only flag "
+                                   f"{node.value!r}", f"{self.rel}:{node.lineno}")
+        return Cond(True)
 
     def _body(self, body: list[ast.stmt], cond: Cond) -> None:
         for stmt in body:
