@@ -30,6 +30,7 @@ from .buildfiles import (
     BuildFacts,
     BuildFileError,
     CompileDatabase,
+    merge_build_facts,
     read_cmake_files,
     read_meson_files,
     read_compile_commands,
@@ -580,7 +581,7 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
             read_setup_py(facts, rel, text, folder=helpers[rel])
         elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
-            facts.uses.extend(read_python_build(rel, text))
+            merge_build_facts(facts, read_python_build(rel, text), {})
     read_cmake_files(facts, {rel: text for rel, text in build_texts.items() if rel.endswith((".txt", ".cmake"))},
                      options)
     meson = {rel: text for rel, text in build_texts.items() if rel.endswith("meson.build")}
@@ -768,8 +769,28 @@ def model_resolve(model: CppModel, includer: str, header: str, angle: bool = Fal
             matches = [m for m in matches if m.rsplit("/", 2)[-2:-1] == ["include"]]
         if len(matches) == 1:
             found = matches[0]
+        elif len(matches) > 1 and not angle:
+            # Several project files end so (two subprojects with the same header names): the
+            # one nearest the includer, as its subproject's include path would pick.
+            near = _nearest(includer, matches)
+            if near is not None:
+                found = near
     memo[key] = found
     return found
+
+
+def _nearest(includer: str, candidates: list[str]) -> str | None:
+    """The candidate sharing the longest folder prefix with ``includer`` (None on a tie)."""
+    def shared(path: str) -> int:
+        a, b = includer.split("/")[:-1], path.split("/")[:-1]
+        n = 0
+        while n < min(len(a), len(b)) and a[n] == b[n]:
+            n += 1
+        return n
+    ranked = sorted(((shared(c), c) for c in candidates), reverse=True)
+    if ranked[0][0] == 0 or (len(ranked) > 1 and ranked[0][0] == ranked[1][0]):
+        return None
+    return ranked[0][1]
 
 
 def _suffix_index(model: CppModel) -> dict[str, list[str]]:
