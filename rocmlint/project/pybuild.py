@@ -6,10 +6,10 @@ A condition is a ROCm test when it reads ``torch.version.hip``, ``ROCM_HOME``/``
 module-level name bound to such a test; ``not``, ``and``, ``or`` and ``else`` are followed.
 Any other condition (``if "--cuda_ext" in sys.argv``: a user's choice) is unknown. An
 extension built at module level, outside every condition, is built on ROCm too (torch
-hipifies it), unless no branch of the script builds for ROCm and the build passes
-nvcc-only flags (``-gencode``, ``-arch=sm_``, ``-Xptxas``): hipcc would reject those, so it
-builds for CUDA alone. In a chain whose later branch is the ROCm one, an earlier branch
-that passes nvcc-only flags is the CUDA branch. The sources of ``CUDAExtension``/``CppExtension``/``Extension`` calls (and
+hipifies it), unless the script never tests for ROCm and passes nvcc-only flags
+(``-gencode``, ``-arch=sm_``, ``-Xptxas``): hipcc would reject those, so it builds for CUDA
+alone. A branch that passes nvcc-only flags itself is the CUDA branch when a later branch
+of its chain is the ROCm one, or when no branch of the script builds for ROCm. The sources of ``CUDAExtension``/``CppExtension``/``Extension`` calls (and
 of any call with a ``sources=`` keyword) are read from literals, lists, ``+``, names bound
 at module level, ``os.path.join`` and ``glob.glob``.
 """
@@ -119,11 +119,13 @@ class _Reader:
         return found
 
     def _top(self) -> Cond:
-        if self.rocm_builds:
+        tests = any(rocm_test(node, self.rocm_names) is not None for node in ast.walk(self.tree)
+                    if isinstance(node, (ast.Name, ast.Attribute)))
+        if tests:
             return Cond(True)
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and _NVCC_ONLY.search(node.value):
-                return Cond(False, f"a script with no ROCm build that passes the nvcc-only flag "
+                return Cond(False, f"a script that never tests for ROCm and passes the nvcc-only flag "
                                    f"{node.value!r}", f"{self.rel}:{node.lineno}")
         return Cond(True)
 
@@ -257,10 +259,10 @@ class _Reader:
         if isinstance(node, ast.Call):
             name = _call_name(node)
             if name.endswith("glob") and node.args:
-                pattern = self._string(node.args[0])
+                found = self._string(node.args[0])
                 recursive = any(k.arg == "recursive" for k in node.keywords)
-                if pattern is not None:
-                    return [(self._relative(pattern), "GLOB_RECURSE" if recursive or "**" in pattern else "GLOB", TRUE)]
+                if found is not None:
+                    return [(self._relative(found), "GLOB_RECURSE" if recursive or "**" in found else "GLOB", TRUE)]
             if name in ("list", "sorted", "set", "tuple") and len(node.args) == 1:
                 return self._paths(node.args[0])
         if isinstance(node, ast.ListComp) and node.generators:
@@ -296,8 +298,11 @@ def _rocm_only(test: ast.expr, rocm_names: set[str]) -> bool:
 
 
 def _cuda_work(body: list[ast.stmt]) -> bool:
-    """A branch body that passes nvcc-only flags (hipcc would reject them)."""
+    """A branch body that passes nvcc-only flags (hipcc would reject them); a nested ``if``
+    selects by its own condition and does not count."""
     for stmt in body:
+        if isinstance(stmt, ast.If):
+            continue
         for node in ast.walk(stmt):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and _NVCC_ONLY.search(node.value):
                 return True
