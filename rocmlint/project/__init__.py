@@ -26,6 +26,7 @@ from ..rule import activate, active
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from .tree import ProjectFiles
 
 __all__ = ["Evidence", "Verdict", "activate", "active", "Project", "LazyPart", "ModelDeferred", "find_root", "digest"]
 
@@ -96,6 +97,15 @@ class Project:
                 self.parts[language] = None
                 continue
             self.parts[language] = module.build(self)
+
+    def files(self) -> "ProjectFiles":
+        """The project's files, walked once per run for every part (``tree.walk``)."""
+        found = self.__dict__.get("_files")
+        if found is None:
+            from .tree import walk
+
+            found = self.__dict__["_files"] = walk(os.path.abspath(str(self.root)))
+        return found
 
     def before_fork(self) -> None:
         """A big run is about to fork its workers: parts built lazily are built now, once, so

@@ -45,7 +45,6 @@ from .summaries import (
     load_summaries,
     mentions_hip,
     read_build_files,
-    scan,
     summarise,
 )
 from .tables import HIP_RUNTIME_HEADER, hipify_maps, nvidia_toolkit_macro
@@ -494,7 +493,8 @@ class _Inputs:
 
     def __init__(self, project: "Project", location: str, database: CompileDatabase | None) -> None:
         self.root = os.path.abspath(str(project.root))
-        self.stats, self.build_stats = scan(self.root)
+        files = project.files()
+        self.stats, self.build_stats = files.c_family, dict(files.build)
         self.build_texts = read_build_files(self.root, self.build_stats)
         self.helpers = setup_helpers(self.root, self.build_texts)  # helper -> its setup.py's folder
         helper_stats = {}

@@ -49,7 +49,6 @@ NVIDIA_ONLY_IMPORTS = (
     "pycuda",
 )
 
-_SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"}
 # One pass over b"\n" + source finds the module-level lines the model needs: an import
 # (groups 1-2: `from M import NAMES`, group 3: `import M`), a function (group 4), or a name
 # bound to a call that may be a gate (group 5: `skip_sm90 = pytest.mark.skipif(...)`,
@@ -413,23 +412,6 @@ def _first_code(ctx, line: int) -> int:
     return start + (len(text.encode()) - len(text.lstrip().encode()))
 
 
-def _stats(root: Path) -> dict[str, tuple[int, int]]:
-    """(mtime, size) of every Python file under ``root``, by path relative to it."""
-    top = str(root)
-    stats: dict[str, tuple[int, int]] = {}
-    for folder, dirs, names in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
-        prefix = folder[len(top) + 1:].replace(os.sep, "/")
-        for name in sorted(names):
-            if name.endswith(".py"):
-                try:
-                    st = os.stat(os.path.join(folder, name))
-                except OSError:
-                    continue
-                stats[f"{prefix}/{name}" if prefix else name] = (st.st_mtime_ns, st.st_size)
-    return stats
-
-
 def build(project: "Project") -> "LazyPart":
     """The project's Python part, built on first use (see ``LazyPart``)."""
     from . import LazyPart
@@ -449,7 +431,7 @@ def build_now(project: "Project", known: dict | None = None) -> PythonModel:
     summaries the workers already made)."""
     root = Path(project.root)
     cache_file = _cache_file(project)
-    stats = _stats(root)
+    stats = project.files().python
     found = cached_summaries(str(cache_file) if cache_file is not None else None, str(root), stats,
                              summarise_file, known=known)
     model = PythonModel(root, {rel: _from_json(data) for rel, data in found.items()})

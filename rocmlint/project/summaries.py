@@ -7,16 +7,12 @@ import os
 import re
 from functools import cached_property
 
-from ..config import DEFAULT_EXCLUDES
 from ..cpp.preprocessor import directives
 from .summary_cache import cached_summaries
 
-C_FAMILY_EXTENSIONS = frozenset({
-    ".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".cuh", ".hip", ".h", ".hh", ".hpp", ".hxx",
-    ".inl", ".inc", ".ipp", ".tcc", ".cuinl",
-})
+from .tree import C_FAMILY_EXTENSIONS
+
 SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip"})
-_SKIP_DIRS = frozenset(p for p in DEFAULT_EXCLUDES if "*" not in p)
 _KEPT = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _HIP_MARK = re.compile(r"\bhip/|__HIP|\bUSE_ROCM\b|__AMDGCN__")  # __HIP covers __HIPCC__
@@ -110,36 +106,6 @@ def summarise(data: bytes) -> list:
     if len(data) > MAX_SUMMARY_BYTES:
         return []
     return [list(d) for d in directives(data) if d[2] in _KEPT]
-
-
-def scan(root: str) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
-    """(mtime, size) of every C-family file and every build file under ``root``."""
-    sources: dict[str, tuple[int, int]] = {}
-    build: dict[str, tuple[int, int]] = {}
-    pending = [("", root)]
-    while pending:
-        prefix, folder = pending.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            try:
-                if entry.is_dir(follow_symlinks=False):  # no symlink loops
-                    if name not in _SKIP_DIRS and not name.startswith(".") and not name.endswith(".egg-info"):
-                        pending.append((prefix + name + "/", entry.path))
-                    continue
-                ext = os.path.splitext(name)[1].lower()
-                if ext in C_FAMILY_EXTENSIONS:
-                    st = entry.stat()
-                    sources[prefix + name] = (st.st_mtime_ns, st.st_size)
-                elif name in ("CMakeLists.txt", "setup.py", "meson.build") or ext == ".cmake":
-                    st = entry.stat()
-                    build[prefix + name] = (st.st_mtime_ns, st.st_size)
-            except OSError:
-                continue  # vanished or a dangling link: not part of the project
-    return dict(sorted(sources.items())), dict(sorted(build.items()))  # order-independent of the file system
 
 
 _HIP_BYTES = (b"hip/", b"__HIP", b"USE_ROCM", b"__AMDGCN__")
