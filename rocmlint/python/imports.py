@@ -7,11 +7,18 @@ from .context import FUNCTIONS
 from .view import catches_import_error
 
 
-def runs_at_import(path: list[ast.AST]) -> bool:
+def runs_at_import(path: list[ast.AST], decided_if_conditional: bool = False) -> bool:
     """Module or class level, not in a function, not guarded by `try/except ImportError`,
-    not TYPE_CHECKING-only (``path``: Module first, the import statement last)."""
+    not TYPE_CHECKING-only (``path``: Module first, the import statement last).
+
+    ``decided_if_conditional``: an import under any ``if`` (``if is_flash_attn_2_available():``)
+    or in the ``else:`` of a ``try`` that probed for the package is one someone already
+    decided on, for optional accelerator packages."""
     for parent, child in zip(path, path[1:]):
         if isinstance(parent, FUNCTIONS):
+            return False
+        if decided_if_conditional and (isinstance(parent, ast.If) or
+                                       (isinstance(parent, ast.Try) and any(s is child for s in parent.orelse))):
             return False
         if isinstance(parent, ast.Try) and any(s is child for s in parent.body):
             if any(catches_import_error(handler) for handler in parent.handlers):
