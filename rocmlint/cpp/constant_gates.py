@@ -4,167 +4,78 @@ never takes is NVIDIA-only, exactly like the ``#else`` of a ROCm ``#if``.
 
 A condition counts only when it reads a *platform constant*: a macro the AMD and NVIDIA
 builds set differently (the ROCm macros, the NVIDIA ones, a project macro derived from
-them), or a ``constexpr``/``const`` constant of this file defined from one (its
-definition sits under such an ``#if`` or its value reads such a name). Its AMD value
-comes from the file's ``#if`` table (through the project model where there is one); a
-condition with any other unknown stays unknown, so nothing is hidden by guesswork.
+them), or a ``constexpr``/``const`` constant defined from one (its definition sits under
+such an ``#if`` or its value reads such a name), in this file or in a project header it
+includes. Its AMD value comes from the file's ``#if`` table (through the project model
+where there is one); a condition with any other unknown stays unknown, so nothing is
+hidden by guesswork. Only the names that conditions read are looked up.
 """
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
-from .preprocessor import Evaluator
+from .preprocessor import Conditionals, Evaluator
 
 # The file's CppContext (cpp/context.py imports this module: typed loosely to keep one direction).
 CppContext = Any
 
-_GATE = re.compile(rb"\bif\s*(?:constexpr\s*)?\(")
+_CONDITION = re.compile(rb"\bif\s*(?:constexpr\s*)?\(([^;{}]{1,200}?)\)\s*(?:\{|\n|return\b|[A-Za-z_])")
 _CONSTANT = re.compile(r"(?:^|[{;])[ \t]*(?:(?:static|inline|constexpr|const)\s+)+(?:bool|int|unsigned|auto|size_t|int\w*_t)\s+"
                        r"(\w+)\s*(?:=\s*([^;{}]+?)|\{\s*([^;{}]*?)\s*\})\s*;", re.MULTILINE)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _QUALIFIER = re.compile(r"\b(?:\w+\s*::\s*)+(?=\w)")
 _SPECIALISATION = re.compile(rb"template\s*<\s*>\s*(?:struct|class)\s+(\w+)\s*<\s*(true|false|0|1)\s*>")
+_NOT_NAMES = frozenset({"true", "false", "sizeof", "defined", "static_cast", "const", "constexpr"})
+MAX_HEADERS = 24  # included project headers searched for a constant's definition
+MAX_HEADER_BYTES = 1 << 20
 
 
 def nvidia_only_lines(ctx: CppContext) -> dict[int, str]:
     """0-based lines only the NVIDIA build compiles or runs, by C++ constant gates, with
     the gate that decides (for ``rocmlint explain``)."""
     source = ctx.source
-    if not _GATE.search(source) and b"template" not in source:
+    conditions = [m.group(1).decode("utf-8", "replace") for m in _CONDITION.finditer(source)]
+    specialisations = list(_SPECIALISATION.finditer(source)) if b"template" in source else []
+    names = {n for text in conditions for n in _IDENT.findall(_QUALIFIER.sub("", text))} - _NOT_NAMES
+    if specialisations:
+        text = source.decode("utf-8", "replace")
+        for m in specialisations:
+            for use in re.finditer(r"\b%s\s*<\s*([^<>]+?)\s*>" % re.escape(m.group(1).decode()), text):
+                names.update(_IDENT.findall(_QUALIFIER.sub("", use.group(1))))
+        names -= _NOT_NAMES
+    if not names:
         return {}
-    gates = _Gates(ctx)
+    gates = _Gates(ctx, names)
     if not gates.platform_names:
         return {}
     lines: dict[int, str] = {}
-    if _GATE.search(source):
+    if conditions:
         lines.update(gates.dead_branches())
-    if b"template" in source:
-        lines.update(gates.dead_specialisations())
+    if specialisations:
+        lines.update(gates.dead_specialisations(specialisations))
     return lines
 
 
-MAX_HEADERS = 24  # included project headers searched for a constant's definition
-MAX_HEADER_BYTES = 1 << 20
-
-
 class _Gates:
-    def __init__(self, ctx: CppContext, path: str | None = None, source: bytes | None = None, pp=None,
-                 depth: int = 0) -> None:
-        """The constants of a file (``ctx``'s own, or a header it includes: ``path``,
-        ``source`` and its ``#if`` table ``pp``)."""
+    def __init__(self, ctx: CppContext, names: set[str]) -> None:
         self.ctx = ctx
-        self.path = path or ctx.path
-        self.source = source if source is not None else ctx.source
-        self.pp = pp if pp is not None else ctx.pp
-        self.depth = depth
-        self.text = self.source.decode("utf-8", "replace")
-        pp = self.pp
-        settings = ctx.settings
-        model = ctx.model
-        self.platform_names: set[str] = set()
-        for name in set(_IDENT.findall(" ".join(b.condition for c in pp.chains for b in c.branches))) | \
-                set(settings.all_rocm_macros) | set(settings.all_nvidia_macros):
-            if self._platform_macro(name, model, settings):
-                self.platform_names.add(name)
+        self.names = names  # what the file's conditions read
+        self.text = ctx.source.decode("utf-8", "replace")
+        self.platform_names: set[str] = {n for n in names if _platform_macro(ctx, n, ctx.path)}
         self.values: dict[str, int | None] = {}
-        self._constants()
-
-    def _platform_macro(self, name: str, model, settings) -> bool:
-        if name in settings.all_rocm_macros or name in settings.all_nvidia_macros:
-            return True
-        if model is not None:
-            amd = model.macro(name, self.path).state
-            nvidia = model.nvidia_macro(name)
-            return amd is not None and nvidia is not None and amd != nvidia
-        return False
-
-    def _macro(self, name: str) -> int | None:
-        evaluator = self.pp.evaluator
-        if evaluator.is_defined(name) == 1:
-            return evaluator.defined.get(name)
-        return None  # undefined in C++ code is an error, not 0: unknown
-
-    def _constants(self) -> None:
-        """This file's constants with a platform-dependent value on AMD."""
-        found: dict[str, set] = {}
-        dependent: set[str] = set()
-        pp = self.pp
-        for m in _CONSTANT.finditer(self.text):
-            line = self.text.count("\n", 0, m.start(1))
-            if pp.amd[line] is False:
-                continue
-            name, expr = m.group(1), (m.group(2) or m.group(3) or "").strip()
-            stack = " ".join(b.condition for b in pp.branches_at(line))
-            if any(n in self.platform_names for n in _IDENT.findall(stack)) or \
-                    any(n in self.platform_names for n in _IDENT.findall(expr)):
-                dependent.add(name)
-            value = self._evaluate(expr) if pp.amd[line] is True else None
-            found.setdefault(name, set()).add(value)
-        for name in dependent:
-            values = found.get(name, {None})
-            self.values[name] = next(iter(values)) if len(values) == 1 else None
-        self.platform_names |= dependent
-        if self.depth == 0:
-            self._included_constants()
-
-    def _included_constants(self) -> None:
-        """Platform constants defined in the project headers this file includes (those of a
-        ``namespace``/``struct`` too: conditions name them qualified)."""
-        import os
-
-        from .preprocessor import Conditionals
-
-        ctx = self.ctx
-        settings = ctx.settings
-        model = ctx.model
-        seen = {os.path.abspath(self.path)}
-        pending = [(self.path, self.pp)]
-        searched = 0
-        while pending and searched < MAX_HEADERS:
-            includer, pp = pending.pop(0)
-            for line, header in pp.includes:
-                if pp.amd[line] is False:
-                    continue
-                path = os.path.normpath(os.path.join(os.path.dirname(includer), header))
-                if not os.path.isfile(path) and model is not None:
-                    rel = model.rel(includer)
-                    resolved = model.resolve_include(rel, header) if rel is not None else None
-                    path = os.path.join(str(model.root), resolved) if resolved else path
-                path = os.path.abspath(path)
-                if path in seen or not os.path.isfile(path):
-                    continue
-                seen.add(path)
-                try:
-                    if os.path.getsize(path) > MAX_HEADER_BYTES:
-                        continue
-                    with open(path, "rb") as fh:
-                        data = fh.read()
-                except OSError:
-                    continue
-                searched += 1
-                resolve = model.resolver(path, settings) if model is not None else None
-                header_pp = Conditionals(data, settings.all_rocm_macros, settings.all_nvidia_macros,
-                                         settings.gate_macro, resolve)
-                pending.append((path, header_pp))
-                if b"const" not in data:
-                    continue
-                found = _Gates(ctx, path, data, header_pp, self.depth + 1)
-                for name, value in found.values.items():
-                    if name not in self.values:
-                        self.values[name] = value
-                        self.platform_names.add(name)
+        local = _constants(ctx, self.text, ctx.pp, names, self.platform_names)
+        self.values.update(local)
+        self.platform_names |= set(local)
+        missing = {n for n in names if n not in self.values and ctx.pp.evaluator.is_defined(n) != 1}
+        if missing:
+            for name, value in _included_constants(ctx, missing).items():
+                self.values.setdefault(name, value)
+                self.platform_names.add(name)
 
     def _evaluate(self, expr: str) -> int | None:
-        expr = _QUALIFIER.sub("", expr)
-
-        def resolve(name: str) -> tuple[bool | None, int | None]:
-            if name in self.values:
-                value = self.values[name]
-                return (None, None) if value is None else (True, value)
-            value = self._macro(name)
-            return (None, None) if value is None else (True, value)
-        return Evaluator({}, set(), resolve).evaluate(expr)
+        return _evaluate(expr, self.values, self.ctx.pp)
 
     def _gate_value(self, condition: str) -> int | None:
         names = set(_IDENT.findall(_QUALIFIER.sub("", condition)))
@@ -195,12 +106,12 @@ class _Gates:
                 lines.update(dict.fromkeys(range(dead.start_point[0], ctx.last_line(dead) + 1), why))
         return lines
 
-    def dead_specialisations(self) -> dict[int, str]:
+    def dead_specialisations(self, specialisations: list) -> dict[int, str]:
         """``template <> struct X<false> {...}`` when every use of ``X<...>`` in the file
         passes a platform constant that is true on AMD (and the converse)."""
         ctx = self.ctx
         lines: dict[int, str] = {}
-        for m in _SPECIALISATION.finditer(ctx.source):
+        for m in specialisations:
             name = m.group(1).decode()
             literal = m.group(2).decode() in ("true", "1")
             uses = [u for u in re.finditer(r"\b%s\s*<\s*([^<>]+?)\s*>" % re.escape(name), self.text)
@@ -223,3 +134,129 @@ class _Gates:
                       f"the {name}<{m.group(2).decode()}> specialisation is not used"
                 lines.update(dict.fromkeys(range(node.start_point[0], ctx.last_line(node) + 1), why))
         return lines
+
+
+def _platform_macro(ctx: CppContext, name: str, path: str) -> bool:
+    """A macro the AMD and the NVIDIA build set differently."""
+    settings = ctx.settings
+    if name in settings.all_rocm_macros or name in settings.all_nvidia_macros:
+        return True
+    model = ctx.model
+    if model is not None:
+        amd = model.macro(name, path).state
+        nvidia = model.nvidia_macro(name)
+        return amd is not None and nvidia is not None and amd != nvidia
+    return False
+
+
+def _macro_value(pp: Conditionals, name: str) -> int | None:
+    evaluator = pp.evaluator
+    if evaluator.is_defined(name) == 1:
+        return evaluator.defined.get(name)
+    return None  # undefined in C++ code is an error, not 0: unknown
+
+
+def _evaluate(expr: str, values: dict[str, int | None], pp: Conditionals) -> int | None:
+    def resolve(name: str) -> tuple[bool | None, int | None]:
+        value = values[name] if name in values else _macro_value(pp, name)
+        return (None, None) if value is None else (True, value)
+    return Evaluator({}, set(), resolve).evaluate(_QUALIFIER.sub("", expr))
+
+
+def _constants(ctx: CppContext, text: str, pp: Conditionals, names: set[str], platform: set[str]) -> dict:
+    """Of ``names``, the constants this text defines from a platform name, with their AMD
+    value (None when the definitions the AMD build sees disagree or are unknown)."""
+    if "const" not in text or not any(n in text for n in names):
+        return {}
+    found: dict[str, set] = {}
+    dependent: set[str] = set()
+    for m in _CONSTANT.finditer(text):
+        name = m.group(1)
+        if name not in names:
+            continue
+        line = text.count("\n", 0, m.start(1))
+        if pp.amd[line] is False:
+            continue
+        expr = (m.group(2) or m.group(3) or "").strip()
+        stack = " ".join(b.condition for b in pp.branches_at(line))
+        readers = set(_IDENT.findall(stack)) | set(_IDENT.findall(expr))
+        if any(n in platform or _platform_macro(ctx, n, ctx.path) for n in readers - _NOT_NAMES):
+            dependent.add(name)
+        value = _evaluate(expr, {}, pp) if pp.amd[line] is True else None
+        found.setdefault(name, set()).add(value)
+    return {name: (next(iter(found[name])) if len(found[name]) == 1 else None) for name in dependent}
+
+
+_HEADER_INFO: dict[str, tuple[int, int, list[str], frozenset[str]]] = {}  # path -> (mtime, size, includes, constants)
+
+
+def _header_info(path: str) -> tuple[list[str], frozenset[str]] | None:
+    """A header's includes and the constants it defines (cached by stat: headers repeat)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    cached = _HEADER_INFO.get(path)
+    if cached is not None and cached[:2] == (st.st_mtime_ns, st.st_size):
+        return cached[2], cached[3]
+    if st.st_size > MAX_HEADER_BYTES:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    from .preprocessor import directives
+
+    includes = [d[3].strip('<>" \t') for d in directives(data) if d[2] == "include"]
+    defined = frozenset(m.group(1) for m in _CONSTANT.finditer(data.decode("utf-8", "replace"))) \
+        if b"const" in data else frozenset()
+    if len(_HEADER_INFO) > 8192:
+        _HEADER_INFO.clear()
+    _HEADER_INFO[path] = (st.st_mtime_ns, st.st_size, includes, defined)
+    return includes, defined
+
+
+def _included_constants(ctx: CppContext, names: set[str]) -> dict[str, int | None]:
+    """Platform constants among ``names`` defined in the project headers this file
+    includes (a ``namespace``'s too: conditions name them qualified), breadth first."""
+    settings, model = ctx.settings, ctx.model
+    seen = {os.path.abspath(ctx.path)}
+    pending: list[tuple[str, list[str]]] = [(ctx.path, [h for line, h in ctx.pp.includes
+                                                        if ctx.pp.amd[line] is not False])]
+    out: dict[str, int | None] = {}
+    searched = 0
+    while pending and searched < MAX_HEADERS and names - set(out):
+        includer, includes = pending.pop(0)
+        for header in includes:
+            path = _resolve(model, includer, header)
+            if path is None or path in seen:
+                continue
+            seen.add(path)
+            info = _header_info(path)
+            if info is None:
+                continue
+            searched += 1
+            pending.append((path, info[0]))
+            wanted = names & info[1]
+            if not wanted:
+                continue
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            resolve = model.resolver(path, settings) if model is not None else None
+            pp = Conditionals(data, settings.all_rocm_macros, settings.all_nvidia_macros, settings.gate_macro, resolve)
+            for name, value in _constants(ctx, data.decode("utf-8", "replace"), pp, wanted, set()).items():
+                out.setdefault(name, value)
+    return out
+
+
+def _resolve(model, includer: str, header: str) -> str | None:
+    path = os.path.normpath(os.path.join(os.path.dirname(includer), header))
+    if not os.path.isfile(path) and model is not None:
+        rel = model.rel(includer)
+        resolved = model.resolve_include(rel, header) if rel is not None else None
+        path = os.path.join(str(model.root), resolved) if resolved else path
+    return os.path.abspath(path) if os.path.isfile(path) else None

@@ -292,11 +292,17 @@ def _learn_condition(head: _Command, on_rocm: bool, rel: str, learned: _Learned)
 
 
 def _bare_var(arg: str) -> str | None:
+    """The variable a condition tests, when it is one a user sets (an option or a cache
+    variable): not CMake's own (``CMAKE_*``) nor a package search's result (``*_FOUND``),
+    which say what the machine has, not what the build selects."""
     m = re.fullmatch(r"\$\{(\w+)\}|(\w+)", arg)
     if m is None:
         return None
     name = m.group(1) or m.group(2)
-    return None if name.upper() in _TRUE_CONSTANTS | _FALSE_CONSTANTS else name
+    if name.upper() in _TRUE_CONSTANTS | _FALSE_CONSTANTS or name.upper().endswith("_FOUND") \
+            or name.startswith("CMAKE_"):
+        return None
+    return name
 
 
 # --- the interpreter --------------------------------------------------------------------
