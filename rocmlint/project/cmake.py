@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..evidence import KIND_BUILD_FILE, Evidence
+from .conditions import TRUE, Cond, SourceUse, and3, describe, or3
 
 MAX_COMMANDS = 200_000  # a pathological build: stop evaluating, keep what is known
 MAX_DEPTH = 12  # function calls / includes / subdirectories nested
@@ -60,45 +61,11 @@ _BUILTIN = {"UNIX": "1", "LINUX": "1", "WIN32": "", "APPLE": "", "MSVC": "", "MS
 
 
 @dataclass(frozen=True)
-class Cond:
-    """Whether the ROCm build takes a path through the build file, and the ``if`` that
-    decided it (``text``, ``where``) when it is not simply True."""
-
-    value: bool | None
-    text: str = ""
-    where: str = ""
-
-    def and_(self, other: "Cond") -> "Cond":
-        if self.value is False:
-            return self
-        if other.value is False:
-            return other
-        if self.value is None:
-            return self
-        if other.value is None:
-            return other
-        return self if self.text else other
-
-
-TRUE = Cond(True)
-
-
-@dataclass(frozen=True)
 class Item:
     text: str
     cond: Cond = TRUE
     origin: str = ""  # where the item entered a list (file:line of set/list/file(GLOB))
     glob: str = ""  # GLOB / GLOB_RECURSE: the item is a pattern
-
-
-@dataclass
-class SourceUse:
-    """A source (or glob of sources) a command compiles, and whether ROCm's build does."""
-
-    path: str  # root-relative, "/"-separated (a pattern when ``glob``)
-    glob: str  # "", "GLOB" or "GLOB_RECURSE"
-    cond: Cond
-    evidence: Evidence
 
 
 @dataclass
@@ -513,7 +480,7 @@ class Interpreter:
                 if cond.value is False:
                     self.facts.dead_dirs.setdefault(sub, Evidence(
                         f"add_subdirectory({words[0]}) only where the ROCm build never goes: "
-                        f"{_describe(cond)}", where, KIND_BUILD_FILE))
+                        f"{describe(cond)}", where, KIND_BUILD_FILE))
                 if child in self.texts and child not in self.visited:
                     self._run_file(child, _Scope(scope), cond)
         elif name == "include" and words:
@@ -649,7 +616,7 @@ class Interpreter:
                 effective = TRUE  # a HIP-only build file's top level
             origin = f"; the value is set at {item.origin}" if item.origin and item.origin != where else ""
             self.facts.definitions.setdefault(macro, []).append(
-                (value, effective, Evidence(f"{name}({text}) {_describe(effective)}{origin}", where, KIND_BUILD_FILE)))
+                (value, effective, Evidence(f"{name}({text}) {describe(effective)}{origin}", where, KIND_BUILD_FILE)))
 
     def _uses(self, name: str, args: list[Item], cond: Cond, where: str, folder: str) -> None:
         platform_only: Cond | None = None
@@ -673,7 +640,7 @@ class Interpreter:
             # A pattern handed to a helper (glob_files(...)) is a glob too.
             kind = item.glob or ("GLOB" if any(c in item.text for c in "*?[") else "")
             self.facts.uses.append(SourceUse(path, kind, effective, Evidence(
-                f"{name}() compiles it {_describe(effective)}{listed}", where, KIND_BUILD_FILE)))
+                f"{name}() compiles it {describe(effective)}{listed}", where, KIND_BUILD_FILE)))
 
     # --- values -----------------------------------------------------------------------
     def _expand(self, args: list[tuple[str, bool]], scope: _Scope) -> list[Item]:
@@ -737,14 +704,14 @@ class _Eval:
         value, i = self.term(i)
         while i < len(self.tokens) and self.tokens[i][0].upper() == "OR" and not self.tokens[i][1]:
             right, i = self.term(i + 1)
-            value = True if (value is True or right is True) else (None if None in (value, right) else False)
+            value = or3(value, right)
         return value, i
 
     def term(self, i: int) -> tuple[bool | None, int]:
         value, i = self.factor(i)
         while i < len(self.tokens) and self.tokens[i][0].upper() == "AND" and not self.tokens[i][1]:
             right, i = self.factor(i + 1)
-            value = False if (value is False or right is False) else (None if None in (value, right) else True)
+            value = and3(value, right)
         return value, i
 
     def factor(self, i: int) -> tuple[bool | None, int]:
@@ -916,14 +883,6 @@ def _parse_arguments(scope: _Scope, block: _Block, args: list[Item]) -> None:
         for key, items in values.items():
             scope.vars[f"{prefix}_{key}"] = items
         return
-
-
-def _describe(cond: Cond) -> str:
-    if cond.value is True and not cond.text:
-        return "in the ROCm build"
-    state = {True: "true", False: "false", None: "undecided"}[cond.value]
-    return f"under {cond.text} ({cond.where}), {state} in the ROCm build" if cond.text else \
-        f"({state} in the ROCm build)"
 
 
 def _folder(rel: str) -> str:

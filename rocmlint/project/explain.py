@@ -4,7 +4,6 @@ project model and the file's #if stack decided; decides nothing itself."""
 from __future__ import annotations
 
 import re
-import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:

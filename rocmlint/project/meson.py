@@ -14,7 +14,8 @@ import re
 from typing import Any
 
 from ..evidence import KIND_BUILD_FILE, Evidence
-from .cmake import TRUE, Cond, SourceUse, _names_platform
+from .cmake import _names_platform
+from .conditions import TRUE, Cond, SourceUse, and3, describe, or3
 
 _SOURCE = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx|h|hpp|inc)$")
 _HIP = re.compile(r"(?<![a-z])(?:hip(?:cc|blas|blaslt|rand|sparse|cub)?|rocm|roc(?:blas|prim|wmma)|amdgpu)(?![a-z])"
@@ -153,7 +154,7 @@ class _Reader:
                 m = _DEFINE.match(text)
                 if m:
                     self.facts.definitions.setdefault(m.group(1), []).append(
-                        (m.group(2) or "", cond, Evidence(f"{name}('{text}') {_describe(cond)}", where, KIND_BUILD_FILE)))
+                        (m.group(2) or "", cond, Evidence(f"{name}('{text}') {describe(cond, '`')}", where, KIND_BUILD_FILE)))
             return
         if name in ("files", "get_option", "dependency", "find_program", "message", "error", "include_directories",
                     "configure_file", "declare_dependency", "project", "set_variable"):
@@ -168,7 +169,7 @@ class _Reader:
                 effective = cond.and_(item_cond)
                 listed = f"; listed at {origin}" if origin and origin != where else ""
                 self.facts.uses.append(SourceUse(path, "", effective, Evidence(
-                    f"{name}() compiles it {_describe(effective)}{listed}", where, KIND_BUILD_FILE)))
+                    f"{name}() compiles it {describe(effective, '`')}{listed}", where, KIND_BUILD_FILE)))
 
     def _items(self, node: Any, rel: str, scope: dict, cond: Cond) -> list[tuple[str, Cond, str]]:
         """(root-relative source path, condition, where listed) of what an expression names."""
@@ -207,11 +208,9 @@ class _Reader:
             inner = self._condition(node.value, scope)
             return None if inner is None else not inner
         if kind == "AndNode":
-            a, b = self._condition(node.left, scope), self._condition(node.right, scope)
-            return False if False in (a, b) else (None if None in (a, b) else True)
+            return and3(self._condition(node.left, scope), self._condition(node.right, scope))
         if kind == "OrNode":
-            a, b = self._condition(node.left, scope), self._condition(node.right, scope)
-            return True if True in (a, b) else (None if None in (a, b) else False)
+            return or3(self._condition(node.left, scope), self._condition(node.right, scope))
         if kind == "ParenthesizedNode":
             return self._condition(node.inner, scope)
         if kind == "BooleanNode":
@@ -260,13 +259,6 @@ def _render(text: str, node: Any) -> str:
     lines = text.splitlines()
     line = lines[node.lineno - 1] if 0 < node.lineno <= len(lines) else ""
     return re.sub(r"^\s*(?:el)?if\s+", "", line).strip()
-
-
-def _describe(cond: Cond) -> str:
-    if cond.value is True and not cond.text:
-        return "in the ROCm build"
-    state = {True: "true", False: "false", None: "undecided"}[cond.value]
-    return f"under `{cond.text}` ({cond.where}), {state} in the ROCm build"
 
 
 def read(texts: dict[str, str], options: dict[str, str] | None = None) -> _Facts:

@@ -20,7 +20,7 @@ import posixpath
 import re
 
 from ..evidence import KIND_BUILD_FILE, Evidence
-from .cmake import TRUE, Cond, SourceUse
+from .conditions import TRUE, Cond, SourceUse, and3, describe, or3
 
 _ROCM_WORD = re.compile(r"(?<![a-z])(?:hip|rocm)(?![a-z])", re.IGNORECASE)
 _EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|SyclExtension)$")
@@ -35,9 +35,11 @@ def rocm_test(node: ast.AST, rocm_names: set[str]) -> bool | None:
     None when it is no ROCm test."""
     if isinstance(node, ast.BoolOp):
         values = [rocm_test(v, rocm_names) for v in node.values]
-        if isinstance(node.op, ast.And):
-            return False if False in values else (True if values and all(v is True for v in values) else None)
-        return True if True in values else (False if values and all(v is False for v in values) else None)
+        combine = and3 if isinstance(node.op, ast.And) else or3
+        result = values[0]
+        for value in values[1:]:
+            result = combine(result, value)
+        return result
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = rocm_test(node.operand, rocm_names)
         return None if inner is None else not inner
@@ -225,7 +227,7 @@ class _Reader:
         for path, glob, item_cond in found:
             effective = cond.and_(item_cond)
             self.uses.append(SourceUse(path, glob, effective, Evidence(
-                f"{what}(...) builds it {_describe(effective)}", where, KIND_BUILD_FILE)))
+                f"{what}(...) builds it {describe(effective, '`')}", where, KIND_BUILD_FILE)))
 
     def _paths(self, node: ast.AST) -> _Items | None:
         """(root-relative path, glob kind, condition) of the sources an expression names;
@@ -307,13 +309,6 @@ def _cuda_work(body: list[ast.stmt]) -> bool:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and _NVCC_ONLY.search(node.value):
                 return True
     return False
-
-
-def _describe(cond: Cond) -> str:
-    if cond.value is True and not cond.text:
-        return "in every build"
-    state = {True: "true", False: "false", None: "undecided"}[cond.value]
-    return f"under `{cond.text}` ({cond.where}), {state} in the ROCm build"
 
 
 def read(rel: str, text: str) -> list[SourceUse]:

@@ -10,7 +10,7 @@ from functools import cached_property
 from ..cpp.preprocessor import directives
 from .summary_cache import cached_summaries
 
-from .tree import C_FAMILY_EXTENSIONS
+from .tree import C_FAMILY_EXTENSIONS as C_FAMILY_EXTENSIONS  # re-exported for the C++ part
 
 SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip"})
 _KEPT = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include"})
