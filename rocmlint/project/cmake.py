@@ -536,15 +536,15 @@ class Interpreter:
         sees them, but a command using the list names them for the NVIDIA build."""
         new = [Item(v.text, cond.and_(v.cond), v.origin, v.glob) for v in values]
         if cond.value is False:
-            scope.vars[name] = list(scope.vars.get(name) or []) + new
+            scope.vars[name] = _distinct(list(scope.vars.get(name) or []) + new)
             return
         if cond.value is True:  # replaced, but what the NVIDIA configuration set stays on record
-            scope.vars[name] = [o for o in scope.vars.get(name) or [] if o.cond.value is False] + new
+            scope.vars[name] = _distinct([o for o in scope.vars.get(name) or [] if o.cond.value is False] + new)
             return
         old = scope.vars.get(name) or []
         maybe = Cond(None, cond.text, cond.where)
-        scope.vars[name] = [Item(o.text, o.cond.and_(maybe) if o.cond.value is True else o.cond, o.origin, o.glob)
-                            for o in old] + new
+        scope.vars[name] = _distinct([Item(o.text, o.cond.and_(maybe) if o.cond.value is True else o.cond, o.origin,
+                                           o.glob) for o in old] + new)
 
     def _list(self, scope: _Scope, words: list[str], args: list[Item], cond: Cond, where: str) -> None:
         op, name = words[0], words[1]
@@ -552,7 +552,7 @@ class Interpreter:
         if op in ("APPEND", "PREPEND", "INSERT"):
             added = args[3:] if op == "INSERT" else args[2:]
             added = [Item(a.text, cond.and_(a.cond), a.origin or where, a.glob) for a in added]
-            scope.vars[name] = added + current if op == "PREPEND" else current + added
+            scope.vars[name] = _distinct(added + current if op == "PREPEND" else current + added)
         elif op == "REMOVE_ITEM" and cond.value is True:  # (removed under False: still there on ROCm)
             gone = set(words[2:])
             scope.vars[name] = [i for i in current if i.text not in gone]
@@ -828,6 +828,22 @@ class _Eval:
         if truth is not None and len(truth) == 1:
             return next(iter(truth))
         return None
+
+
+MAX_ITEMS = 4096  # a list longer than this is cut (a build's own lists are far shorter)
+
+
+def _distinct(items: list[Item]) -> list[Item]:
+    """Items once each (the first of equal text, glob and condition value): a list that
+    re-adds itself under an undecided condition would otherwise double at every call."""
+    seen: set[tuple] = set()
+    out = []
+    for item in items:
+        key = (item.text, item.glob, item.cond.value)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out[:MAX_ITEMS]
 
 
 def _cuda_setting(name: str) -> bool:

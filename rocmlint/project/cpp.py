@@ -581,13 +581,26 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
             read_setup_py(facts, rel, text, folder=helpers[rel])
         elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
-            merge_build_facts(facts, read_python_build(rel, text), {})
-    read_cmake_files(facts, {rel: text for rel, text in build_texts.items() if rel.endswith((".txt", ".cmake"))},
-                     options)
+            _guarded_read("setup.py", lambda: merge_build_facts(facts, read_python_build(rel, text), {}))
+    cmake = {rel: text for rel, text in build_texts.items() if rel.endswith((".txt", ".cmake"))}
+    _guarded_read("CMake", lambda: read_cmake_files(facts, cmake, options))
     meson = {rel: text for rel, text in build_texts.items() if rel.endswith("meson.build")}
     if meson:
-        read_meson_files(facts, meson, options)
+        _guarded_read("meson.build", lambda: read_meson_files(facts, meson, options))
     return facts
+
+
+def _guarded_read(what: str, read) -> None:
+    """A reader's bug costs its facts (a warning), never the lint."""
+    try:
+        read()
+    except Exception as exc:  # noqa: BLE001
+        import sys
+
+        if os.environ.get("ROCMLINT_DEBUG"):
+            raise
+        print(f"rocmlint: warning: {what} files not read ({type(exc).__name__}: {exc}); please report it "
+              "(ROCMLINT_DEBUG=1 shows the traceback)", file=sys.stderr)
 
 
 def _builds_for_amd(facts: BuildFacts, database: CompileDatabase | None, stats: dict) -> bool:
