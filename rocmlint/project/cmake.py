@@ -529,6 +529,9 @@ class Interpreter:
             values = values[:-1]
             if scope.parent is not None:
                 scope = scope.parent
+        if any("${" in v.text for v in values) and cond.value is not False:
+            scope.vars[name] = None  # reads a variable whose value is unknown: unknown too
+            return
         self._assign(scope, name, [Item(v.text, v.cond, v.origin or where, v.glob) for v in values], cond)
 
     def _assign(self, scope: _Scope, name: str, values: list[Item], cond: Cond) -> None:
