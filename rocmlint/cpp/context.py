@@ -133,7 +133,9 @@ class CppContext(FileContext):
         """Does the AMD build compile this 0-based line: the one place that joins the file's
         verdict (project model), its ``#if`` stack (through the model's macro facts), C++
         ``if constexpr``/``if`` on HIP-only constants and code-generator template branches."""
-        if self.outside_amd_build or line in self._template_nvidia_lines or line in self._constant_nvidia_lines:
+        if self.outside_amd_build or self.pp.amd[line] is False:
+            return False
+        if line in self._template_nvidia_lines or line in self._constant_nvidia_lines:
             return False
         return self.pp.amd[line]
 
