@@ -32,121 +32,158 @@ MAX_HEADERS = 24  # included project headers searched for a constant's definitio
 MAX_HEADER_BYTES = 1 << 20
 
 
-def nvidia_only_lines(ctx: CppContext) -> dict[int, str]:
-    """0-based lines only the NVIDIA build compiles or runs, by C++ constant gates, with
-    the gate that decides (for ``rocmlint explain``)."""
-    source = ctx.source
-    conditions = [m.group(1).decode("utf-8", "replace") for m in _CONDITION.finditer(source)]
-    specialisations = list(_SPECIALISATION.finditer(source)) if b"template" in source else []
-    names = {n for text in conditions for n in _IDENT.findall(_QUALIFIER.sub("", text))} - _NOT_NAMES
-    if specialisations:
-        text = source.decode("utf-8", "replace")
-        for m in specialisations:
-            for use in re.finditer(r"\b%s\s*<\s*([^<>]+?)\s*>" % re.escape(m.group(1).decode()), text):
-                names.update(_IDENT.findall(_QUALIFIER.sub("", use.group(1))))
-        names -= _NOT_NAMES
-    if not names:
-        return {}
-    gates = _Gates(ctx, names)
-    if not gates.platform_names:
-        return {}
-    lines: dict[int, str] = {}
-    if conditions:
-        lines.update(gates.dead_branches())
-    if specialisations:
-        lines.update(gates.dead_specialisations(specialisations))
-    return lines
+class ConstantGates:
+    """Per line, the C++ gate that keeps the AMD build out of it (or None). Only the ``if``
+    statements and specialisations around a line asked about are evaluated: findings are
+    few, conditions many."""
 
-
-class _Gates:
-    def __init__(self, ctx: CppContext, names: set[str]) -> None:
+    def __init__(self, ctx: CppContext) -> None:
         self.ctx = ctx
-        self.names = names  # what the file's conditions read
         self.text = ctx.source.decode("utf-8", "replace")
-        self.platform_names: set[str] = {n for n in names if _platform_macro(ctx, n, ctx.path)}
-        self.values: dict[str, int | None] = {}
-        local = _constants(ctx, self.text, ctx.pp, names, self.platform_names)
+        self.values: dict[str, int | None] = {}  # platform constants found so far
+        self.platform_names: set[str] = set()
+        self.looked_up: set[str] = set()
+        self._lines: dict[int, str | None] = {}
+        self._nodes: dict[tuple[int, int], str | None] = {}  # (start, end) of a judged node -> why
+        # Whether any condition or specialisation argument of the file reads a platform name
+        # (read from the text: a file where none does is never parsed for this).
+        source = ctx.source
+        names = {n for m in _CONDITION.finditer(source)
+                 for n in _IDENT.findall(_QUALIFIER.sub("", m.group(1).decode("utf-8", "replace")))}
+        for m in _SPECIALISATION.finditer(source) if b"template" in source else ():
+            for use in re.finditer(r"\b%s\s*<\s*([^<>]+?)\s*>" % re.escape(m.group(1).decode()), self.text):
+                names.update(_IDENT.findall(_QUALIFIER.sub("", use.group(1))))
+        self._look_up(names - _NOT_NAMES)
+        self.active = bool(self.platform_names)
+
+    def reason(self, line: int) -> str | None:
+        """Why the AMD build never runs this 0-based line, or None."""
+        if not self.active:
+            return None
+        if line not in self._lines:
+            self._lines[line] = self._reason(line)
+        return self._lines[line]
+
+    def _reason(self, line: int) -> str | None:
+        ctx = self.ctx
+        start = ctx.lines.line_start(line)
+        text = ctx.lines.line_text(line)
+        start += len(text.encode()) - len(text.lstrip().encode())
+        node = ctx.root.named_descendant_for_byte_range(start, start)
+        while node is not None:
+            parent = node.parent
+            if parent is not None and parent.type == "if_statement":
+                why = self._branch(parent, node)
+                if why is not None:
+                    return why
+            if node.type in ("struct_specifier", "class_specifier") and parent is not None \
+                    and parent.type == "template_declaration":
+                why = self._specialisation(parent, node)
+                if why is not None:
+                    return why
+            node = parent
+        return None
+
+    def _branch(self, statement, child) -> str | None:
+        """Why ``child`` (a branch of ``statement``) is never taken on AMD, or None."""
+        key = (statement.start_byte, child.start_byte)
+        if key in self._nodes:
+            return self._nodes[key]
+        self._nodes[key] = None
+        condition = statement.child_by_field_name("condition")
+        consequence = statement.child_by_field_name("consequence")
+        alternative = statement.child_by_field_name("alternative")
+        taken = True if child == consequence else (False if child == alternative else None)
+        if condition is None or taken is None:
+            return None
+        text = self.ctx.node_text(condition).strip()
+        if text.startswith("(") and text.endswith(")"):
+            text = text[1:-1]
+        value = self._gate_value(text)
+        if value is None or bool(value) == taken:
+            return None
+        why = f"line {statement.start_point[0] + 1}: {self._explain(text, value)}: this branch is not taken"
+        self._nodes[key] = why
+        return why
+
+    def _specialisation(self, declaration, node) -> str | None:
+        """``template <> struct X<false> {...}`` when every use of ``X<...>`` in the file
+        passes a platform constant that is true on AMD (and the converse)."""
+        key = (declaration.start_byte, node.start_byte)
+        if key in self._nodes:
+            return self._nodes[key]
+        self._nodes[key] = None
+        m = _SPECIALISATION.match(self.ctx.source, declaration.start_byte)
+        if m is None:
+            return None
+        name = m.group(1).decode()
+        literal = m.group(2).decode() in ("true", "1")
+        values = set()
+        for use in re.finditer(r"\b%s\s*<\s*([^<>]+?)\s*>" % re.escape(name), self.text):
+            if self.text[max(0, use.start() - 40):use.start()].rstrip().endswith(("struct", "class")):
+                continue  # a declaration, not a use
+            argument = use.group(1)
+            if argument in ("true", "false", "0", "1"):
+                continue  # explicit picks
+            values.add(self._gate_value(argument))
+        if not values or None in values or any(bool(v) == literal for v in values):
+            return None
+        why = f"every use of {name}<...> here picks {'false' if literal else 'true'} on AMD: " \
+              f"the {name}<{m.group(2).decode()}> specialisation is not used"
+        self._nodes[key] = why
+        return why
+
+    def _gate_value(self, condition: str) -> int | None:
+        names = set(_IDENT.findall(_QUALIFIER.sub("", condition))) - _NOT_NAMES
+        self._look_up(names)
+        if not names & self.platform_names:
+            return None
+        return _evaluate(condition, self.values, self.ctx.pp)
+
+    def _look_up(self, names: set[str]) -> None:
+        """Which of ``names`` are platform macros or constants (this file's, then the
+        included headers'), each looked up once."""
+        ctx = self.ctx
+        new = names - self.looked_up
+        if not new:
+            return
+        self.looked_up |= new
+        self.platform_names |= {n for n in new if _platform_macro(ctx, n, ctx.path)}
+        local = _constants(ctx, self.text, ctx.pp, new, self.platform_names)
         self.values.update(local)
         self.platform_names |= set(local)
-        missing = {n for n in names if n not in self.values and ctx.pp.evaluator.is_defined(n) != 1}
+        missing = {n for n in new if n not in self.values and ctx.pp.evaluator.is_defined(n) != 1}
         if missing:
             for name, value in _included_constants(ctx, missing).items():
                 self.values.setdefault(name, value)
                 self.platform_names.add(name)
 
-    def _evaluate(self, expr: str) -> int | None:
-        return _evaluate(expr, self.values, self.ctx.pp)
-
-    def _gate_value(self, condition: str) -> int | None:
-        names = set(_IDENT.findall(_QUALIFIER.sub("", condition)))
-        if not names & self.platform_names:
-            return None
-        return self._evaluate(condition)
-
     def _explain(self, condition: str, value: int) -> str:
         names = sorted(n for n in set(_IDENT.findall(_QUALIFIER.sub("", condition))) if n in self.platform_names)
         return f"`{condition}` is {'true' if value else 'false'} on AMD ({', '.join(names)})"
 
-    def dead_branches(self) -> dict[int, str]:
-        ctx = self.ctx
-        lines: dict[int, str] = {}
-        for node in ctx.descendants(ctx.root, ("if_statement",)):
-            condition = node.child_by_field_name("condition")
-            if condition is None:
-                continue
-            text = ctx.node_text(condition).strip()
-            if text.startswith("(") and text.endswith(")"):
-                text = text[1:-1]
-            value = self._gate_value(text)
-            if value is None:
-                continue
-            dead = node.child_by_field_name("alternative") if value else node.child_by_field_name("consequence")
-            if dead is not None:
-                why = f"line {node.start_point[0] + 1}: {self._explain(text, value)}: this branch is not taken"
-                lines.update(dict.fromkeys(range(dead.start_point[0], ctx.last_line(dead) + 1), why))
-        return lines
 
-    def dead_specialisations(self, specialisations: list) -> dict[int, str]:
-        """``template <> struct X<false> {...}`` when every use of ``X<...>`` in the file
-        passes a platform constant that is true on AMD (and the converse)."""
-        ctx = self.ctx
-        lines: dict[int, str] = {}
-        for m in specialisations:
-            name = m.group(1).decode()
-            literal = m.group(2).decode() in ("true", "1")
-            uses = [u for u in re.finditer(r"\b%s\s*<\s*([^<>]+?)\s*>" % re.escape(name), self.text)
-                    if not self.text[max(0, u.start() - 40):u.start()].rstrip().endswith(("struct", "class"))]
-            values = set()
-            for use in uses:
-                argument = use.group(1)
-                if argument in ("true", "false", "0", "1"):
-                    continue  # the specialisations themselves, or explicit picks
-                values.add(self._gate_value(argument))
-            if not values or None in values or any(bool(v) == literal for v in values):
-                continue
-            node = ctx.root.named_descendant_for_byte_range(m.start(), m.end())
-            while node is not None and node.type not in ("struct_specifier", "class_specifier", "template_declaration"):
-                node = node.parent
-            if node is not None:
-                while node.parent is not None and node.parent.type == "template_declaration":
-                    node = node.parent
-                why = f"every use of {name}<...> here picks {'false' if literal else 'true'} on AMD: " \
-                      f"the {name}<{m.group(2).decode()}> specialisation is not used"
-                lines.update(dict.fromkeys(range(node.start_point[0], ctx.last_line(node) + 1), why))
-        return lines
+def could_gate(source: bytes) -> bool:
+    """Cheap: the file has an ``if`` or an explicit specialisation at all."""
+    return _CONDITION.search(source) is not None or (b"template" in source and
+                                                      _SPECIALISATION.search(source) is not None)
 
 
 def _platform_macro(ctx: CppContext, name: str, path: str) -> bool:
-    """A macro the AMD and the NVIDIA build set differently."""
+    """A macro the AMD and the NVIDIA build set differently (the project's answer is kept
+    per name: files share it)."""
     settings = ctx.settings
     if name in settings.all_rocm_macros or name in settings.all_nvidia_macros:
         return True
     model = ctx.model
-    if model is not None:
-        amd = model.macro(name, path).state
+    if model is None:
+        return False
+    memo = model._memo.setdefault("platform-macro", {})
+    if name not in memo:
+        amd = model.macro(name).state
         nvidia = model.nvidia_macro(name)
-        return amd is not None and nvidia is not None and amd != nvidia
-    return False
+        memo[name] = amd is not None and nvidia is not None and amd != nvidia
+    return memo[name]
 
 
 def _macro_value(pp: Conditionals, name: str) -> int | None:
@@ -253,7 +290,19 @@ def _included_constants(ctx: CppContext, names: set[str]) -> dict[str, int | Non
     return out
 
 
+_RESOLVED: dict[tuple[str, str, str], str | None] = {}
+
+
 def _resolve(model, includer: str, header: str) -> str | None:
+    key = (str(model.root) if model is not None else "", os.path.dirname(includer), header)
+    if key not in _RESOLVED:
+        if len(_RESOLVED) > 65536:
+            _RESOLVED.clear()
+        _RESOLVED[key] = _resolve_now(model, includer, header)
+    return _RESOLVED[key]
+
+
+def _resolve_now(model, includer: str, header: str) -> str | None:
     path = os.path.normpath(os.path.join(os.path.dirname(includer), header))
     if not os.path.isfile(path) and model is not None:
         rel = model.rel(includer)

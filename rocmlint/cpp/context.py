@@ -135,7 +135,7 @@ class CppContext(FileContext):
         ``if constexpr``/``if`` on HIP-only constants and code-generator template branches."""
         if self.outside_amd_build or self.pp.amd[line] is False:
             return False
-        if line in self._template_nvidia_lines or line in self._constant_nvidia_lines:
+        if line in self._template_nvidia_lines or self.constant_gate(line) is not None:
             return False
         return self.pp.amd[line]
 
@@ -168,13 +168,16 @@ class CppContext(FileContext):
 
         return nvidia_only_lines(self.source, self.settings.gate_names)
 
-    @cached_property
-    def _constant_nvidia_lines(self) -> dict[int, str]:
-        """Lines in the branch of a C++ ``if``/``if constexpr`` that the AMD build never takes
-        (the condition reads a constant or macro the project sets only for HIP)."""
-        from .constant_gates import nvidia_only_lines
+    def constant_gate(self, line: int) -> str | None:
+        """Why the AMD build never runs this line by a C++ gate (a branch of ``if``/``if
+        constexpr`` or a template specialisation on a constant the project sets only for
+        HIP), or None."""
+        if "_constant_gates" not in self.__dict__:
+            from .constant_gates import ConstantGates, could_gate
 
-        return nvidia_only_lines(self)
+            self.__dict__["_constant_gates"] = ConstantGates(self) if could_gate(self.source) else None
+        gates = self.__dict__["_constant_gates"]
+        return gates.reason(line) if gates is not None else None
 
     @cached_property
     def gated(self) -> bool:

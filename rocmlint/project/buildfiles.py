@@ -74,15 +74,14 @@ class BuildFacts:
             globs = []
             for use in self.uses:
                 if use.glob:
-                    globs.append(use)
+                    folder, pattern = split_glob(use.path)
+                    globs.append((folder + "/" if folder else "", pattern, use.glob == "GLOB_RECURSE", use))
                 else:
                     literal.setdefault(use.path, []).append(use)
             index = self.__dict__["_use_index"] = (literal, globs)
         found = list(index[0].get(rel, ()))
-        for use in index[1]:
-            folder, pattern = split_glob(use.path)
-            prefix = folder + "/" if folder else ""
-            if rel.startswith(prefix) and _glob_match(rel[len(prefix):], pattern, use.glob == "GLOB_RECURSE"):
+        for prefix, pattern, recursive, use in index[1]:
+            if rel.startswith(prefix) and _glob_match(rel[len(prefix):], pattern, recursive):
                 found.append(use)
         return found
 

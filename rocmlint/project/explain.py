@@ -96,7 +96,7 @@ def explain_cpp(ctx: "CppContext", line: int, out) -> None:
     print("#if stack:" if stack else "#if stack: none (not inside any #if)", file=out)
     for item in stack:
         print(f"  {item}", file=out)
-    gate = ctx._constant_nvidia_lines.get(line) if not ctx.outside_amd_build else None
+    gate = ctx.constant_gate(line) if not ctx.outside_amd_build else None
     if gate is not None:
         print(f"C++ gate: {gate}", file=out)
     model = ctx.model
