@@ -254,16 +254,19 @@ class CppModel:
 
     def arch_macro(self, name: str) -> bool:
         """A project macro that selects by GPU architecture: every #define of it sits under
-        conditions naming __gfx*__/wave-size macros or other such macros (``CDNA``, ``RDNA``)."""
+        conditions naming __gfx*__/wave-size macros or other such macros (``CDNA``, ``RDNA``),
+        or takes its value from one (``#define LANES __AMDGCN_WAVEFRONT_SIZE``)."""
         memo = self._memo.setdefault("arch", {})
         if name in memo:
             return memo[name]
         memo[name] = False  # cycles: not an architecture selector
+
+        def selects(text: str) -> bool:
+            return bool(WAVE_SIZE_MACRO.search(text)) or any(
+                self.arch_macro(n) for n in _IDENT.findall(text) if n != "defined" and n != name)
         defines = [d for d in self.defs.get(name, ()) if d.kind == "define"]
-        memo[name] = bool(defines) and all(
-            WAVE_SIZE_MACRO.search(d.guard) or any(self.arch_macro(n) for n in _IDENT.findall(d.guard)
-                                                   if n != "defined" and n != name)
-            for d in defines)
+        memo[name] = bool(defines) and all(selects(d.guard) or (d.params is None and selects(d.body))
+                                           for d in defines)
         return memo[name]
 
     def hip_only(self, path) -> bool:

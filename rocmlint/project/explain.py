@@ -41,10 +41,14 @@ def file_lines(ctx: "CppContext") -> list[str]:
 
 def if_stack_lines(ctx: "CppContext", line: int) -> list[str]:
     out = []
+    opening = {id(b): chain.branches[0] for chain in ctx.pp.chains for b in chain.branches}
     for branch in ctx.pp.branches_at(line):
-        out.append(f"{ctx.path}:{branch.line + 1}: #{branch.kind} {branch.condition}".rstrip()
-                   + f"  -> {_VERDICT[branch.amd]}")
-        names = [n for n in dict.fromkeys(_IDENT.findall(branch.condition)) if n != "defined"]
+        first = opening.get(id(branch), branch)
+        chain = f" (of #{first.kind} {first.condition} at line {first.line + 1})" if first is not branch else ""
+        out.append(f"{ctx.path}:{branch.line + 1}: #{branch.kind} {branch.condition}".rstrip() + chain
+                   + f"  -> {_VERDICT[branch.amd]}" + ("; picks code by wave size" if branch.wave_size else ""))
+        shown = f"{first.condition} {branch.condition}" if first is not branch else branch.condition
+        names = [n for n in dict.fromkeys(_IDENT.findall(shown)) if n != "defined"]
         out.extend("    " + macro_origin(ctx, n, branch.line) for n in names)
     return out
 
