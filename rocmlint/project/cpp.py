@@ -1084,6 +1084,14 @@ def hip_twin(model: CppModel, rel: str) -> Evidence | None:
     return None
 
 
+def _shim_shape(params: tuple[str, ...], body: str) -> tuple[int, str]:
+    """A function-like macro up to its parameters' names and spacing: copies of one shim
+    in two vendored trees may name them differently."""
+    names = {p.strip(): f"\x00{i}" for i, p in enumerate(params)}
+    renamed = re.sub(r"[A-Za-z_]\w*", lambda m: names.get(m.group(0), m.group(0)), body)
+    return len(params), " ".join(renamed.split())
+
+
 def _collect_shims(model: CppModel) -> None:
     shims: dict[str, Shim] = {}
     for name, defs in model.defs.items():
@@ -1093,8 +1101,7 @@ def _collect_shims(model: CppModel) -> None:
         # project, or the same shim in two headers, is still that shim); dead ones don't count.
         seen = [d for d in defs if d.reach is not False and model.reach.get(d.rel, Verdict(None)).value is not False]
         live = [d for d in seen if d.kind == "define" and d.params is not None and d.reach is True]
-        shapes = {(tuple(p.strip() for p in d.params or ()), " ".join(d.body.split())) for d in seen
-                  if d.kind == "define" and d.params is not None}
+        shapes = {_shim_shape(d.params or (), d.body) for d in seen if d.kind == "define" and d.params is not None}
         if live and len(live) == len(seen) and len(shapes) == 1:
             d = live[0]
             shims[name] = Shim(name, d.params or (), d.body, f"{d.rel}:{d.line + 1}")
