@@ -155,3 +155,15 @@ def test_meson_selector_in_an_and_chain_and_definitions():
     """)})
     assert uses(facts.uses) == {"main.cc": True, "a/kernels.cu": False, "b/kernels.hip": True}
     assert facts.definitions["P_GPU_A"][0][1].value is False
+
+
+def test_hipify_output_folders_named_in_cmake_and_setup_py():
+    facts = cmake_facts({"CMakeLists.txt": """
+        if(USE_ROCM)
+          hipify(CUDA_SOURCE_DIR ${PROJECT_SOURCE_DIR}/csrc HIP_SOURCE_DIR ${PROJECT_SOURCE_DIR}/hip_out)
+        endif()
+    """})
+    assert [(s, o) for s, o, _ in facts.hipify_outputs] == [("csrc", "hip_out")]
+    _uses, outputs = pybuild.read_build("pkg/setup.py", "from torch.utils.hipify import hipify_python\n"
+                                        "hipify_python.hipify(project_directory='.', output_directory='gen/hip')\n")
+    assert [(s, o) for s, o, _ in outputs] == [("pkg", "pkg/gen/hip")]

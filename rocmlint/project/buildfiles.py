@@ -34,6 +34,8 @@ class BuildFacts:
     uses: list = field(default_factory=list)
     # macro -> evidence: defined by a build file only where the ROCm build never goes
     nvidia_defines: dict[str, Evidence] = field(default_factory=dict)
+    # (CUDA source folder, folder of the hipified copies, evidence) named by a hipify call
+    hipify_outputs: list[tuple[str, str, Evidence]] = field(default_factory=list)
 
     def unbuilt_source(self, rel: str) -> Evidence | None:
         """Why no build compiles this source: a build file picks sources of its folder by a
@@ -126,6 +128,7 @@ def read_cmake_files(facts: BuildFacts, texts: dict[str, str], options: dict[str
         facts.nvidia_dirs.setdefault(folder, why)
     for folder, why in cmake.hipify_dirs.items():
         facts.hipify_dirs.setdefault(folder, why)
+    facts.hipify_outputs.extend(cmake.hipify_outputs)
 
 
 def read_meson_files(facts: BuildFacts, texts: dict[str, str], options: dict[str, str] | None = None) -> None:

@@ -75,6 +75,8 @@ class CMakeFacts:
     definitions: dict[str, list[tuple[str, Cond, Evidence]]] = field(default_factory=dict)
     dead_dirs: dict[str, Evidence] = field(default_factory=dict)  # folders ROCm's build never enters
     hipify_dirs: dict[str, Evidence] = field(default_factory=dict)
+    # (CUDA source folder, folder hipify writes to, evidence): the twins the AMD build compiles
+    hipify_outputs: list[tuple[str, str, Evidence]] = field(default_factory=list)
 
 
 class _Stop(Exception):
@@ -498,6 +500,11 @@ class Interpreter:
         if "hipify" in name:
             self.facts.hipify_dirs.setdefault(folder, Evidence(f"sources are hipified ({name}(...))", where,
                                                                KIND_BUILD_FILE))
+            mapping = hipify_folders([a.text for a in args], folder)
+            if mapping is not None:
+                self.facts.hipify_outputs.append((*mapping, Evidence(
+                    f"{name}(...) writes the hipified copies of {mapping[0] or '.'} to {mapping[1]}", where,
+                    KIND_BUILD_FILE)))
         if name in ("add_compile_definitions", "add_definitions", "target_compile_definitions"):
             self._definitions(name, args, cond, where, rel)
         if name not in _NOT_A_USE and name not in self.functions:
@@ -847,6 +854,27 @@ def _distinct(items: list[Item]) -> list[Item]:
             seen.add(key)
             out.append(item)
     return out[:MAX_ITEMS]
+
+
+def hipify_folders(words: list[str], folder: str) -> tuple[str, str] | None:
+    """(source folder, output folder), root-relative, from a hipify call's keyword
+    arguments as a flat list (``CUDA_SOURCE_DIR a HIP_SOURCE_DIR b``;
+    ``PROJECT_DIRECTORY a OUTPUT_DIRECTORY b`` from Python keywords)."""
+    source = output = None
+    for keyword, value in zip(words, words[1:]):
+        key = keyword.upper()
+        if not re.search(r"DIR(?:ECTORY)?$", key) or "${" in value:
+            continue
+        path = _normpath(_strip_root(_resolve(value, folder)))
+        if path is None:
+            continue
+        if "HIP" in key or "OUT" in key:
+            output = path
+        elif "CUDA" in key or "SOURCE" in key or "PROJECT" in key:
+            source = path
+    if source is None or output is None or source == output:
+        return None
+    return source, output
 
 
 def _cuda_setting(name: str) -> bool:

@@ -37,7 +37,7 @@ from .buildfiles import (
     read_setup_py,
     setup_helpers,
 )
-from .pybuild import read as read_python_build
+from .pybuild import read_build as read_python_build
 from .summaries import (
     C_FAMILY_EXTENSIONS,
     SOURCE_EXTENSIONS,
@@ -584,13 +584,18 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
             read_setup_py(facts, rel, text, folder=helpers[rel])
         elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
-            _guarded_read("setup.py", lambda: merge_build_facts(facts, read_python_build(rel, text), {}))
+            _guarded_read("setup.py", lambda: _merge_python_build(facts, *read_python_build(rel, text)))
     cmake = {rel: text for rel, text in build_texts.items() if rel.endswith((".txt", ".cmake"))}
     _guarded_read("CMake", lambda: read_cmake_files(facts, cmake, options))
     meson = {rel: text for rel, text in build_texts.items() if rel.endswith("meson.build")}
     if meson:
         _guarded_read("meson.build", lambda: read_meson_files(facts, meson, options))
     return facts
+
+
+def _merge_python_build(facts: BuildFacts, uses: list, hipify_outputs: list) -> None:
+    merge_build_facts(facts, uses, {})
+    facts.hipify_outputs.extend(hipify_outputs)
 
 
 def _guarded_read(what: str, read) -> None:
@@ -1073,14 +1078,20 @@ def hip_twin(model: CppModel, rel: str) -> Evidence | None:
     ``x_hip.<ext>`` beside ``x.<ext>``; None when the project holds no such file."""
     if rel.endswith(".hip"):
         return None
-    stem, ext = os.path.splitext(rel)
-    renamed = _CUDA_WORD.sub(lambda m: {"cuda": "hip", "CUDA": "HIP", "Cuda": "Hip"}[m.group(0)], stem)
-    candidates = {renamed + ".hip", renamed + ext, stem + ".hip", stem + "_hip" + ext, stem + "_hip.cpp",
-                  stem + ".hip" + ext, renamed + "_hip" + ext}
-    candidates.discard(rel)
-    for twin in sorted(candidates):
-        if twin in model.files:
-            return Evidence(f"the AMD build compiles its hipified twin {twin}", twin, KIND_HIP_TWIN)
+    bases: list[tuple[str, Evidence | None]] = [(rel, None)]
+    for source, output, named in model.facts.hipify_outputs:  # hipify output folders the build names
+        if source == "" or rel.startswith(source + "/"):
+            bases.append((output + rel[len(source):] if source else f"{output}/{rel}", named))
+    for base, why in bases:
+        stem, ext = os.path.splitext(base)
+        renamed = _CUDA_WORD.sub(lambda m: {"cuda": "hip", "CUDA": "HIP", "Cuda": "Hip"}[m.group(0)], stem)
+        candidates = {renamed + ".hip", renamed + ext, stem + ".hip", stem + "_hip" + ext, stem + "_hip.cpp",
+                      stem + ".hip" + ext, renamed + "_hip" + ext, stem + ext}
+        candidates.discard(rel)
+        for twin in sorted(candidates):
+            if twin in model.files:
+                where = f"; {why}" if why is not None else ""
+                return Evidence(f"the AMD build compiles its hipified twin {twin}{where}", twin, KIND_HIP_TWIN)
     return None
 
 

@@ -20,6 +20,7 @@ import posixpath
 import re
 
 from ..evidence import KIND_BUILD_FILE, Evidence
+from .cmake import hipify_folders
 from .conditions import TRUE, Cond, SourceUse, and3, describe, or3
 
 _ROCM_WORD = re.compile(r"(?<![a-z])(?:hip|rocm)(?![a-z])", re.IGNORECASE)
@@ -90,6 +91,7 @@ class _Reader:
         self.strings: dict[str, str] = {}  # name -> a path string it is bound to
         self.extension_names: set[str] = set()  # names bound to an extension class
         self.uses: list[SourceUse] = []
+        self.hipify_outputs: list[tuple[str, str, Evidence]] = []  # (CUDA folder, hipified copy's folder, why)
 
     def read(self) -> list[SourceUse]:
         for stmt in self.tree.body:  # names bound to a ROCm test (IS_ROCM = torch.version.hip is not None)
@@ -215,6 +217,13 @@ class _Reader:
 
     def _extension(self, call: ast.Call, cond: Cond) -> None:
         name = _call_name(call)
+        if "hipify" in name:
+            words = [w for k in call.keywords if k.arg for w in (k.arg.upper(), self._string(k.value) or "${?}")]
+            mapping = hipify_folders(words, self.folder)
+            if mapping is not None:
+                self.hipify_outputs.append((*mapping, Evidence(
+                    f"{name}(...) writes the hipified copies of {mapping[0] or '.'} to {mapping[1]}",
+                    f"{self.rel}:{call.lineno}", KIND_BUILD_FILE)))
         sources = next((k.value for k in call.keywords if k.arg == "sources"), None)
         is_extension = bool(_EXTENSIONS.search(name)) or name in self.extension_names
         if sources is None and is_extension and len(call.args) >= 2:
@@ -313,10 +322,16 @@ def _cuda_work(body: list[ast.stmt]) -> bool:
 
 def read(rel: str, text: str) -> list[SourceUse]:
     """The source uses of one Python build script."""
+    return read_build(rel, text)[0]
+
+
+def read_build(rel: str, text: str) -> tuple[list[SourceUse], list[tuple[str, str, Evidence]]]:
+    """(source uses, hipify output folders) of one Python build script."""
     if len(text) > MAX_SOURCE_BYTES:
-        return []
+        return [], []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
-        return []
-    return [u for u in _Reader(rel, tree).read() if not u.path.startswith("..")]
+        return [], []
+    reader = _Reader(rel, tree)
+    return [u for u in reader.read() if not u.path.startswith("..")], reader.hipify_outputs
