@@ -171,15 +171,11 @@ def _cmd_check(args) -> int:
     # Each file belongs to its own project (its VCS root or top build file), whatever the
     # working folder: one model per project, sibling projects never share one.
     groups = group_by_project([str(t.path) for t in targets], args.paths) if targets else {os.getcwd(): []}
-    results = []
-    for root, members in groups.items():
-        project = _project_at(Path(root), resolver, use_cache=not args.no_cache,
-                              compile_commands=args.compile_commands)
-        # A text report counts fixes and never prints their edits: they need not be built.
-        results += run([targets[i] for i in members], mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache,
-                       jobs=args.jobs, project=project, build_fixes=args.output_format != "text")
-    if len(groups) > 1:
-        results.sort(key=lambda r: r.display)
+    # A text report counts fixes and never prints their edits: they need not be built.
+    options = dict(mode=mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache,
+                   build_fixes=args.output_format != "text", compile_commands=args.compile_commands)
+    results = _run_projects([(Path(root), [targets[i] for i in members]) for root, members in groups.items()],
+                            resolver, args.jobs, options)
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: f.sort_key())
     # Files rocmlint crashed on carry an ROC003 finding (so no format calls them clean) and
@@ -230,6 +226,57 @@ def _cmd_check(args) -> int:
     if refused:
         return EXIT_ERROR if not args.exit_zero else EXIT_CLEAN
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _run_project(root: Path, targets: list, resolver, jobs: int | None, options: dict) -> list:
+    from .runner import run
+
+    project = _project_at(root, resolver, use_cache=options["use_cache"], compile_commands=options["compile_commands"])
+    return run(targets, options["mode"], unsafe=options["unsafe"], use_cache=options["use_cache"], jobs=jobs,
+               project=project, build_fixes=options["build_fixes"])
+
+
+def _run_projects(groups: list, resolver, jobs: int | None, options: dict) -> list:
+    """Each project's files with that project's model. A big project uses every core itself;
+    many small ones (a folder of benchmarks, each its own CMake project) are shared among
+    forked workers, each project checked whole by one of them."""
+    from .runner import PARALLEL_THRESHOLD, usable_cpus
+
+    jobs = jobs or usable_cpus()
+    big = [g for g in groups if len(g[1]) >= PARALLEL_THRESHOLD]
+    small = [g for g in groups if len(g[1]) < PARALLEL_THRESHOLD]
+    results: list = []
+    for root, targets in big:
+        results += _run_project(root, targets, resolver, jobs, options)
+    if len(small) > 1 and jobs > 1 and sum(len(t) for _, t in small) >= PARALLEL_THRESHOLD:
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
+        buckets: list[list] = [[] for _ in range(jobs)]
+        for index, group in enumerate(sorted(small, key=lambda g: -len(g[1]))):
+            buckets[index % jobs].append(group)
+        global _GROUP_WORK
+        _GROUP_WORK = (resolver, options)  # inherited by the forked workers
+        with ProcessPoolExecutor(jobs, mp_context=get_context("fork")) as pool:
+            for found in pool.map(_run_bucket, [b for b in buckets if b]):
+                results += found
+    else:
+        for root, targets in small:
+            results += _run_project(root, targets, resolver, jobs, options)
+    if len(groups) > 1:
+        results.sort(key=lambda r: r.display)
+    return results
+
+
+_GROUP_WORK: tuple = ()
+
+
+def _run_bucket(groups: list) -> list:
+    resolver, options = _GROUP_WORK
+    out: list = []
+    for root, targets in groups:
+        out += _run_project(root, targets, resolver, 1, options)
+    return out
 
 
 def _project(paths: list[str], resolver, use_cache: bool = True, compile_commands: str = ""):

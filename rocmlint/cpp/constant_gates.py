@@ -43,6 +43,7 @@ class ConstantGates:
         self.values: dict[str, int | None] = {}  # platform constants found so far
         self.platform_names: set[str] = set()
         self.looked_up: set[str] = set()
+        self.definitions = constant_definitions(self.text)
         self._lines: dict[int, str | None] = {}
         self._nodes: dict[tuple[int, int], str | None] = {}  # (start, end) of a judged node -> why
         # Whether any condition or specialisation argument of the file reads a platform name
@@ -149,7 +150,7 @@ class ConstantGates:
             return
         self.looked_up |= new
         self.platform_names |= {n for n in new if _platform_macro(ctx, n, ctx.path)}
-        local = _constants(ctx, self.text, ctx.pp, new, self.platform_names)
+        local = _constants(ctx, self.definitions, ctx.pp, new, self.platform_names)
         self.values.update(local)
         self.platform_names |= set(local)
         missing = {n for n in new if n not in self.values and ctx.pp.evaluator.is_defined(n) != 1}
@@ -200,27 +201,33 @@ def _evaluate(expr: str, values: dict[str, int | None], pp: Conditionals) -> int
     return Evaluator({}, set(), resolve).evaluate(_QUALIFIER.sub("", expr))
 
 
-def _constants(ctx: CppContext, text: str, pp: Conditionals, names: set[str], platform: set[str]) -> dict:
-    """Of ``names``, the constants this text defines from a platform name, with their AMD
-    value (None when the definitions the AMD build sees disagree or are unknown)."""
-    if "const" not in text or not any(n in text for n in names):
-        return {}
+def constant_definitions(text: str) -> dict[str, list[tuple[int, str]]]:
+    """name -> (0-based line, value text) of each ``const``/``constexpr`` scalar defined."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    if "const" not in text:
+        return out
+    for m in _CONSTANT.finditer(text):
+        out.setdefault(m.group(1), []).append((text.count("\n", 0, m.start(1)),
+                                              (m.group(2) or m.group(3) or "").strip()))
+    return out
+
+
+def _constants(ctx: CppContext, definitions: dict, pp: Conditionals, names: set[str], platform: set[str]) -> dict:
+    """Of ``names``, the constants among ``definitions`` (``constant_definitions``) defined
+    from a platform name, with their AMD value (None when the definitions the AMD build
+    sees disagree or are unknown)."""
     found: dict[str, set] = {}
     dependent: set[str] = set()
-    for m in _CONSTANT.finditer(text):
-        name = m.group(1)
-        if name not in names:
-            continue
-        line = text.count("\n", 0, m.start(1))
-        if pp.amd[line] is False:
-            continue
-        expr = (m.group(2) or m.group(3) or "").strip()
-        stack = " ".join(b.condition for b in pp.branches_at(line))
-        readers = set(_IDENT.findall(stack)) | set(_IDENT.findall(expr))
-        if any(n in platform or _platform_macro(ctx, n, ctx.path) for n in readers - _NOT_NAMES):
-            dependent.add(name)
-        value = _evaluate(expr, {}, pp) if pp.amd[line] is True else None
-        found.setdefault(name, set()).add(value)
+    for name in names & definitions.keys():
+        for line, expr in definitions[name]:
+            if pp.amd[line] is False:
+                continue
+            stack = " ".join(b.condition for b in pp.branches_at(line))
+            readers = set(_IDENT.findall(stack)) | set(_IDENT.findall(expr))
+            if any(n in platform or _platform_macro(ctx, n, ctx.path) for n in readers - _NOT_NAMES):
+                dependent.add(name)
+            value = _evaluate(expr, {}, pp) if pp.amd[line] is True else None
+            found.setdefault(name, set()).add(value)
     return {name: (next(iter(found[name])) if len(found[name]) == 1 else None) for name in dependent}
 
 
@@ -246,8 +253,7 @@ def _header_info(path: str) -> tuple[list[str], frozenset[str]] | None:
     from .preprocessor import directives
 
     includes = [d[3].strip('<>" \t') for d in directives(data) if d[2] == "include"]
-    defined = frozenset(m.group(1) for m in _CONSTANT.finditer(data.decode("utf-8", "replace"))) \
-        if b"const" in data else frozenset()
+    defined = frozenset(constant_definitions(data.decode("utf-8", "replace")))
     if len(_HEADER_INFO) > 8192:
         _HEADER_INFO.clear()
     _HEADER_INFO[path] = (st.st_mtime_ns, st.st_size, includes, defined)
@@ -285,7 +291,8 @@ def _included_constants(ctx: CppContext, names: set[str]) -> dict[str, int | Non
                 continue
             resolve = model.resolver(path, settings) if model is not None else None
             pp = Conditionals(data, settings.all_rocm_macros, settings.all_nvidia_macros, settings.gate_macro, resolve)
-            for name, value in _constants(ctx, data.decode("utf-8", "replace"), pp, wanted, set()).items():
+            text = data.decode("utf-8", "replace")
+            for name, value in _constants(ctx, constant_definitions(text), pp, wanted, set()).items():
                 out.setdefault(name, value)
     return out
 
