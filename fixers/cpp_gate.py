@@ -18,13 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
+from rocmlint.cpp.markers import WAVE64_MACRO
 from rocmlint.model import Applicability, Edit, Fix, Span, apply_edits
 
 if TYPE_CHECKING:
     from rocmlint.cpp.context import CppContext
-
-# Compile-time wave size on AMD: gfx9 (CDNA) is wave64, RDNA wave32 (ROCm/pytorch #2360).
-WAVE64_MACRO = "__GFX9__"
 
 
 def build_fix(

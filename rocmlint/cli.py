@@ -160,17 +160,24 @@ def _cmd_check(args) -> int:
     if args.ignore is not None:
         overrides["ignore"] = tuple(args.ignore)
     extend_select = tuple(args.extend_select) if args.select is None else ()  # else joined to --select above
-    resolver = ConfigResolver(args.config, overrides, extend_select)
+    resolver = ConfigResolver(args.config, overrides, extend_select, is_known_prefix)
     for raw in args.paths:
         if not os.path.exists(raw):
             raise UsageError(f"no such file or folder: {raw}")
-    targets = discover(args.paths, resolver, force_exclude=args.force_exclude)
+    from .project import group_by_project
+
+    discovery = discover(args.paths, resolver, force_exclude=args.force_exclude)
+    targets = list(discovery)
     mode = "diff" if args.diff else ("fix" if args.fix else "check")
-    project = _project(args.paths, resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands)
+    # Each file belongs to its own project (its VCS root or top build file), whatever the
+    # working folder: one model per project, sibling projects never share one.
+    groups = group_by_project([str(t.path) for t in targets], args.paths) if targets else {os.getcwd(): []}
     # A text report counts fixes and never prints their edits: they need not be built.
-    results = run(targets, mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache, jobs=args.jobs,
-                  project=project, build_fixes=args.output_format != "text")
-    unread = targets.unread_named()
+    options = dict(mode=mode, unsafe=args.unsafe_fixes, use_cache=not args.no_cache,
+                   build_fixes=args.output_format != "text", compile_commands=args.compile_commands)
+    results = _run_projects([(Path(root), _ProjectTargets([targets[i] for i in members], discovery))
+                             for root, members in groups.items()], resolver, args.jobs, options)
+    unread = discovery.unread_named()
     for warning in unread:  # never a silent "All checks passed!" for them
         print(warning, file=sys.stderr)
     findings = [f for r in results for f in r.findings]
@@ -225,12 +232,78 @@ def _cmd_check(args) -> int:
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
-def _project(paths: list[str], resolver, use_cache: bool = True, compile_commands: str = ""):
-    """The project model for the languages the selected rules need."""
-    from .engine import selected_languages
-    from .project import Project, find_root
+class _ProjectTargets(list):
+    """One project's targets; the files they include that no extension claimed are checked
+    with them (``discovery.Discovery.claim_included``, asked by the runner)."""
 
-    root = find_root(paths)
+    def __init__(self, targets: list, discovery) -> None:
+        super().__init__(targets)
+        self.claim_included = discovery.claim_included
+
+
+def _run_project(root: Path, targets: list, resolver, jobs: int | None, options: dict) -> list:
+    from .runner import run
+
+    project = _project_at(root, resolver, use_cache=options["use_cache"], compile_commands=options["compile_commands"])
+    return run(targets, options["mode"], unsafe=options["unsafe"], use_cache=options["use_cache"], jobs=jobs,
+               project=project, build_fixes=options["build_fixes"])
+
+
+def _run_projects(groups: list, resolver, jobs: int | None, options: dict) -> list:
+    """Each project's files with that project's model. A big project uses every core itself;
+    many small ones (a folder of benchmarks, each its own CMake project) are shared among
+    forked workers, each project checked whole by one of them."""
+    from .runner import PARALLEL_THRESHOLD, usable_cpus
+
+    jobs = jobs or usable_cpus()
+    big = [g for g in groups if len(g[1]) >= PARALLEL_THRESHOLD]
+    small = [g for g in groups if len(g[1]) < PARALLEL_THRESHOLD]
+    results: list = []
+    for root, targets in big:
+        results += _run_project(root, targets, resolver, jobs, options)
+    if len(small) > 1 and jobs > 1 and sum(len(t) for _, t in small) >= PARALLEL_THRESHOLD:
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
+        buckets: list[list] = [[] for _ in range(jobs)]
+        for index, group in enumerate(sorted(small, key=lambda g: -len(g[1]))):
+            buckets[index % jobs].append(group)
+        global _GROUP_WORK
+        _GROUP_WORK = (resolver, options)  # inherited by the forked workers
+        with ProcessPoolExecutor(jobs, mp_context=get_context("fork")) as pool:
+            for found in pool.map(_run_bucket, [b for b in buckets if b]):
+                results += found
+    else:
+        for root, targets in small:
+            results += _run_project(root, targets, resolver, jobs, options)
+    if len(groups) > 1:
+        results.sort(key=lambda r: r.display)
+    return results
+
+
+_GROUP_WORK: tuple = ()
+
+
+def _run_bucket(groups: list) -> list:
+    resolver, options = _GROUP_WORK
+    out: list = []
+    for root, targets in groups:
+        out += _run_project(root, targets, resolver, 1, options)
+    return out
+
+
+def _project(paths: list[str], resolver, use_cache: bool = True, compile_commands: str = ""):
+    """The project model of the project the first of ``paths`` belongs to."""
+    from .project import find_root
+
+    return _project_at(find_root(paths), resolver, use_cache, compile_commands)
+
+
+def _project_at(root: Path, resolver, use_cache: bool = True, compile_commands: str = ""):
+    """The project model at ``root`` for the languages the selected rules need."""
+    from .engine import selected_languages
+    from .project import Project
+
     settings = resolver.for_path(root)
     project = Project(root, settings, cache_dir=Path.cwd() / ".rocmlint_cache" if use_cache else None,
                       compile_commands=compile_commands)
@@ -267,14 +340,16 @@ def _emit(args, findings, fixed, out, nothing_checked: bool = False) -> None:
 def _cmd_explain(args) -> int:
     from .config import ConfigResolver
     from .project import activate
-    from .project.explain import explain
+    from .explain_command import explain
 
     path, _, line = args.location.rpartition(":")
     if not path or not line.isdigit() or int(line) < 1:
         raise UsageError(f"expected PATH:LINE, got {args.location!r}")
     if not os.path.isfile(path):
         raise UsageError(f"no such file: {path}")
-    resolver = ConfigResolver(args.config)
+    from .registry import is_known_prefix
+
+    resolver = ConfigResolver(args.config, is_known_prefix=is_known_prefix)
     activate(_project([path], resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands))
     return explain(path, int(line), resolver.for_path(path))
 

@@ -12,6 +12,7 @@ import sys
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Callable
 
 
 CONFIG_FILES = ("rocmlint.toml", "pyproject.toml")
@@ -25,7 +26,9 @@ DEFAULT_ROCM_MACROS = (
     "__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIPCC__", "__HIP__", "USE_ROCM",
     "__HIP_DEVICE_COMPILE__", "__AMDGCN__",
 )
-DEFAULT_NVIDIA_MACROS = ("__CUDA_ARCH__", "__NVCC__", "USE_CUDA", "__NVCOMPILER")
+# Undefined in the AMD build: nvcc's own, and HIP's NVIDIA platform (HIP-on-NVIDIA builds only).
+DEFAULT_NVIDIA_MACROS = ("__CUDA_ARCH__", "__NVCC__", "USE_CUDA", "__NVCOMPILER",
+                         "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__")
 DEFAULT_GATE_NAMES = (
     "IS_ROCM", "is_rocm", "IS_HIP", "is_hip", "TEST_WITH_ROCM", "IS_HIP_EXTENSION",
 )
@@ -54,6 +57,9 @@ class Settings:
     # ``extension = { inc = "cuda" }``: (suffix without the dot, language half) pairs, read
     # before the built-in extensions (ruff's ``extension``).
     extension: tuple[tuple[str, str], ...] = ()
+    # Build options of the ROCm build (CMake -D / meson -D): name -> value, over what the
+    # build files' branches let rocmlint infer.
+    build_options: tuple[tuple[str, str], ...] = ()
     config_dir: str = ""
     config_path: str = ""
 
@@ -108,12 +114,12 @@ def _match(rel: str, pattern: str) -> bool:
 _LIST_KEYS = {"select", "ignore", "exclude", "extend-exclude", "rocm-macros", "nvidia-macros",
               "rocm-gate-names", "offload-arch"}
 _STR_KEYS = {"gate", "gate-macro", "compile-commands"}
-_KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root", "hipify", "extension"}
+_KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root", "hipify", "extension", "build-options"}
 
 
-def _validate(table: dict, origin: str) -> dict:
-    from .registry import is_known_prefix
-
+def _validate(table: dict, origin: str, is_known_prefix: "Callable[[str], bool] | None" = None) -> dict:
+    """Check a config table; rule codes only where ``is_known_prefix`` (the rule registry's
+    test, passed in by the command line: the registry sits above the configuration) is given."""
     unknown = sorted(set(table) - _KNOWN)
     if unknown:
         raise ConfigError(f"{origin}: unknown key(s) {', '.join(unknown)} in [tool.rocmlint] "
@@ -135,10 +141,13 @@ def _validate(table: dict, origin: str) -> dict:
         raise ConfigError(f"{origin}: 'root' must be true or false")
     for key in ("select", "ignore"):
         for code in table.get(key, []):
-            if not is_known_prefix(code):
+            if is_known_prefix is not None and not is_known_prefix(code):
                 raise ConfigError(f"{origin}: '{key}' names unknown rule or prefix {code!r}")
     if "extension" in table:
         table["extension"] = _extension_table(table["extension"], origin)
+    options = table.get("build-options", {})
+    if not isinstance(options, dict) or not all(isinstance(v, (str, bool, int)) for v in options.values()):
+        raise ConfigError(f"{origin}: 'build-options' must map option names to strings, booleans or numbers")
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict) or not all(
         isinstance(v, list) and all(isinstance(c, str) for c in v) for v in pfi.values()
@@ -146,15 +155,17 @@ def _validate(table: dict, origin: str) -> dict:
         raise ConfigError(f"{origin}: 'per-file-ignores' must map glob patterns to lists of codes")
     for codes in pfi.values():
         for code in codes:
-            if not is_known_prefix(code):
+            if is_known_prefix is not None and not is_known_prefix(code):
                 raise ConfigError(f"{origin}: 'per-file-ignores' names unknown rule or prefix {code!r}")
     return table
 
 
+# The languages ``extension = { inc = "cuda" }`` may name, and the half each is read by.
+CONFIG_LANGUAGES = {"python": "python", "cpp": "cpp", "c++": "cpp", "c": "cpp", "cuda": "cpp", "hip": "cpp"}
+
+
 def _extension_table(value, origin: str) -> tuple[tuple[str, str], ...]:
     """``{ inc = "cuda" }`` checked and normalised to (suffix, language half) pairs."""
-    from .languages import CONFIG_LANGUAGES
-
     known = ", ".join(sorted(CONFIG_LANGUAGES))
     if not isinstance(value, dict):
         raise ConfigError(f"{origin}: 'extension' must map file extensions to languages ({known}), "
@@ -170,7 +181,7 @@ def _extension_table(value, origin: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(pairs))
 
 
-def read_config_file(path: Path) -> dict | None:
+def read_config_file(path: Path, is_known_prefix: "Callable[[str], bool] | None" = None) -> dict | None:
     """The [tool.rocmlint] table of a file (the whole file for rocmlint.toml), or None."""
     if sys.version_info >= (3, 11):
         import tomllib
@@ -192,7 +203,7 @@ def read_config_file(path: Path) -> dict | None:
         table = data.get("tool", {}).get("rocmlint", data)
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.rocmlint] must be a table")
-    return _validate(dict(table), str(path))
+    return _validate(dict(table), str(path), is_known_prefix)
 
 
 def _apply(base: Settings, table: dict, directory: Path, path: Path) -> Settings:
@@ -207,6 +218,9 @@ def _apply(base: Settings, table: dict, directory: Path, path: Path) -> Settings
             changes[attr] = tuple(value) if isinstance(value, list) else value
     if "exclude" in table or "extend-exclude" in table:
         changes["exclude"] = base.exclude + tuple(table.get("exclude", [])) + tuple(table.get("extend-exclude", []))
+    if "build-options" in table:
+        changes["build_options"] = tuple(sorted(
+            (k, ("ON" if v else "OFF") if isinstance(v, bool) else str(v)) for k, v in table["build-options"].items()))
     if "per-file-ignores" in table:
         changes["per_file_ignores"] = tuple((k, tuple(v)) for k, v in table["per-file-ignores"].items())
     changes["config_dir"] = str(directory)
@@ -218,7 +232,8 @@ class ConfigResolver:
     """Settings for any directory, cached; or one fixed config file for everything."""
 
     def __init__(self, explicit: Path | None = None, overrides: dict | None = None,
-                 extend_select: tuple[str, ...] = ()) -> None:
+                 extend_select: tuple[str, ...] = (), is_known_prefix: "Callable[[str], bool] | None" = None) -> None:
+        self._is_known_prefix = is_known_prefix  # the registry's test of rule codes (None: not checked)
         self._cache: dict[str, Settings] = {}
         self._raw: dict[str, Settings] = {}
         self._overrides = overrides or {}
@@ -227,7 +242,7 @@ class ConfigResolver:
         if explicit is not None:
             if not explicit.is_file():
                 raise ConfigError(f"config file {explicit} does not exist")
-            table = read_config_file(explicit)
+            table = read_config_file(explicit, is_known_prefix)
             if table is None:
                 raise ConfigError(f"{explicit}: has no [tool.rocmlint] table")
             self._explicit = self._finish(_apply(Settings(), table, explicit.parent.resolve(), explicit))
@@ -277,7 +292,7 @@ class ConfigResolver:
         for name in CONFIG_FILES:
             candidate = directory / name
             if candidate.is_file():
-                table = read_config_file(candidate)
+                table = read_config_file(candidate, self._is_known_prefix)
                 if table is not None:
                     return table, directory, candidate
         return None

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from .config import Settings
 from .languages import ParseFailure, extra_languages, get_language, language_for
+from .literals import KERNEL_SOURCE_WORDS
 from .model import Applicability, Finding, LineIndex, Span
 from .project import active as active_project
+from .project.explain import finding_evidence
 from .registry import ENGINE_CODES, select_rules
 from .rule import FileContext, Rule
 from .source import SourceError, SourceFile, read_source
@@ -19,8 +21,6 @@ from .suppress import is_suppressed, suppressed_codes
 # the run-time compilers) never pays for it, nor for importing it.
 EMBEDDED_LANGUAGE = "cpp"
 EMBEDDED = "embedded-source"  # the prefilter's name for the trigger
-EMBEDDED_TRIGGERS: tuple[bytes, ...] = (b"RawKernel", b"RawModule", b"ElementwiseKernel", b"ReductionKernel",
-                                        b"load_inline", b"SourceModule", b"compile_with_cache", b"_jit_fn")
 
 
 @lru_cache(maxsize=64)
@@ -118,7 +118,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         if key in seen:
             continue
         seen.add(key)
-        finding.evidence = tuple(ctx.evidence(start))
+        finding.evidence = tuple(finding_evidence(ctx, start))
         kept.append(finding)
     if embedded:
         try:
@@ -129,7 +129,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
     return _finish(list(contexts.values()), kept, buffer, suppress)
 
 
-_EMBEDDED_PREFILTER = ((EMBEDDED, EMBEDDED_TRIGGERS),)
+_EMBEDDED_PREFILTER = ((EMBEDDED, KERNEL_SOURCE_WORDS),)
 
 
 def _embedded_findings(display: str, buffer: bytes, settings: Settings, rules: tuple[Rule, ...],
@@ -141,7 +141,7 @@ def _embedded_findings(display: str, buffer: bytes, settings: Settings, rules: t
     project = active_project()
     if project is not None and project.deferring:
         project.part("python")  # reachability of the calls: wait for the model before parsing
-    return lint_kernels(PythonContext(display, buffer, settings, parse(buffer)), rules, build_fixes)
+    return lint_kernels(PythonContext(display, buffer, settings, parse(buffer)), rules, analyse_buffer, build_fixes)
 
 
 def drop_reason(ctx: FileContext, rule_cls: type[Rule] | None, start: int) -> str | None:

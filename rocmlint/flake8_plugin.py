@@ -22,8 +22,9 @@ def _resolver():
     global _RESOLVER
     if _RESOLVER is None:
         from .config import ConfigResolver
+        from .registry import is_known_prefix
 
-        _RESOLVER = ConfigResolver()
+        _RESOLVER = ConfigResolver(is_known_prefix=is_known_prefix)
     return _RESOLVER
 
 

@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Protocol
 
+from .model import ParseFailure as ParseFailure  # re-exported: the engine catches it here
+
 if TYPE_CHECKING:
     from .config import Settings
-    from .model import Span
     from .rule import FileContext
 
 EXTENSIONS = {
@@ -20,17 +21,9 @@ EXTENSIONS = {
 }
 # Names a configuration's ``extension`` table may give (ruff's key): the C-family ones all
 # mean the C++/CUDA/HIP half (a file of unknown extension is parsed with the CUDA grammar).
-CONFIG_LANGUAGES = {"python": "python", "cpp": "cpp", "c++": "cpp", "c": "cpp", "cuda": "cpp", "hip": "cpp"}
+from .config import CONFIG_LANGUAGES  # noqa: E402,F401  (re-exported: the table lives with the setting)
 _MODULES = {"python": "rocmlint.python", "cpp": "rocmlint.cpp", "manifest": "rocmlint.manifest"}
 LANGUAGES = tuple(_MODULES)
-
-
-class ParseFailure(Exception):
-    """The file cannot be analysed at all (reported as ROC001)."""
-
-    def __init__(self, message: str, span: "Span | None" = None) -> None:
-        super().__init__(message)
-        self.span = span
 
 
 class Language(Protocol):

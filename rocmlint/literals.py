@@ -113,3 +113,36 @@ def _sequence(seq) -> set[str] | None:
                 candidates.append(inner)
     flush()
     return _best(candidates)
+
+
+def literal_matcher(words: list[bytes], longest: bool = False):
+    """buffer -> [(word index, start)] in one Aho-Corasick pass (a regex fallback); with
+    ``longest``, of words starting at one place the longest (whole identifiers)."""
+    try:
+        from ahocorasick_rs import BytesAhoCorasick, MatchKind
+    except ImportError:
+        ordered = sorted(words, key=len, reverse=True) if longest else words
+        pattern = re.compile(b"|".join(re.escape(w) for w in ordered))
+        return lambda buffer: [(words.index(m.group()), m.start()) for m in pattern.finditer(buffer)]
+    automaton = BytesAhoCorasick(words, matchkind=MatchKind.LeftmostLongest) if longest else BytesAhoCorasick(words)
+    return lambda buffer: [(index, start) for index, start, _end in automaton.find_matches_as_indexes(buffer)]
+
+
+_WORD_BYTE = re.compile(rb"\w")
+
+
+def word_uses(words: list[bytes], source: bytes, matcher=None) -> list[tuple[int, int]]:
+    """(word index, start) of each occurrence of ``words`` as a whole word (no word byte on
+    either side), in one pass; ``matcher``: ``literal_matcher(words, longest=True)``, reused."""
+    found = []
+    for index, start in (matcher or literal_matcher(words, longest=True))(source):
+        end = start + len(words[index])
+        if not (start and _WORD_BYTE.match(source, start - 1)) and not _WORD_BYTE.match(source, end):
+            found.append((index, start))
+    return found
+
+
+# Names of the run-time kernel compilers whose CUDA source strings the C++ rules read
+# (rocmlint/python/embedded.py): a Python file holding none of them never pays for it.
+KERNEL_SOURCE_WORDS: tuple[bytes, ...] = (b"RawKernel", b"RawModule", b"ElementwiseKernel", b"ReductionKernel",
+                                          b"load_inline", b"SourceModule", b"compile_with_cache", b"_jit_fn")

@@ -184,3 +184,11 @@ def finding_from_dict(d: dict) -> Finding:
         source_line=d["source_line"], edit_positions=tuple(tuple(p) for p in d["edit_positions"]),
         evidence=tuple(d.get("evidence", ())),
     )
+
+
+class ParseFailure(Exception):
+    """The file cannot be analysed at all (reported as ROC001)."""
+
+    def __init__(self, message: str, span: Span | None = None) -> None:
+        super().__init__(message)
+        self.span = span

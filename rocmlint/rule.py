@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 from .model import Applicability, Finding, Fix, LineIndex, Severity, Span
-from .project import active as active_project
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -177,7 +176,7 @@ class FileContext:
         self.findings: list[Finding] = []
         self.rule: Rule | None = None
         self._hits: dict[str, list[Span]] = {}
-        self.project = active_project()  # the project model (None when linting a lone buffer)
+        self.project = active()  # the project model (None when linting a lone buffer)
         # Called as f(ctx, findings) once every rule has run and suppressions are applied:
         # fix builders that need the whole file's findings (merged gate blocks) finish there.
         self.finishers: list = []
@@ -213,10 +212,6 @@ class FileContext:
         """True when the AMD build never compiles or runs this file (project model)."""
         return False
 
-    def evidence(self, offset: int) -> list[str]:
-        """Why the AMD build reaches this offset (project model facts, for JSON/SARIF)."""
-        return []
-
     def nvidia_only(self, offset: int) -> bool:
         """True where only the NVIDIA build reaches this byte (never reported)."""
         return False
@@ -224,3 +219,19 @@ class FileContext:
     def wave_size_aware(self, offset: int) -> bool:
         """True inside branches that already pick code by wave size."""
         return False
+
+
+# The project model rules see (``rocmlint.project.Project``), set by the runner before its
+# workers fork. Kept here, in the base layer every context reads, as an opaque object: the
+# model layer sits above the language front ends and they reach it only through this slot.
+_ACTIVE: Any = None
+
+
+def activate(project: Any) -> None:
+    """Make ``project`` the model rules see (set before the worker pool forks)."""
+    global _ACTIVE
+    _ACTIVE = project
+
+
+def active() -> Any:
+    return _ACTIVE

@@ -23,10 +23,13 @@ _ANNOTATION = re.compile(r"(?:#|//)\s*(ruleid|ok|todoruleid|todook):\s*([A-Z0-9_
 _EXPECTED_SUFFIXES = (".fixed", ".unsafe-fixed")
 
 
+PROJECTS = FIXTURES / "projects"  # multi-file projects: checked whole (tests/test_project_fixtures.py)
+
+
 def fixture_files() -> list[Path]:
     files = []
     for path in sorted(FIXTURES.rglob("*")):
-        if not path.is_file() or language_for(path) is None:
+        if not path.is_file() or language_for(path) is None or PROJECTS in path.parents:
             continue
         if any(path.stem.endswith(s) for s in _EXPECTED_SUFFIXES):
             continue

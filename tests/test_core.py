@@ -140,8 +140,10 @@ def test_config_cascade_until_root(tmp_path):
 ])
 def test_config_errors_are_clear(tmp_path, body, message):
     _write(tmp_path / "pyproject.toml", body)
+    from rocmlint.registry import is_known_prefix
+
     with pytest.raises(ConfigError, match=message):
-        ConfigResolver().for_path(tmp_path / "a.py")
+        ConfigResolver(is_known_prefix=is_known_prefix).for_path(tmp_path / "a.py")
 
 
 def test_per_file_ignores(tmp_path):

@@ -488,9 +488,12 @@ def test_explain_on_setup_py_and_on_unparsable_python(tmp_path, capsys):
     assert code == 2 and "cannot parse" in err
 
 
-def test_find_root_prefers_strong_markers_then_the_working_folder(tmp_path):
+def test_find_root_is_the_projects_not_the_working_folders(tmp_path):
     write_tree(tmp_path, {"proj/src/sub/CMakeLists.txt": "", "proj/src/sub/a.cu": ""})
-    assert find_root(["src/sub/a.cu"], cwd=str(tmp_path / "proj")) == tmp_path / "proj"
+    assert find_root(["src/sub/a.cu"], cwd=str(tmp_path / "proj")) == tmp_path / "proj" / "src" / "sub"
+    # A file with no build file above it belongs to the working folder's tree...
+    write_tree(tmp_path, {"loose/x/a.cu": "", "loose/y/b.h": ""})
+    assert find_root(["x/a.cu"], cwd=str(tmp_path / "loose")) == tmp_path / "loose"
     # A nested package (its own setup.py) belongs to the project above it.
     write_tree(tmp_path, {"proj/setup.py": "", "proj/src/sub/setup.py": ""})
     assert find_root([str(tmp_path / "proj/src/sub/a.cu")], cwd="/") == tmp_path / "proj"

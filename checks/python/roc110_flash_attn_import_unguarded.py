@@ -109,9 +109,7 @@ class FlashAttnImportUnguarded(Rule):
             if module is None:
                 continue
             stmt_path = path[: path.index(stmt) + 1]
-            if not runs_at_import(stmt_path) or ctx.gated(ctx.span_of(stmt).start):
-                continue
-            if _conditional(stmt_path):
+            if not runs_at_import(stmt_path, decided_if_conditional=True) or ctx.gated(ctx.span_of(stmt).start):
                 continue
             ctx.report(ctx.node_span(stmt), self.message.format(module=module), self._fix(ctx, stmt))
 
@@ -164,15 +162,6 @@ class FlashAttnImportUnguarded(Rule):
             if any(k.arg not in _FALLBACK_PARAMETERS for k in call.keywords):
                 return False
         return True
-
-
-def _conditional(path) -> bool:
-    """Under an `if` (`if is_flash_attn_2_available():`) or in the `else:` of a `try` that
-    probed for the package: someone already decided."""
-    for parent, child in zip(path, path[1:]):
-        if isinstance(parent, ast.If) or (isinstance(parent, ast.Try) and any(s is child for s in parent.orelse)):
-            return True
-    return False
 
 
 def _flash_attn_module(stmt) -> str | None:

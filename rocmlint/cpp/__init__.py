@@ -28,8 +28,7 @@ class CppLanguage:
         copies lines into both branches: a line tree-sitter could not parse before
         (``CUTLASS_PRAGMA_UNROLL`` before a ``for``) fails in both copies, yet each build
         sees it once. Views: the AMD build on wave64 and on wave32 targets, the NVIDIA build."""
-        from rocmlint.fixers.cpp_gate import WAVE64_MACRO
-
+        from .markers import WAVE64_MACRO
         from .treesitter import count_errors, parse
         from .unifdef import undefine
 

@@ -129,15 +129,18 @@ class CppContext(FileContext):
         return DirectiveNode(kind, start, end, (line, 0))
 
     # --- gates ----------------------------------------------------------------------
+    def amd_reach(self, line: int) -> bool | None:
+        """Does the AMD build compile this 0-based line: the one place that joins the file's
+        verdict (project model), its ``#if`` stack (through the model's macro facts), C++
+        ``if constexpr``/``if`` on HIP-only constants and code-generator template branches."""
+        if self.outside_amd_build or self.pp.amd[line] is False:
+            return False
+        if line in self._template_nvidia_lines or self.constant_gate(line) is not None:
+            return False
+        return self.pp.amd[line]
+
     def nvidia_only(self, offset: int) -> bool:
-        line = self.lines.line_of(offset)
-        return self.outside_amd_build or self.pp.nvidia_only(line) or line in self._template_nvidia_lines
-
-    def evidence(self, offset: int) -> list[str]:
-        """Why the AMD build compiles this offset: file verdict and #if stack (project model)."""
-        from ..project.explain import line_evidence
-
-        return line_evidence(self, self.lines.line_of(offset))
+        return self.amd_reach(self.lines.line_of(offset)) is False
 
     def wave_size_aware(self, offset: int) -> bool:
         return self.pp.wave_size_aware(self.lines.line_of(offset))
@@ -164,6 +167,17 @@ class CppContext(FileContext):
         from .templating import nvidia_only_lines
 
         return nvidia_only_lines(self.source, self.settings.gate_names)
+
+    def constant_gate(self, line: int) -> str | None:
+        """Why the AMD build never runs this line by a C++ gate (a branch of ``if``/``if
+        constexpr`` or a template specialisation on a constant the project sets only for
+        HIP), or None."""
+        if "_constant_gates" not in self.__dict__:
+            from .constant_gates import ConstantGates, could_gate
+
+            self.__dict__["_constant_gates"] = ConstantGates(self) if could_gate(self.source) else None
+        gates = self.__dict__["_constant_gates"]
+        return gates.reason(line) if gates is not None else None
 
     @cached_property
     def gated(self) -> bool:

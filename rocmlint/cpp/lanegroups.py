@@ -465,10 +465,8 @@ def included_files(ctx) -> list[IncludedFile]:
             rooted = os.path.normpath(os.path.join(str(ctx.project.root), header))
             path = rooted if os.path.isfile(rooted) else path
         if not os.path.isfile(path) and ctx.model is not None:
-            from ..project.cpp import model_resolve
-
             rel = ctx.model.rel(ctx.path)
-            resolved = model_resolve(ctx.model, rel, header) if rel is not None else None
+            resolved = ctx.model.resolve_include(rel, header) if rel is not None else None
             path = os.path.join(str(ctx.model.root), resolved) if resolved else path
         try:
             stat = os.stat(path)

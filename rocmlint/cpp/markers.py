@@ -6,3 +6,6 @@ GPU_CODE_MARKERS: tuple[bytes, ...] = (
     b"__activemask", b"warp", b"Warp", b"WARP", b"wave", b"Wave", b"WAVE", b"lane_id",
     b"laneid", b"<<<", b"hip_runtime",
 )
+
+# Compile-time wave size on AMD: gfx9 (CDNA) is wave64, RDNA wave32 (ROCm/pytorch #2360).
+WAVE64_MACRO = "__GFX9__"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..languages import ParseFailure
+from ..model import ParseFailure
 
 if TYPE_CHECKING:
     from .context import ManifestContext

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..languages import ParseFailure
+from ..model import ParseFailure
 from .model import Dependency, Manifest, PackageIndex
 from .requirement import parse_requirement
 from .text import Located

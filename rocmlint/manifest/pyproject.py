@@ -9,7 +9,7 @@ import re
 import sys
 from typing import Any
 
-from ..languages import ParseFailure
+from ..model import ParseFailure
 from .model import Dependency, Manifest, PackageIndex
 from .requirement import marker_reaches_rocm, parse_requirement, poetry_requirement
 from .text import Located, dotted, key_position, table_region

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import configparser
 
-from ..languages import ParseFailure
+from ..model import ParseFailure
 from .model import Dependency, Manifest
 from .requirement import parse_requirement
 from .text import Located, key_position, table_region

@@ -21,30 +21,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from ..evidence import Evidence, Verdict
+from ..rule import activate, active
+
 if TYPE_CHECKING:
     from ..config import Settings
+    from .tree import ProjectFiles
+
+__all__ = ["Evidence", "Verdict", "activate", "active", "Project", "LazyPart", "ModelDeferred", "find_root", "digest"]
 
 # Files whose presence marks the top of a project.
 _STRONG_MARKERS = ("pyproject.toml", "setup.py", "rocmlint.toml")
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One fact behind a verdict, with where it comes from (``path:line``, a build file, a table)."""
-
-    what: str
-    where: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.what} ({self.where})" if self.where else self.what
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Whether the AMD build reaches something: True, False (never), None (unknown)."""
-
-    value: bool | None
-    evidence: tuple[Evidence, ...] = ()
 
 
 class ModelDeferred(BaseException):
@@ -114,6 +101,18 @@ class Project:
                 self.parts[language] = None
                 continue
             self.parts[language] = module.build(self)
+
+    def files(self) -> "ProjectFiles":
+        """The project's files, walked once per run for every part (``tree.walk``)."""
+        found = self.__dict__.get("_files")
+        if found is None:
+            from .tree import walk
+
+            settings = self.settings
+            configured = frozenset("." + suffix for suffix, language in (settings.extension if settings else ())
+                                   if language == "cpp")
+            found = self.__dict__["_files"] = walk(os.path.abspath(str(self.root)), configured)
+        return found
 
     def before_fork(self) -> None:
         """A big run is about to fork its workers: parts built lazily are built now, once, so
@@ -217,37 +216,131 @@ def _relative(root: Path, path: Path) -> str | None:
     return absolute[len(top.rstrip(os.sep)) + 1:].replace(os.sep, "/")
 
 
-def find_root(paths: Iterable[str], cwd: str | None = None) -> Path:
-    """The project the paths belong to: the nearest folder above their common ancestor with
-    a ``.git``; else the outermost one with a ``pyproject.toml``/``setup.py``/``rocmlint.toml``
-    (nested packages belong to the project above them); else the working folder when it
-    holds the paths; else the top of the ``CMakeLists.txt`` chain above them (a subfolder's
-    CMakeLists.txt is not a project's top); else that ancestor."""
+_VCS_MARKERS = (".git", ".hg", ".svn")
+# Build files that chain by folder (a subfolder's file is part of the one above it).
+_CHAIN_MARKERS = ("CMakeLists.txt", "meson.build")
+
+
+class RootFinder:
+    """The project each linted path belongs to (design: the project's root, not the working
+    folder's): the nearest VCS root above it; else the outermost ``pyproject.toml`` /
+    ``setup.py`` / ``rocmlint.toml`` or the top of the ``CMakeLists.txt``/``meson.build``
+    chain above it, whichever is higher; else none (a loose file, see ``group``).
+    Answers are memoised per folder: a run asks for every file."""
+
+    def __init__(self) -> None:
+        self._has: dict[tuple[str, str], bool] = {}
+        self._info: dict[str, tuple[str | None, str | None, str | None]] = {}
+
+    def _exists(self, folder: str, name: str) -> bool:
+        key = (folder, name)
+        found = self._has.get(key)
+        if found is None:
+            found = self._has[key] = os.path.exists(os.path.join(folder, name))
+        return found
+
+    def _chain(self, folder: str) -> bool:
+        return any(self._exists(folder, m) for m in _CHAIN_MARKERS)
+
+    def _facts(self, folder: str) -> tuple[str | None, str | None, str | None]:
+        """(VCS root, outermost Python marker folder, top of the nearest build-file chain)
+        at or above ``folder``."""
+        cached = self._info.get(folder)
+        if cached is not None:
+            return cached
+        if any(self._exists(folder, m) for m in _VCS_MARKERS):
+            found: tuple[str | None, str | None, str | None] = (folder, None, None)
+        else:
+            parent = os.path.dirname(folder)
+            above = self._facts(parent) if parent != folder else (None, None, None)
+            if above[0] is not None:
+                vcs = above[0]
+                # Below a VCS root the root is that; keep the rest only for completeness.
+                found = (vcs, None, None)
+            else:
+                python = above[1] or (folder if any(self._exists(folder, m) for m in _STRONG_MARKERS) else None)
+                if self._chain(folder):
+                    chain = above[2] if (parent != folder and self._chain(parent)) else folder
+                else:
+                    chain = above[2]
+                found = (None, python, chain)
+        self._info[folder] = found
+        return found
+
+    def root_of(self, folder: str) -> tuple[str | None, bool]:
+        """(root, whether it is a VCS root) of an absolute folder; (None, False): no root."""
+        vcs, python, chain = self._facts(folder)
+        if vcs is not None:
+            return vcs, True
+        candidates = [c for c in (python, chain) if c is not None]
+        if not candidates:
+            return None, False
+        return min(candidates, key=len), False  # the higher of the two (an ancestor is shorter)
+
+
+def group_by_project(files: "list[str]", named: "list[str]", cwd: str | None = None) -> dict[str, list[int]]:
+    """root -> indices of ``files`` (absolute or relative to ``cwd``) that belong to it.
+
+    A file with no root of its own (no VCS root, no build file above it) joins the highest
+    folder above it, within the working folder (else the paths the user named), that holds
+    none of the roots found: run from a project's root or from the folder above it, the
+    same files make the same project, and sibling projects never share a model."""
     cwd = os.path.abspath(cwd or os.getcwd())
-    absolute = [os.path.abspath(os.path.join(cwd, p)) for p in paths] or [cwd]
-    common = os.path.commonpath(absolute)
-    if os.path.isfile(common):
-        common = os.path.dirname(common)
-    probe = common
-    cmake_top = None
-    outermost = None
-    while True:
-        if os.path.exists(os.path.join(probe, ".git")):
-            return Path(probe)
-        if any(os.path.exists(os.path.join(probe, marker)) for marker in _STRONG_MARKERS):
-            outermost = probe
-        if os.path.exists(os.path.join(probe, "CMakeLists.txt")):
-            if cmake_top is None or os.path.dirname(cmake_top) == probe:
-                cmake_top = probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
+    finder = RootFinder()
+    absolute = [os.path.abspath(os.path.join(cwd, f)) for f in files]
+    folders = [a if os.path.isdir(a) else os.path.dirname(a) for a in absolute]
+    tops = [os.path.abspath(os.path.join(cwd, p)) for p in named] or [cwd]
+    top = os.path.commonpath(tops)
+    if os.path.isfile(top):
+        top = os.path.dirname(top)
+    if _under(top, cwd):
+        top = cwd  # loose files in the working folder's tree: that tree (split where it holds projects)
+    owner: list[str | None] = []
+    found: set[str] = set()
+    for folder in folders:
+        root, _vcs = finder.root_of(folder)
+        owner.append(root)
+        if root is not None:
+            found.add(root)
+    loose_root: dict[str, str] = {}
+    for index, folder in enumerate(folders):
+        if owner[index] is not None:
+            continue
+        if folder not in loose_root:
+            loose_root[folder] = _loose_root(folder, top, found)
+        owner[index] = loose_root[folder]
+    groups: dict[str, list[int]] = {}
+    for index, root in enumerate(owner):
+        assert root is not None
+        groups.setdefault(root, []).append(index)
+    return groups
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _loose_root(folder: str, top: str, roots: set[str]) -> str:
+    """The highest folder between ``top`` and ``folder`` holding none of ``roots``."""
+    if not _under(folder, top):
+        return folder
+    chain = [folder]
+    while chain[-1] != top:
+        parent = os.path.dirname(chain[-1])
+        if parent == chain[-1]:
             break
-        probe = parent
-    if outermost is not None:
-        return Path(outermost)
-    if common == cwd or common.startswith(cwd.rstrip(os.sep) + os.sep):
-        return Path(cwd)
-    return Path(cmake_top or common)
+        chain.append(parent)
+    for candidate in reversed(chain):  # highest first
+        if not any(_under(r, candidate) for r in roots):
+            return candidate
+    return folder
+
+
+def find_root(paths: Iterable[str], cwd: str | None = None) -> Path:
+    """The project root of the first of ``paths`` (see ``group_by_project``)."""
+    listed = list(paths) or ["."]
+    groups = group_by_project(listed[:1], listed, cwd)
+    return Path(next(iter(groups)))
 
 
 def digest(*parts: str) -> str:
@@ -257,15 +350,3 @@ def digest(*parts: str) -> str:
         h.update(b"\0")
     return h.hexdigest()
 
-
-_ACTIVE: Project | None = None
-
-
-def activate(project: Project | None) -> None:
-    """Make ``project`` the model rules see (set before the worker pool forks)."""
-    global _ACTIVE
-    _ACTIVE = project
-
-
-def active() -> Project | None:
-    return _ACTIVE

@@ -25,13 +25,17 @@ class BuildFacts:
     amd_defines: dict[str, tuple[int | None, Evidence]] = field(default_factory=dict)
     # folders (relative, "/"-separated) the AMD build never enters, with why
     nvidia_dirs: dict[str, Evidence] = field(default_factory=dict)
-    # (folder, glob pattern, recursive, evidence): sources only the NVIDIA build compiles
-    nvidia_globs: list[tuple[str, str, bool, Evidence]] = field(default_factory=list)
     # folders hipify rewrites (torch extension or CMake hipify), with why
     hipify_dirs: dict[str, Evidence] = field(default_factory=dict)
     # (folder, glob pattern, recursive, evidence) of every source glob, whatever the platform
     all_globs: list[tuple[str, str, bool, Evidence]] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)  # build files' text, to find literal names
+    # sources the build files compile, each with whether the ROCm build does (cmake.SourceUse)
+    uses: list = field(default_factory=list)
+    # macro -> evidence: defined by a build file only where the ROCm build never goes
+    nvidia_defines: dict[str, Evidence] = field(default_factory=dict)
+    # (CUDA source folder, folder of the hipified copies, evidence) named by a hipify call
+    hipify_outputs: list[tuple[str, str, Evidence]] = field(default_factory=list)
 
     def unbuilt_source(self, rel: str) -> Evidence | None:
         """Why no build compiles this source: a build file picks sources of its folder by a
@@ -52,18 +56,36 @@ class BuildFacts:
         return picked
 
     def nvidia_source(self, rel: str) -> Evidence | None:
-        """Why the NVIDIA build alone compiles this source, or None."""
+        """Why the NVIDIA build alone compiles this source, or None: every build-file use of
+        it is one the ROCm build never takes (a use it may take wins over everything)."""
+        covering = self._uses_of(rel)
+        if any(use.cond.value is not False for use in covering):
+            return None
+        if covering:
+            return covering[0].evidence
         for folder, why in self.nvidia_dirs.items():
             if folder == "" or rel.startswith(folder + "/"):
                 return why
-        for folder, pattern, recursive, why in self.nvidia_globs:
-            prefix = folder + "/" if folder else ""
-            if not rel.startswith(prefix):
-                continue
-            if _glob_match(rel[len(prefix):], pattern, recursive):
-                return why
         return None
 
+
+    def _uses_of(self, rel: str) -> list:
+        index = self.__dict__.get("_use_index")
+        if index is None:
+            literal: dict[str, list] = {}
+            globs = []
+            for use in self.uses:
+                if use.glob:
+                    folder, pattern = split_glob(use.path)
+                    globs.append((folder + "/" if folder else "", pattern, use.glob == "GLOB_RECURSE", use))
+                else:
+                    literal.setdefault(use.path, []).append(use)
+            index = self.__dict__["_use_index"] = (literal, globs)
+        found = list(index[0].get(rel, ()))
+        for prefix, pattern, recursive, use in index[1]:
+            if rel.startswith(prefix) and _glob_match(rel[len(prefix):], pattern, recursive):
+                found.append(use)
+        return found
 
     def _normalised_globs(self) -> list:
         cached = self.__dict__.get("_globs")
@@ -77,6 +99,13 @@ class BuildFacts:
         return cached
 
 
+def split_glob(path: str) -> tuple[str, str]:
+    """(folder before the first component with a wildcard, the rest)."""
+    parts = path.split("/")
+    first = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts) - 1)
+    return "/".join(parts[:first]), "/".join(parts[first:])
+
+
 def _glob_match(rel: str, pattern: str, recursive: bool) -> bool:
     pattern = pattern.replace("**/", "*/" if not recursive else "")
     if recursive:  # CMake GLOB_RECURSE: the name pattern matches at any depth below
@@ -88,216 +117,41 @@ def _glob_match(rel: str, pattern: str, recursive: bool) -> bool:
     return len(parts) == len(pparts) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, pparts))
 
 
-# --- CMake ------------------------------------------------------------------------
-_COMMAND = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
-_ARG = re.compile(r'"((?:[^"\\]|\\.)*)"|([^\s()"]+)|(\()|(\))')
-_HIP_SWITCH = re.compile(r"^(?:\w+_)?(?:USE|WITH|ENABLE|BUILD)_(?:ROCM|HIP)$|^(?:HIP|ROCM)_FOUND$|^CMAKE_HIP_COMPILER$",
-                         re.IGNORECASE)
-_COMPARE = {"STREQUAL", "MATCHES", "EQUAL"}
-_CUDA_SRCS_KEYWORD = re.compile(r"^CUDA_(?:SPECIFIC_|ONLY_)?(?:SRCS|SOURCES|FILES)$")
-_KEYWORD = re.compile(r"^[A-Z][A-Z0-9_]+$")
+# --- CMake (rocmlint/project/cmake.py) ---------------------------------------------------
+def read_cmake_files(facts: BuildFacts, texts: dict[str, str], options: dict[str, str] | None = None) -> None:
+    """Every CMake file of the project, read as one program (``cmake.read``)."""
+    from .cmake import read
+
+    cmake = read(texts, options)
+    merge_build_facts(facts, cmake.uses, cmake.definitions)
+    for folder, why in cmake.dead_dirs.items():
+        facts.nvidia_dirs.setdefault(folder, why)
+    for folder, why in cmake.hipify_dirs.items():
+        facts.hipify_dirs.setdefault(folder, why)
+    facts.hipify_outputs.extend(cmake.hipify_outputs)
 
 
-def cmake_commands(text: str) -> list[tuple[str, list[str], int]]:
-    """(lower-case name, arguments, 1-based line) of each command; comments dropped."""
-    text = re.sub(r"#\[(=*)\[.*?\]\1\]", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
-    text = re.sub(r'#[^\n]*', lambda m: "" if '"' not in m.group(0) else m.group(0), text)
-    out: list[tuple[str, list[str], int]] = []
-    pos = 0
-    while True:
-        m = _COMMAND.search(text, pos)
-        if m is None:
-            return out
-        line = text.count("\n", 0, m.start()) + 1
-        args: list[str] = []
-        depth, i = 1, m.end()
-        while depth and i < len(text):
-            a = _ARG.match(text, i)
-            if a is None:
-                i += 1
-                continue
-            i = a.end()
-            if a.group(3):
-                depth += 1
-            elif a.group(4):
-                depth -= 1
-            else:
-                args.append(a.group(1) if a.group(1) is not None else a.group(2))
-        out.append((m.group(1).lower(), args, line))
-        pos = i
+def read_meson_files(facts: BuildFacts, texts: dict[str, str], options: dict[str, str] | None = None) -> None:
+    """The project's meson.build files (``meson.read``)."""
+    from .meson import read
+
+    meson = read(texts, options)
+    merge_build_facts(facts, meson.uses, meson.definitions)
 
 
-def _platform(args: list[str]) -> str | None:
-    """'cuda' / 'hip' when an if() condition selects that platform (negated: '!cuda'),
-    else None. Only build-variant comparisons count for CUDA (``VARIANT STREQUAL "cuda"``):
-    a CUDA-toolkit switch often wraps a backend whose sources another (HIP) CMakeLists
-    compiles too."""
-    if any(a.upper() == "OR" for a in args):
-        return None
-    conjuncts: list[list[str]] = [[]]
-    for arg in args:
-        if arg.upper() == "AND":
-            conjuncts.append([])
-        else:
-            conjuncts[-1].append(arg)
-    kinds = [_conjunct_platform(c) for c in conjuncts if c]
-    positive = {k for k in kinds if k in ("cuda", "hip")}
-    if len(positive) == 1:
-        return positive.pop()
-    if len(kinds) == 1 and kinds[0] in ("!cuda", "!hip"):
-        return kinds[0]
-    return None
-
-
-def _conjunct_platform(args: list[str]) -> str | None:
-    negated = args[0].upper() == "NOT"
-    body = args[1:] if negated else args
-    found = None
-    for i, token in enumerate(body):
-        bare = token.strip("${}\"")
-        compared = (i + 1 < len(body) and body[i + 1].upper() in _COMPARE) or (i > 0 and body[i - 1].upper() in _COMPARE)
-        if compared and re.search(r"cuda|nvcc", bare, re.I) and not re.search(r"hip|rocm", bare, re.I):
-            kind = "cuda"
-        elif _HIP_SWITCH.match(bare) or (compared and re.search(r"hip|rocm", bare, re.I)):
-            kind = "hip"
-        else:
-            continue
-        if found not in (None, kind):
-            return None
-        found = kind
-    if found is None:
-        return None
-    return ("!" + found) if negated else found
-
-
-def _hip_only_file(commands) -> bool:
-    hip = cuda = False
-    for name, args, _ in commands:
-        upper = [a.upper() for a in args]
-        if name == "enable_language":
-            hip |= "HIP" in upper
-            cuda |= "CUDA" in upper
-        elif name == "project" and "LANGUAGES" in upper:
-            hip |= "HIP" in upper
-            cuda |= "CUDA" in upper
-        elif name == "find_package" and upper:
-            hip |= upper[0] == "HIP"
-            cuda |= upper[0] in ("CUDA", "CUDATOOLKIT")
-    return hip and not cuda
-
-
-def _definitions(name: str, args: list[str]) -> list[str]:
-    if name == "add_compile_definitions":
-        return list(args)
-    if name == "add_definitions":
-        return [a[2:] for a in args if a.startswith("-D")]
-    if name == "target_compile_definitions":
-        return [a for a in args[1:] if a not in ("PUBLIC", "PRIVATE", "INTERFACE")]
-    return []
-
-
-def read_cmake(facts: BuildFacts, rel_file: str, text: str) -> None:
-    folder = os.path.dirname(rel_file)
-    commands = cmake_commands(text)
-    hip_only = _hip_only_file(commands)
-    stack: list[list] = []  # [platform of this branch, platform of the if, cuda-only-after-fatal]
-    globs: dict[str, list[tuple[str, bool]]] = {}
-    fatal_file = False
-
-    def context() -> str | None:
-        if fatal_file:
-            return "cuda"
-        for frame in reversed(stack):
-            if frame[2]:
-                return "cuda"
-            if frame[0] in ("cuda", "hip"):
-                return frame[0]
-        return None
-
-    def where(line: int) -> str:
-        return f"{rel_file}:{line}"
-
-    pending_fatal: list[int] = []
-    for index, (name, args, line) in enumerate(commands):
-        if name == "if":
-            stack.append([_platform(args), _platform(args), False])
-            continue
-        if name == "elseif" and stack:
-            stack[-1][0], stack[-1][2] = _platform(args), False
-            continue
-        if name == "else" and stack:
-            first = stack[-1][1]
-            stack[-1][0] = first[1:] if first and first.startswith("!") else None
-            stack[-1][2] = False
-            continue
-        if name == "endif" and stack:
-            frame = stack.pop()
-            if frame[0] == "!cuda" and pending_fatal:
-                if stack:
-                    stack[-1][2] = True
-                else:
-                    fatal_file = True
-            pending_fatal = []
-            continue
-        if name in ("function", "macro"):
-            stack.append([None, None, False])
-            continue
-        if name in ("endfunction", "endmacro") and stack:
-            stack.pop()
-            continue
-        if name == "message" and args and args[0] == "FATAL_ERROR" and stack and stack[-1][0] == "!cuda":
-            pending_fatal.append(line)
-            continue
-        ctx = context()
-        if name == "add_subdirectory" and args and ctx == "cuda":
-            sub = os.path.normpath(os.path.join(folder, args[0].strip('"'))).replace(os.sep, "/")
-            if not sub.startswith(".."):
-                facts.nvidia_dirs[sub] = Evidence("added only to the NVIDIA build", where(line))
-        elif (name == "file" and len(args) >= 3 and args[0] in ("GLOB", "GLOB_RECURSE")) or \
-                (name.startswith("glob") and len(args) >= 2):
-            recursive = args[0] == "GLOB_RECURSE"
-            var, patterns = (args[1], args[2:]) if name == "file" else (args[0], args[1:])
-            globs[var] = [(p, recursive) for p in patterns if not _KEYWORD.match(p)]
-            _add_globs(facts.all_globs, folder, globs[var], Evidence("source glob", where(line)))
-            if ctx == "cuda":
-                _add_globs(facts.nvidia_globs, folder, globs[var],
-                           Evidence("source list of the NVIDIA build only", where(line)))
-        elif "hipify" in name and name not in ("function", "macro"):
-            facts.hipify_dirs.setdefault(folder, Evidence(f"sources are hipified ({name}(...))", where(line)))
-        defs = _definitions(name, args)
-        if defs and (ctx == "hip" or (hip_only and not stack)):
-            for item in defs:
-                macro, _, value = item.partition("=")
-                if re.fullmatch(r"[A-Za-z_]\w*", macro):
-                    number = _number(value)
-                    origin = "HIP-only CMakeLists" if hip_only and not stack else "HIP branch of CMakeLists"
-                    facts.amd_defines.setdefault(macro, (number, Evidence(f"{name}({item}) in a {origin}", where(line))))
-        for i, arg in enumerate(args):
-            if _CUDA_SRCS_KEYWORD.match(arg):
-                for item in args[i + 1:]:
-                    if _KEYWORD.match(item):
-                        break
-                    ref = re.fullmatch(r"\$\{(\w+)\}", item)
-                    listed = Evidence(f"listed under {arg} of {name}()", where(line))
-                    if ref and ref.group(1) in globs:
-                        _add_globs(facts.nvidia_globs, folder, globs[ref.group(1)], listed)
-                    elif not ref:
-                        _add_globs(facts.nvidia_globs, folder, [(item, False)], listed)
-        if ctx == "cuda" and name not in ("set", "list", "message", "set_property", "set_source_files_properties"):
-            literal = [(a, False) for a in args if os.path.splitext(a)[1].lower() in (".cu", ".cpp", ".cc", ".cxx", ".c")]
-            _add_globs(facts.nvidia_globs, folder, literal, Evidence(f"{name}() of the NVIDIA build only", where(line)))
-    if fatal_file:
-        facts.nvidia_dirs[folder] = Evidence("CMakeLists stops with FATAL_ERROR unless the build is CUDA", rel_file)
-
-
-def _add_globs(into: list, folder: str, patterns, why: Evidence) -> None:
-    for pattern, recursive in patterns:
-        pattern = pattern.strip('"')
-        if "${" in pattern:
-            pattern = re.sub(r"^\$\{CMAKE_CURRENT_(?:SOURCE|LIST)_DIR\}/", "", pattern)
-            if "${" in pattern:
-                continue
-        into.append((folder, pattern, recursive, why))
+def merge_build_facts(facts: BuildFacts, uses: list, definitions: dict) -> None:
+    """One build system's source uses and -D definitions (each with its ROCm condition)."""
+    facts.uses.extend(uses)
+    for use in uses:
+        if use.glob:
+            folder, pattern = split_glob(use.path)
+            facts.all_globs.append((folder, pattern, use.glob == "GLOB_RECURSE", use.evidence))
+    for macro, found in definitions.items():
+        on_amd = [(value, why) for value, cond, why in found if cond.value is True]
+        if on_amd:
+            facts.amd_defines.setdefault(macro, (_number(on_amd[0][0]), on_amd[0][1]))
+        elif all(cond.value is False for _value, cond, _why in found):
+            facts.nvidia_defines.setdefault(macro, found[0][2])
 
 
 _TORCH_EXTENSION = re.compile(r"\b(?:CUDAExtension|BuildExtension|hipify_python|torch\.utils\.hipify)\b")

@@ -23,16 +23,21 @@ from ..cpp.preprocessor import (
     define_parts,
     gate_polarity,
 )
+from ..evidence import KIND_COMPILE_DB, KIND_GATE_MACRO, KIND_HIP_TWIN, KIND_NVIDIA_MACRO, KIND_ONLY_FROM_NVIDIA_FILE, \
+    KIND_ROCM_MACRO
 from . import Evidence, Verdict, digest
 from .buildfiles import (
     BuildFacts,
     BuildFileError,
     CompileDatabase,
-    read_cmake,
+    merge_build_facts,
+    read_cmake_files,
+    read_meson_files,
     read_compile_commands,
     read_setup_py,
     setup_helpers,
 )
+from .pybuild import read_build as read_python_build
 from .summaries import (
     C_FAMILY_EXTENSIONS,
     SOURCE_EXTENSIONS,
@@ -40,7 +45,6 @@ from .summaries import (
     load_summaries,
     mentions_hip,
     read_build_files,
-    scan,
     summarise,
 )
 from .tables import HIP_RUNTIME_HEADER, hipify_maps, nvidia_toolkit_macro
@@ -203,14 +207,16 @@ class CppModel:
         if name in DEFAULT_ROCM_MACROS or name in self.facts.amd_defines:
             return False
         fixed = self.fixed.get(name)
-        what = fixed.evidence[0].what if fixed is not None and fixed.evidence else ""
-        if what in ("the gate macro", "rocm-macros"):
+        kind = fixed.evidence[0].kind if fixed is not None and fixed.evidence else ""
+        if kind in (KIND_GATE_MACRO, KIND_ROCM_MACRO):
             return False
-        if what == "nvidia-macros":
+        if kind == KIND_NVIDIA_MACRO:
             return True
         inferred = self.inferred.get(name)
         if inferred is not None:
             return not inferred.state  # the branch that includes the HIP runtime is AMD's
+        if name in self.facts.nvidia_defines:
+            return True  # the build defines it in its NVIDIA configuration only
         if nvidia_toolkit_macro(name) or name in DEFAULT_NVIDIA_MACROS:
             return None  # the CUDA toolkit's own (e.g. __CUDA_ARCH__ in device passes only)
         defs = [d for d in self.defs.get(name, ()) if self.nvidia_file(d.rel) is not False]
@@ -248,16 +254,19 @@ class CppModel:
 
     def arch_macro(self, name: str) -> bool:
         """A project macro that selects by GPU architecture: every #define of it sits under
-        conditions naming __gfx*__/wave-size macros or other such macros (``CDNA``, ``RDNA``)."""
+        conditions naming __gfx*__/wave-size macros or other such macros (``CDNA``, ``RDNA``),
+        or takes its value from one (``#define LANES __AMDGCN_WAVEFRONT_SIZE``)."""
         memo = self._memo.setdefault("arch", {})
         if name in memo:
             return memo[name]
         memo[name] = False  # cycles: not an architecture selector
+
+        def selects(text: str) -> bool:
+            return bool(WAVE_SIZE_MACRO.search(text)) or any(
+                self.arch_macro(n) for n in _IDENT.findall(text) if n != "defined" and n != name)
         defines = [d for d in self.defs.get(name, ()) if d.kind == "define"]
-        memo[name] = bool(defines) and all(
-            WAVE_SIZE_MACRO.search(d.guard) or any(self.arch_macro(n) for n in _IDENT.findall(d.guard)
-                                                   if n != "defined" and n != name)
-            for d in defines)
+        memo[name] = bool(defines) and all(selects(d.guard) or (d.params is None and selects(d.body))
+                                           for d in defines)
         return memo[name]
 
     def hip_only(self, path) -> bool:
@@ -319,6 +328,9 @@ class CppModel:
             rel = self.rel(path)
             return (model_resolve(self, rel, key) or "") if rel is not None else ""
         return None
+    def resolve_include(self, includer: str, header: str, angle: bool = False) -> str | None:
+        """The project file (root-relative) an ``#include`` in ``includer`` names, or None."""
+        return model_resolve(self, includer, header, angle)
 
     def shim(self, name: str) -> Shim | None:
         """The AMD build's function-like #define of a CUDA intrinsic, if the project has one."""
@@ -385,7 +397,7 @@ class CppModel:
         database = self.database
         fixed = self.fixed.get(name)
         if database is not None and rel is not None and fixed is not None and fixed.evidence and \
-                fixed.evidence[0].what.startswith("-D/-U"):
+                fixed.evidence[0].kind == KIND_COMPILE_DB:
             unit = self._unit_of(rel)
             flag = database.unit_macro(os.path.join(self.root, unit), name) if unit else None
             if flag is not None:  # this file's own translation unit decides
@@ -423,6 +435,8 @@ class CppModel:
         if nvidia_toolkit_macro(name) or name in DEFAULT_NVIDIA_MACROS:
             return MacroFact(False, None, (Evidence(f"{name} is a CUDA toolkit / CUTLASS macro, not defined in "
                                                     "an AMD build", "table"),))
+        if name in self.facts.nvidia_defines:
+            return MacroFact(False, None, (self.facts.nvidia_defines[name],))
         return UNKNOWN
 
     # --- explain --------------------------------------------------------------------
@@ -450,7 +464,7 @@ class CppModel:
         that decides (a build file, a dead #include)."""
         out: list[str] = []
         seen: set[str] = set()
-        while verdict.evidence and verdict.evidence[0].what.startswith("included only from a file"):
+        while verdict.evidence and verdict.evidence[0].kind == KIND_ONLY_FROM_NVIDIA_FILE:
             includer = verdict.evidence[0].where.rpartition(":")[0]
             if includer in seen or includer not in self.reach:
                 break
@@ -480,7 +494,7 @@ def build(project: "Project") -> "LazyPart":
         if not nothing_to_model(i):
             return False
         if len(i.stats) <= MAX_FILES:  # cached as a built model is: the next run reads no file for it
-            _save_model(p.cache_dir, _model_key(i.root, i.stats, i.build_stats, p.settings, i.location), None)
+            _save_model(p.cache_dir, _model_key(i.root, i.stats, i.build_stats, p.settings, i.location), None, i.root)
         return True
 
     return LazyPart(project, lambda p, known: build_now(p, known, inputs()), summarise_file, settled_none)
@@ -492,10 +506,8 @@ class _Inputs:
 
     def __init__(self, project: "Project", location: str, database: CompileDatabase | None) -> None:
         self.root = os.path.abspath(str(project.root))
-        settings = project.settings
-        configured = frozenset("." + suffix for suffix, language in (settings.extension if settings else ())
-                               if language == "cpp")
-        self.stats, self.build_stats = scan(self.root, configured)
+        files = project.files()
+        self.stats, self.build_stats = files.c_family, dict(files.build)
         self.build_texts = read_build_files(self.root, self.build_stats)
         self.helpers = setup_helpers(self.root, self.build_texts)  # helper -> its setup.py's folder
         helper_stats = {}
@@ -508,10 +520,11 @@ class _Inputs:
         self.build_stats.update(helper_stats)
         self.build_texts.update(read_build_files(self.root, helper_stats))
         self.location, self.database = location, database
+        self.build_options = project.settings.build_options if project.settings is not None else ()
 
     @cached_property
     def facts(self) -> BuildFacts:
-        return _read_build_facts(self.build_texts, self.helpers)
+        return _read_build_facts(self.build_texts, self.helpers, dict(self.build_options))
 
     @cached_property
     def hip_mentioned(self) -> bool:
@@ -554,7 +567,7 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
         return None
     cache_dir = project.cache_dir
     key = _model_key(inputs.root, inputs.stats, inputs.build_stats, project.settings, inputs.location)
-    cached = _load_model(cache_dir, key)
+    cached = _load_model(cache_dir, key, inputs.root)
     if cached is not None:
         return cached if cached != "none" else None
     try:
@@ -569,11 +582,11 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
         print(f"rocmlint: warning: no project model ({type(exc).__name__}: {exc}); files are judged "
               "one by one. Please report it (ROCMLINT_DEBUG=1 shows the traceback).", file=sys.stderr)
         return None
-    _save_model(cache_dir, key, model)
+    _save_model(cache_dir, key, model, inputs.root)
     return model
 
 
-def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str]) -> BuildFacts:
+def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], options=None) -> BuildFacts:
     facts = BuildFacts()
     facts.texts = [text for rel, text in build_texts.items() if rel not in helpers]
     for rel, text in build_texts.items():
@@ -581,9 +594,31 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str]) -> B
             read_setup_py(facts, rel, text, folder=helpers[rel])
         elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
-        else:
-            read_cmake(facts, rel, text)
+            _guarded_read("setup.py", lambda: _merge_python_build(facts, *read_python_build(rel, text)))
+    cmake = {rel: text for rel, text in build_texts.items() if rel.endswith((".txt", ".cmake"))}
+    _guarded_read("CMake", lambda: read_cmake_files(facts, cmake, options))
+    meson = {rel: text for rel, text in build_texts.items() if rel.endswith("meson.build")}
+    if meson:
+        _guarded_read("meson.build", lambda: read_meson_files(facts, meson, options))
     return facts
+
+
+def _merge_python_build(facts: BuildFacts, uses: list, hipify_outputs: list) -> None:
+    merge_build_facts(facts, uses, {})
+    facts.hipify_outputs.extend(hipify_outputs)
+
+
+def _guarded_read(what: str, read) -> None:
+    """A reader's bug costs its facts (a warning), never the lint."""
+    try:
+        read()
+    except Exception as exc:  # noqa: BLE001
+        import sys
+
+        if os.environ.get("ROCMLINT_DEBUG"):
+            raise
+        print(f"rocmlint: warning: {what} files not read ({type(exc).__name__}: {exc}); please report it "
+              "(ROCMLINT_DEBUG=1 shows the traceback)", file=sys.stderr)
 
 
 def _builds_for_amd(facts: BuildFacts, database: CompileDatabase | None, stats: dict) -> bool:
@@ -634,24 +669,24 @@ def _model_key(root: str, stats: dict, build_stats: dict, settings, location: st
     return digest(*items)
 
 
-def _model_file(cache_dir) -> str:
-    return os.path.join(str(cache_dir), "cppmodel.pickle")  # one file: its stored key holds the build
+def _model_file(cache_dir, root: str) -> str:
+    return os.path.join(str(cache_dir), f"cppmodel-{digest(os.path.abspath(str(root)))}.pickle")  # one per project
 
 
-def _load_model(cache_dir, key: str):
+def _load_model(cache_dir, key: str, root: str):
     if cache_dir is None:
         return None
     import pickle
 
     try:
-        with open(_model_file(cache_dir), "rb") as fh:
+        with open(_model_file(cache_dir, root), "rb") as fh:
             stored_key, model = pickle.load(fh)
     except Exception:  # noqa: BLE001 - a missing, stale or corrupt cache is rebuilt
         return None
     return model if stored_key == key else None
 
 
-def _save_model(cache_dir, key: str, model: "CppModel | None") -> None:
+def _save_model(cache_dir, key: str, model: "CppModel | None", root: str) -> None:
     if cache_dir is None:
         return
     import pickle
@@ -662,7 +697,7 @@ def _save_model(cache_dir, key: str, model: "CppModel | None") -> None:
         model._memo, model._facts = {}, {}
     try:
         os.makedirs(str(cache_dir), exist_ok=True)
-        write_replacing(_model_file(cache_dir),
+        write_replacing(_model_file(cache_dir, root),
                         lambda fh: pickle.dump((key, model if model is not None else "none"), fh,
                                                protocol=pickle.HIGHEST_PROTOCOL), binary=True)
     except OSError:
@@ -673,16 +708,17 @@ def _fixed_facts(settings, database: CompileDatabase | None) -> dict[str, MacroF
     fixed: dict[str, MacroFact] = {}
     if database is not None:
         for name, (state, value) in database.macro_facts().items():
-            fixed[name] = MacroFact(state, value, (Evidence("-D/-U in compile_commands.json", database.path),))
+            fixed[name] = MacroFact(state, value, (Evidence("-D/-U in compile_commands.json", database.path,
+                                                            KIND_COMPILE_DB),))
     for name in DEFAULT_ROCM_MACROS:
         fixed[name] = MacroFact(True, 1, (Evidence(f"{name} is defined by the HIP compiler for AMD", "built-in"),))
     if settings is not None:
-        fixed[settings.gate_macro] = MacroFact(True, 1, (Evidence("the gate macro", "configuration"),))
+        fixed[settings.gate_macro] = MacroFact(True, 1, (Evidence("the gate macro", "configuration", KIND_GATE_MACRO),))
         where = settings.config_path or "configuration"
         for name in settings.rocm_macros:
-            fixed[name] = MacroFact(True, 1, (Evidence("rocm-macros", where),))
+            fixed[name] = MacroFact(True, 1, (Evidence("rocm-macros", where, KIND_ROCM_MACRO),))
         for name in settings.nvidia_macros:
-            fixed[name] = MacroFact(False, None, (Evidence("nvidia-macros", where),))
+            fixed[name] = MacroFact(False, None, (Evidence("nvidia-macros", where, KIND_NVIDIA_MACRO),))
     return fixed
 
 
@@ -764,8 +800,28 @@ def model_resolve(model: CppModel, includer: str, header: str, angle: bool = Fal
             matches = [m for m in matches if m.rsplit("/", 2)[-2:-1] == ["include"]]
         if len(matches) == 1:
             found = matches[0]
+        elif len(matches) > 1 and not angle:
+            # Several project files end so (two subprojects with the same header names): the
+            # one nearest the includer, as its subproject's include path would pick.
+            near = _nearest(includer, matches)
+            if near is not None:
+                found = near
     memo[key] = found
     return found
+
+
+def _nearest(includer: str, candidates: list[str]) -> str | None:
+    """The candidate sharing the longest folder prefix with ``includer`` (None on a tie)."""
+    def shared(path: str) -> int:
+        a, b = includer.split("/")[:-1], path.split("/")[:-1]
+        n = 0
+        while n < min(len(a), len(b)) and a[n] == b[n]:
+            n += 1
+        return n
+    ranked = sorted(((shared(c), c) for c in candidates), reverse=True)
+    if ranked[0][0] == 0 or (len(ranked) > 1 and ranked[0][0] == ranked[1][0]):
+        return None
+    return ranked[0][1]
 
 
 def _suffix_index(model: CppModel) -> dict[str, list[str]]:
@@ -966,7 +1022,8 @@ def _reachability(model: CppModel) -> None:
                     nxt.append(edge.target)
             frontier = nxt
     for rel, why in nvidia_sources.items():
-        reach[rel] = Verdict(False, (why,))
+        if rel not in reach:  # a file the AMD build includes from elsewhere is compiled after all
+            reach[rel] = Verdict(False, (why,))
     unreached = [r for r in files if r not in reach]
     if database is not None:
         for rel in unreached:
@@ -1003,9 +1060,10 @@ def _reachability(model: CppModel) -> None:
             if rel in candidates:
                 shown = includers[rel][:3]
                 reach[rel] = Verdict(False, tuple(
-                    Evidence("included only where the AMD build never goes" if e.reach is False
-                             else "included only from a file the AMD build never compiles",
-                             f"{e.includer}:{e.line + 1}") for e in shown))
+                    Evidence("included only where the AMD build never goes", f"{e.includer}:{e.line + 1}")
+                    if e.reach is False else
+                    Evidence("included only from a file the AMD build never compiles", f"{e.includer}:{e.line + 1}",
+                             KIND_ONLY_FROM_NVIDIA_FILE) for e in shown))
             else:  # only reachable from itself (an include cycle no unit enters)
                 reach[rel] = Verdict(None, (Evidence("reached by no translation unit; included only in a cycle"),))
     model.reach, model.parent = reach, parent
@@ -1016,8 +1074,43 @@ def _build_verdict(model: CppModel, rel: str, source: bool) -> Evidence | None:
     key = ("build", rel)
     if key not in model._memo:
         facts = model.facts
-        model._memo[key] = facts.nvidia_source(rel) or (facts.unbuilt_source(rel) if source else None)
+        model._memo[key] = facts.nvidia_source(rel) or (facts.unbuilt_source(rel) if source else None) \
+            or (hip_twin(model, rel) if source else None)
     return model._memo[key]
+
+
+_CUDA_WORD = re.compile(r"cuda|CUDA|Cuda")
+
+
+def hip_twin(model: CppModel, rel: str) -> Evidence | None:
+    """The hipified twin the AMD build compiles instead of this CUDA source: the same path
+    with ``cuda`` -> ``hip`` in folders and name (hipify's renaming), ``.cu`` -> ``.hip``, or
+    ``x_hip.<ext>`` beside ``x.<ext>``; None when the project holds no such file."""
+    if rel.endswith(".hip"):
+        return None
+    bases: list[tuple[str, Evidence | None]] = [(rel, None)]
+    for source, output, named in model.facts.hipify_outputs:  # hipify output folders the build names
+        if source == "" or rel.startswith(source + "/"):
+            bases.append((output + rel[len(source):] if source else f"{output}/{rel}", named))
+    for base, why in bases:
+        stem, ext = os.path.splitext(base)
+        renamed = _CUDA_WORD.sub(lambda m: {"cuda": "hip", "CUDA": "HIP", "Cuda": "Hip"}[m.group(0)], stem)
+        candidates = {renamed + ".hip", renamed + ext, stem + ".hip", stem + "_hip" + ext, stem + "_hip.cpp",
+                      stem + ".hip" + ext, renamed + "_hip" + ext, stem + ext}
+        candidates.discard(rel)
+        for twin in sorted(candidates):
+            if twin in model.files:
+                where = f"; {why}" if why is not None else ""
+                return Evidence(f"the AMD build compiles its hipified twin {twin}{where}", twin, KIND_HIP_TWIN)
+    return None
+
+
+def _shim_shape(params: tuple[str, ...], body: str) -> tuple[int, str]:
+    """A function-like macro up to its parameters' names and spacing: copies of one shim
+    in two vendored trees may name them differently."""
+    names = {p.strip(): f"\x00{i}" for i, p in enumerate(params)}
+    renamed = re.sub(r"[A-Za-z_]\w*", lambda m: names.get(m.group(0), m.group(0)), body)
+    return len(params), " ".join(renamed.split())
 
 
 def _collect_shims(model: CppModel) -> None:
@@ -1025,9 +1118,12 @@ def _collect_shims(model: CppModel) -> None:
     for name, defs in model.defs.items():
         if not name.startswith("__"):
             continue
-        live = [d for d in defs if d.kind == "define" and d.params is not None and d.reach is True
-                and model.reach.get(d.rel, Verdict(None)).value is not False]
-        if len(live) == 1 and len(defs) == 1:
+        # Every definition the AMD build may see must agree (a vendored second copy of the
+        # project, or the same shim in two headers, is still that shim); dead ones don't count.
+        seen = [d for d in defs if d.reach is not False and model.reach.get(d.rel, Verdict(None)).value is not False]
+        live = [d for d in seen if d.kind == "define" and d.params is not None and d.reach is True]
+        shapes = {_shim_shape(d.params or (), d.body) for d in seen if d.kind == "define" and d.params is not None}
+        if live and len(live) == len(seen) and len(shapes) == 1:
             d = live[0]
             shims[name] = Shim(name, d.params or (), d.body, f"{d.rel}:{d.line + 1}")
     model.shims = shims

@@ -26,21 +26,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import Evidence, Verdict, digest
+from ..evidence import Evidence, Verdict
+from ..literals import literal_matcher, word_uses
+from ..python.toplevel import (
+    ASSIGN_LINE,
+    DEF_LINE,
+    MAX_HELPER_BYTES,
+    SKIP_NAME,
+    gate_word_positions,
+    module_statement_starts,
+)
+from . import digest
+from ..python.imports import NVIDIA_ONLY_IMPORTS
 from .summary_cache import cached_summaries
 
 if TYPE_CHECKING:
     from . import LazyPart, Project
 
-# Import roots that exist only for NVIDIA GPUs (a dotted prefix matches it and its submodules).
-NVIDIA_ONLY_IMPORTS = (
-    "cutlass", "cutlass_library", "flash_attn.cute", "flash_attn_interface", "deep_gemm", "deep_ep",
-    "cuda.bindings", "cuda.core", "cuda.tile", "nvmath", "tensorrt", "tensorrt_llm", "cudnn", "nvshmem",
-    "pycuda",
-)
-SKIP_NAME = re.compile(r"skip\w*(rocm|hip|amd)|(rocm|hip|amd)\w*skip", re.IGNORECASE)
 
-_SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", "build", "dist"}
 # One pass over b"\n" + source finds the module-level lines the model needs: an import
 # (groups 1-2: `from M import NAMES`, group 3: `import M`), a function (group 4), or a name
 # bound to a call that may be a gate (group 5: `skip_sm90 = pytest.mark.skipif(...)`,
@@ -49,14 +52,7 @@ _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", "build", "
 # and blank lines before the alternatives are tried (half the time of the scan).
 _TOP_LINE = re.compile(rb"\n(?=\w)(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w.]+)"
                        rb"|(?:async[ \t]+)?def[ \t]+(\w+)|(\w*[sS]kip\w*|[A-Z][A-Z0-9_]*)[ \t]*=[ \t]*[\w.]+\()")
-DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _WORD = re.compile(rb"\w+")
-ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
-_TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
-# What a gate helper's definition must contain (`hip` alone would match `ownership`).
-GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability", b"version.cuda")
-# Gate helpers are short predicates; long test functions are not worth parsing here.
-MAX_HELPER_BYTES = 3000
 # `hip` as a word of its own (`IS_HIP_EXTENSION`, `version.hip`, hipcc, hipify), not inside
 # `shipped`, `chip` or `ownership`
 _ROCM_BUILD = re.compile(rb"(?<![a-z])hip(?:cc|ify)?(?![a-z])|rocm", re.IGNORECASE)
@@ -139,7 +135,7 @@ def summarize(rel: str, source: bytes) -> Summary:
         rocm = _ROCM_BUILD.search(source)
         summary.rocm_build = _line_of(source, rocm.start()) if rocm else 0
         summary.cuda_build = 0 if rocm else _nvcc_flag_line(source)
-    positions = _gate_words(source)
+    positions = gate_word_positions(source)
     if not positions:
         return summary
     from ..python.gates import GateEvaluator, helper_kind
@@ -150,12 +146,6 @@ def summarize(rel: str, source: bytes) -> Summary:
         if kind and kind[0] != "call":
             summary.helpers.append(Helper(name, kind[0], rel, line))
     return summary
-
-
-def module_statement_starts(source: bytes) -> list[int]:
-    """Where each module-level statement (a column-0 code line) starts: 0, then a
-    memchr-speed scan for the newlines before them."""
-    return [0] + [m.start() + 1 for m in _TOP_CODE.finditer(source)]
 
 
 def _blocks_around(source: bytes, positions: list[int]):
@@ -391,7 +381,7 @@ class PythonModel:
         if verdict is not None:
             return verdict
         from ..config import Settings
-        from ..languages import ParseFailure
+        from ..model import ParseFailure
         from ..python import LANGUAGE
 
         try:
@@ -411,69 +401,10 @@ class PythonModel:
         return Verdict(True, (Evidence("no gate, skip or NVIDIA-only import keeps the ROCm build from this line"),))
 
 
-def _gate_words(source: bytes) -> list[int]:
-    """Where the words a gate helper needs occur."""
-    global _GATE_SCAN
-    if _GATE_SCAN is None:
-        _GATE_SCAN = literal_matcher(list(GATE_WORDS))
-    return [start for _index, start in _GATE_SCAN(source)]
-
-
-def _has_gate_word(source: bytes) -> bool:
-    return bool(_gate_words(source))
-
-
-_GATE_SCAN = None
-
-
-def literal_matcher(words: list[bytes], longest: bool = False):
-    """buffer -> [(word index, start)] in one Aho-Corasick pass (a regex fallback); with
-    ``longest``, of words starting at one place the longest (whole identifiers)."""
-    try:
-        from ahocorasick_rs import BytesAhoCorasick, MatchKind
-    except ImportError:
-        ordered = sorted(words, key=len, reverse=True) if longest else words
-        pattern = re.compile(b"|".join(re.escape(w) for w in ordered))
-        return lambda buffer: [(words.index(m.group()), m.start()) for m in pattern.finditer(buffer)]
-    automaton = BytesAhoCorasick(words, matchkind=MatchKind.LeftmostLongest) if longest else BytesAhoCorasick(words)
-    return lambda buffer: [(index, start) for index, start, _end in automaton.find_matches_as_indexes(buffer)]
-
-
-_WORD_BYTE = re.compile(rb"\w")
-
-
-def word_uses(words: list[bytes], source: bytes, matcher=None) -> list[tuple[int, int]]:
-    """(word index, start) of each occurrence of ``words`` as a whole word (no word byte on
-    either side), in one pass; ``matcher``: ``literal_matcher(words, longest=True)``, reused."""
-    found = []
-    for index, start in (matcher or literal_matcher(words, longest=True))(source):
-        end = start + len(words[index])
-        if not (start and _WORD_BYTE.match(source, start - 1)) and not _WORD_BYTE.match(source, end):
-            found.append((index, start))
-    return found
-
-
 def _first_code(ctx, line: int) -> int:
     start = ctx.lines.line_start(line - 1)
     text = ctx.lines.line_text(line - 1)
     return start + (len(text.encode()) - len(text.lstrip().encode()))
-
-
-def _stats(root: Path) -> dict[str, tuple[int, int]]:
-    """(mtime, size) of every Python file under ``root``, by path relative to it."""
-    top = str(root)
-    stats: dict[str, tuple[int, int]] = {}
-    for folder, dirs, names in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
-        prefix = folder[len(top) + 1:].replace(os.sep, "/")
-        for name in sorted(names):
-            if name.endswith(".py"):
-                try:
-                    st = os.stat(os.path.join(folder, name))
-                except OSError:
-                    continue
-                stats[f"{prefix}/{name}" if prefix else name] = (st.st_mtime_ns, st.st_size)
-    return stats
 
 
 def build(project: "Project") -> "LazyPart":
@@ -495,7 +426,7 @@ def build_now(project: "Project", known: dict | None = None) -> PythonModel:
     summaries the workers already made)."""
     root = Path(project.root)
     cache_file = _cache_file(project)
-    stats = _stats(root)
+    stats = project.files().python
     found = cached_summaries(str(cache_file) if cache_file is not None else None, str(root), stats,
                              summarise_file, known=known)
     model = PythonModel(root, {rel: _from_json(data) for rel, data in found.items()})

@@ -7,16 +7,13 @@ import os
 import re
 from functools import cached_property
 
-from ..config import DEFAULT_EXCLUDES
 from ..cpp.preprocessor import directives
 from ..languages import EXTENSIONS
 from .summary_cache import cached_summaries
 
-# The C-family extensions discovery reads, and .inc (C-family only where a C-family file
-# includes it: discovery claims it then).
-C_FAMILY_EXTENSIONS = frozenset({ext for ext, language in EXTENSIONS.items() if language == "cpp"} | {".inc"})
+from .tree import C_FAMILY_EXTENSIONS as C_FAMILY_EXTENSIONS  # re-exported for the C++ part
+
 SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip"})
-_SKIP_DIRS = frozenset(p for p in DEFAULT_EXCLUDES if "*" not in p)
 _KEPT = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _INCLUDED = re.compile(r'[<"]([^>"]+)[>"]')  # what an #include names
@@ -122,45 +119,13 @@ def summarise(data: bytes) -> list:
     return [list(d) for d in directives(data) if d[2] in _KEPT]
 
 
-def scan(root: str, extra: frozenset[str] = frozenset()) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
-    """(mtime, size) of every C-family file and every build file under ``root``; ``extra``:
-    more C-family extensions (the configuration's ``extension`` table)."""
-    c_family = C_FAMILY_EXTENSIONS | extra
-    sources: dict[str, tuple[int, int]] = {}
-    build: dict[str, tuple[int, int]] = {}
-    pending = [("", root)]
-    while pending:
-        prefix, folder = pending.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            try:
-                if entry.is_dir(follow_symlinks=False):  # no symlink loops
-                    if name not in _SKIP_DIRS and not name.startswith(".") and not name.endswith(".egg-info"):
-                        pending.append((prefix + name + "/", entry.path))
-                    continue
-                ext = os.path.splitext(name)[1].lower()
-                if ext in c_family:
-                    st = entry.stat()
-                    sources[prefix + name] = (st.st_mtime_ns, st.st_size)
-                elif name == "CMakeLists.txt" or ext == ".cmake" or name == "setup.py":
-                    st = entry.stat()
-                    build[prefix + name] = (st.st_mtime_ns, st.st_size)
-            except OSError:
-                continue  # vanished or a dangling link: not part of the project
-    return dict(sorted(sources.items())), dict(sorted(build.items()))  # order-independent of the file system
-
-
 _HIP_BYTES = (b"hip/", b"__HIP", b"USE_ROCM", b"__AMDGCN__")
 
 
 def mentions_hip(root: str, stats: dict) -> bool:
     """Whether any C-family file names HIP at all (a fast byte search: CUDA-only trees
     skip the model, and are judged file by file as before)."""
-    from .python import literal_matcher
+    from ..literals import literal_matcher
 
     scan_hip = literal_matcher(list(_HIP_BYTES))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import warnings
 
-from ..languages import ParseFailure
+from ..model import ParseFailure
 from ..model import LineIndex, Span
 from .context import PythonContext
 from .gates import GateEvaluator

@@ -15,7 +15,7 @@ from typing import Protocol, TypeGuard
 
 from ..model import Span
 from ..rule import FileContext
-from ..project import Evidence
+from ..evidence import Evidence
 from .gates import ROCM_MARK, GateEvaluator, conditions_on_path, dotted_name
 
 _IMPORT_WORD = re.compile(rb"import\b")  # a literal first: fast
@@ -231,14 +231,12 @@ class PythonContext(FileContext):
     @cached_property
     def _local_helpers(self) -> dict[str, str]:
         """This file's own gate helpers (also when no project model is built)."""
-        from ..project.python import SKIP_NAME
         from .gates import helper_kind
-
-        from ..project.python import MAX_HELPER_BYTES, _has_gate_word
+        from .toplevel import MAX_HELPER_BYTES, SKIP_NAME, has_gate_word
 
         found: dict[str, str] = {}
         model = self.python_model
-        if (model is not None and model.covers(self.path)) or not _has_gate_word(self.source):
+        if (model is not None and model.covers(self.path)) or not has_gate_word(self.source):
             return found  # the project model has this file's helpers already
         candidates = []
         for stmt in self.tree.body:
@@ -259,7 +257,7 @@ class PythonContext(FileContext):
 
     def is_skip_helper(self, name: str) -> bool:
         """A decorator that skips tests on ROCm, by its name or by its definition."""
-        from ..project.python import SKIP_NAME
+        from .toplevel import SKIP_NAME
 
         if SKIP_NAME.search(name):
             return True

@@ -16,9 +16,9 @@ import ast
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from ..engine import EMBEDDED_TRIGGERS
+from ..literals import KERNEL_SOURCE_WORDS
 from ..model import Finding, Fix, LineIndex, Span
 from .kernel_text import KernelText, Piece
 from .literal_text import FIELD, Literal, read_literal
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from ..rule import Rule
     from .context import PythonContext
 
-# The prefilter's trigger (kept in the engine, so that files without one never import this).
-TRIGGERS = EMBEDDED_TRIGGERS
+# The prefilter's trigger (a core table the engine reads too: files without one never import this).
+TRIGGERS = KERNEL_SOURCE_WORDS
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Kernel:
     def nvidia_only(self) -> bool:
         """Compiled by a package that exists for NVIDIA GPUs only (PyCUDA): the project
         model's list of such imports decides."""
-        from ..project.python import NVIDIA_ONLY_IMPORTS
+        from .imports import NVIDIA_ONLY_IMPORTS
 
         return any(name == root or name.startswith(root + ".") for root in NVIDIA_ONLY_IMPORTS
                    for name in (self.constructor, self.family))
@@ -254,7 +254,7 @@ def _argument(call: ast.Call, slot: Slot) -> ast.expr | None:
 @contextmanager
 def _without_project() -> Iterator[None]:
     """A kernel string is no file of the project's C++ build: its analysis asks no model."""
-    from ..project import activate, active
+    from ..rule import activate, active
 
     project = active()
     activate(None)
@@ -269,12 +269,11 @@ def kernel_settings(settings: "Settings") -> "Settings":
     return settings if settings.gate == "always" else replace(settings, gate="always")
 
 
-def lint_kernels(ctx: "PythonContext", rules: tuple["Rule", ...],
+def lint_kernels(ctx: "PythonContext", rules: tuple["Rule", ...], analyse_buffer: Callable[..., list[Finding]],
                  build_fixes: "bool | frozenset" = True) -> list[Finding]:
     """The C++ rules' findings on every kernel string the ROCm build may compile, in the
-    Python file's positions (suppressions inside the kernel already applied)."""
-    from ..engine import analyse_buffer
-
+    Python file's positions (suppressions inside the kernel already applied);
+    ``analyse_buffer``: the engine's (which sits above this front end)."""
     settings = kernel_settings(ctx.settings)
     found: list[Finding] = []
     seen: set[tuple[str, Span]] = set()
@@ -299,7 +298,7 @@ def _renamed_by_hipify(kernel: Kernel, finding: Finding) -> bool:
     """load_inline's sources are hipified on ROCm: CUDA headers hipify renames are fine."""
     if not kernel.hipified or finding.code != "ROC303":
         return False
-    from ..project.tables import hipify_maps
+    from ..cpp.cuda_headers import hipify_maps
 
     header = re.search(r"[<\"]([^>\"]+)[>\"]", finding.source_line)
     return header is not None and hipify_maps(header.group(1)) is not None
@@ -355,13 +354,13 @@ def kernel_texts(ctx: "PythonContext") -> list[bytes]:
 
 
 # rocmlint explain --------------------------------------------------------------------------------
-def explain_lines(ctx: "PythonContext", line: int, rules: tuple["Rule", ...]) -> list[str]:
+def explain_lines(ctx: "PythonContext", line: int, rules: tuple["Rule", ...],
+                  analyse_buffer: Callable[..., list[Finding]], if_stack_lines: Callable[..., list[str]]) -> list[str]:
     """What ``rocmlint explain`` says of a Python line (0-based) inside kernel strings: the
     constructor that compiles the text, whether ROCm reaches it, the kernel's #if stack and
-    lane groups there, and the C++ rules' verdicts (in Python positions)."""
+    lane groups there, and the C++ rules' verdicts (in Python positions). The engine's
+    ``analyse_buffer`` and the model's ``if_stack_lines`` come from the caller above."""
     from ..cpp import LANGUAGE as CPP
-    from ..engine import analyse_buffer
-    from ..project.explain import if_stack_lines
     from ..suppress import is_suppressed, suppressed_codes
 
     start, end = ctx.lines.line_start(line), ctx.lines.line_end(line)

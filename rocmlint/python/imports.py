@@ -6,12 +6,26 @@ import ast
 from .context import FUNCTIONS
 from .view import catches_import_error
 
+# Import roots that exist only for NVIDIA GPUs (a dotted prefix matches it and its submodules).
+NVIDIA_ONLY_IMPORTS = (
+    "cutlass", "cutlass_library", "flash_attn.cute", "flash_attn_interface", "deep_gemm", "deep_ep",
+    "cuda.bindings", "cuda.core", "cuda.tile", "nvmath", "tensorrt", "tensorrt_llm", "cudnn", "nvshmem",
+    "pycuda",
+)
 
-def runs_at_import(path: list[ast.AST]) -> bool:
+
+def runs_at_import(path: list[ast.AST], decided_if_conditional: bool = False) -> bool:
     """Module or class level, not in a function, not guarded by `try/except ImportError`,
-    not TYPE_CHECKING-only (``path``: Module first, the import statement last)."""
+    not TYPE_CHECKING-only (``path``: Module first, the import statement last).
+
+    ``decided_if_conditional``: an import under any ``if`` (``if is_flash_attn_2_available():``)
+    or in the ``else:`` of a ``try`` that probed for the package is one someone already
+    decided on, for optional accelerator packages."""
     for parent, child in zip(path, path[1:]):
         if isinstance(parent, FUNCTIONS):
+            return False
+        if decided_if_conditional and (isinstance(parent, ast.If) or
+                                       (isinstance(parent, ast.Try) and any(s is child for s in parent.orelse))):
             return False
         if isinstance(parent, ast.Try) and any(s is child for s in parent.body):
             if any(catches_import_error(handler) for handler in parent.handlers):

@@ -19,7 +19,8 @@ import re
 from functools import lru_cache
 from typing import Iterator
 
-from ..project.python import ASSIGN_LINE, DEF_LINE, GATE_WORDS, MAX_HELPER_BYTES, module_statement_starts, word_uses
+from ..literals import word_uses
+from .toplevel import ASSIGN_LINE, DEF_LINE, GATE_WORDS, MAX_HELPER_BYTES, module_statement_starts
 
 MIN_SIZE = 12_000
 DATA_TABLE_MIN = 16_000

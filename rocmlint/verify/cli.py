@@ -56,7 +56,9 @@ def _fail(message: str) -> int:
 
 
 def _resolver(config: str | None) -> ConfigResolver:
-    return ConfigResolver(Path(config)) if config else ConfigResolver()
+    from ..registry import is_known_prefix
+
+    return ConfigResolver(Path(config) if config else None, is_known_prefix=is_known_prefix)
 
 
 def _selected_kernels(names: str | None):

@@ -1,0 +1,60 @@
+"""Conditions of the ROCm build as build files state them, three-valued (True: the ROCm
+build takes this path, False: never, None: undecided), with the ``if`` that decided; and a
+source use (what a build file compiles under such a condition). Shared by the build-file
+readers (cmake.py, pybuild.py, meson.py) and BuildFacts."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..evidence import Evidence
+
+
+def and3(a: bool | None, b: bool | None) -> bool | None:
+    return False if (a is False or b is False) else (None if None in (a, b) else True)
+
+
+def or3(a: bool | None, b: bool | None) -> bool | None:
+    return True if (a is True or b is True) else (None if None in (a, b) else False)
+
+
+@dataclass(frozen=True)
+class Cond:
+    """Whether the ROCm build takes a path through the build file, and the ``if`` that
+    decided it (``text``, ``where``) when it is not simply True."""
+
+    value: bool | None
+    text: str = ""
+    where: str = ""
+
+    def and_(self, other: "Cond") -> "Cond":
+        if self.value is False:
+            return self
+        if other.value is False:
+            return other
+        if self.value is None:
+            return self
+        if other.value is None:
+            return other
+        return self if self.text else other
+
+
+TRUE = Cond(True)
+
+
+@dataclass
+class SourceUse:
+    """A source (or glob of sources) a command compiles, and whether ROCm's build does."""
+
+    path: str  # root-relative, "/"-separated (a pattern when ``glob``)
+    glob: str  # "", "GLOB" or "GLOB_RECURSE"
+    cond: Cond
+    evidence: Evidence
+
+
+def describe(cond: Cond, quote: str = "") -> str:
+    """How a condition reads in evidence (``quote``: around the condition's text)."""
+    if cond.value is True and not cond.text:
+        return "in the ROCm build"
+    state = {True: "true", False: "false", None: "undecided"}[cond.value]
+    return f"under {quote}{cond.text}{quote} ({cond.where}), {state} in the ROCm build" if cond.text else \
+        f"({state} in the ROCm build)"

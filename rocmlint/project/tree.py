@@ -1,0 +1,60 @@
+"""The project's files, found by one walk that every model part shares: C-family sources
+and headers, build files, Python modules, each with its (mtime, size) for cache keys."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..config import DEFAULT_EXCLUDES
+
+C_FAMILY_EXTENSIONS = frozenset({
+    ".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".cuh", ".hip", ".h", ".hh", ".hpp", ".hxx",
+    ".inl", ".inc", ".ipp", ".tcc", ".cuinl",
+})
+BUILD_FILE_NAMES = frozenset({"CMakeLists.txt", "setup.py", "meson.build"})
+_SKIP_DIRS = frozenset(p for p in DEFAULT_EXCLUDES if "*" not in p)
+
+Stats = dict  # root-relative path -> (mtime_ns, size)
+
+
+@dataclass(frozen=True)
+class ProjectFiles:
+    c_family: Stats
+    build: Stats  # CMakeLists.txt, *.cmake, setup.py, meson.build
+    python: Stats
+
+
+def walk(root: str, extra_c_family: frozenset[str] = frozenset()) -> ProjectFiles:
+    """Every file of the project a model part reads, in one walk (symlinked folders and
+    the default excludes left out); sorted, so nothing depends on the file system's order.
+    ``extra_c_family``: more C-family extensions (the configuration's ``extension`` table)."""
+    c_family_extensions = C_FAMILY_EXTENSIONS | extra_c_family
+    c_family: Stats = {}
+    build: Stats = {}
+    python: Stats = {}
+    pending = [("", root)]
+    while pending:
+        prefix, folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):  # no symlink loops
+                    if name not in _SKIP_DIRS and not name.startswith(".") and not name.endswith(".egg-info"):
+                        pending.append((prefix + name + "/", entry.path))
+                    continue
+                ext = os.path.splitext(name)[1].lower()
+                into = c_family if ext in c_family_extensions else \
+                    build if (name in BUILD_FILE_NAMES or ext == ".cmake") else None
+                if into is not None:
+                    st = entry.stat()
+                    into[prefix + name] = (st.st_mtime_ns, st.st_size)
+                if ext == ".py":  # setup.py is a build file and a Python module
+                    st = entry.stat()
+                    python[prefix + name] = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                continue  # vanished or a dangling link: not part of the project
+    return ProjectFiles(dict(sorted(c_family.items())), dict(sorted(build.items())), dict(sorted(python.items())))

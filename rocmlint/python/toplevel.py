@@ -1,0 +1,38 @@
+"""Module-level lines of a Python file read from its bytes (no parse): function and
+assignment heads, where module-level statements start, and the words a gate helper needs.
+Shared by the skeleton parser, the context's own gate helpers and the project model."""
+from __future__ import annotations
+
+import re
+
+from ..literals import literal_matcher
+
+SKIP_NAME = re.compile(r"skip\w*(rocm|hip|amd)|(rocm|hip|amd)\w*skip", re.IGNORECASE)
+DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
+_TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
+# What a gate helper's definition must contain (`hip` alone would match `ownership`).
+GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability", b"version.cuda")
+# Gate helpers are short predicates; long test functions are not worth parsing here.
+MAX_HELPER_BYTES = 3000
+
+
+def module_statement_starts(source: bytes) -> list[int]:
+    """Where each module-level statement (a column-0 code line) starts: 0, then a
+    memchr-speed scan for the newlines before them."""
+    return [0] + [m.start() + 1 for m in _TOP_CODE.finditer(source)]
+
+
+_GATE_SCAN = None
+
+
+def gate_word_positions(source: bytes) -> list[int]:
+    """Where the words a gate helper needs occur."""
+    global _GATE_SCAN
+    if _GATE_SCAN is None:
+        _GATE_SCAN = literal_matcher(list(GATE_WORDS))
+    return [start for _index, start in _GATE_SCAN(source)]
+
+
+def has_gate_word(source: bytes) -> bool:
+    return bool(gate_word_positions(source))

@@ -1,0 +1,169 @@
+"""The build-file readers, each on the constructs it must follow (never running anything):
+CMake (rocmlint/project/cmake.py), setup.py (pybuild.py), meson.build (meson.py)."""
+from __future__ import annotations
+
+import textwrap
+
+from rocmlint.project import cmake, meson, pybuild
+
+
+def uses(found) -> dict[str, bool | None]:
+    return {u.path: u.cond.value for u in found}
+
+
+def cmake_facts(files: dict[str, str], options=None):
+    return cmake.read({rel: textwrap.dedent(text) for rel, text in files.items()}, options)
+
+
+def test_cmake_selector_learned_from_what_its_branches_do():
+    facts = cmake_facts({"CMakeLists.txt": """
+        set(GPU_BACKEND "none" CACHE STRING "gpu backend")
+        if(GPU_BACKEND STREQUAL "accel_a")
+          enable_language(CUDA)
+          set(SRCS a.cu)
+          add_definitions(-DLIB_ACCEL_A)
+        elseif(GPU_BACKEND STREQUAL "accel_b")
+          enable_language(HIP)
+          set(SRCS b.hip)
+          add_definitions(-DLIB_ACCEL_B)
+        endif()
+        add_library(lib common.cpp ${SRCS})
+    """})
+    # Neither value names a platform: the branches' work decides (accel_b is ROCm's).
+    assert uses(facts.uses) == {"common.cpp": True, "a.cu": False, "b.hip": True}
+    assert facts.definitions["LIB_ACCEL_A"][0][1].value is False
+    assert facts.definitions["LIB_ACCEL_B"][0][1].value is True
+
+
+def test_cmake_build_options_override_what_is_learned():
+    files = {"CMakeLists.txt": """
+        option(WITH_EXTRAS "extras" OFF)
+        if(WITH_EXTRAS)
+          add_library(extras extras.cpp)
+        endif()
+    """}
+    assert uses(cmake_facts(files).uses) == {"extras.cpp": None}
+    assert uses(cmake_facts(files, {"WITH_EXTRAS": "OFF"}).uses) == {"extras.cpp": False}
+
+
+def test_cmake_functions_foreach_parent_scope_and_subdirectories():
+    facts = cmake_facts({
+        "cmake/helpers.cmake": """
+            function(collect_sources out)
+              file(GLOB found ${ARGN})
+              set(${out} ${found} PARENT_SCOPE)
+            endfunction()
+        """,
+        "CMakeLists.txt": """
+            include(cmake/helpers.cmake)
+            option(BUILD_CUDA_BACKEND "cuda" OFF)
+            if(BUILD_CUDA_BACKEND)
+              find_package(CUDAToolkit REQUIRED)
+              add_subdirectory(cuda)
+            endif()
+            add_subdirectory(kernels)
+        """,
+        "cuda/CMakeLists.txt": "add_library(cuda_backend backend.cu)\n",
+        "kernels/CMakeLists.txt": """
+            collect_sources(KERNELS src/*.cpp)
+            foreach(t fast small)
+              add_library(kern_${t} ${KERNELS})
+            endforeach()
+        """,
+    })
+    found = uses(facts.uses)
+    assert found["kernels/src/*.cpp"] is True  # the glob ran in the caller's folder
+    assert found["cuda/backend.cu"] is False and "cuda" in facts.dead_dirs
+
+
+def test_cmake_fatal_error_certain_in_a_block_ends_it_and_toolkit_found_stays_unknown():
+    facts = cmake_facts({"CMakeLists.txt": """
+        if(TARGET_KIND STREQUAL "experimental")
+          if(NOT VARIANT STREQUAL "cuda")
+            message(FATAL_ERROR "experimental needs CUDA")
+          endif()
+          add_library(exp exp.cu)
+        endif()
+        find_package(CUDAToolkit)
+        if(CUDAToolkit_FOUND)
+          add_library(found found.cu)
+        endif()
+    """})
+    found = uses(facts.uses)
+    assert found["exp.cu"] is False
+    assert found["found.cu"] is None  # another build file may compile it for HIP
+
+
+def test_cmake_cuda_only_keyword_of_a_helper_and_helper_globs():
+    facts = cmake_facts({"CMakeLists.txt": """
+        gpu_library(NAME x GPU_SRCS src/*.cu CUDA_SPECIFIC_SRCS src/cutlass/*.cu HIP_SPECIFIC_SRCS)
+    """})
+    found = {(u.path, u.glob): u.cond.value for u in facts.uses}
+    assert found == {("src/*.cu", "GLOB"): True, ("src/cutlass/*.cu", "GLOB"): False}
+
+
+SETUP_CHAIN = '''
+import glob, os, torch
+from torch.utils.cpp_extension import CUDAExtension, CppExtension
+
+def get_extensions():
+    root = os.path.join("pkg", "csrc")
+    sources = glob.glob(os.path.join(root, "*.cpp"))
+    cuda_sources = glob.glob(os.path.join(root, "**", "*.cu"), recursive=True)
+    extension = CppExtension
+    if (torch.cuda.is_available() and torch.version.cuda is not None) or os.getenv("FORCE_CUDA") == "1":
+        extension = CUDAExtension
+        sources += cuda_sources
+        flags = ["--use_fast_math", "--extended-lambda"]
+    elif torch.version.hip and os.getenv("PKG_CK", "1") == "1":
+        extension = CUDAExtension
+        sources += [f"pkg/csrc/hip/attn_{kind}.hip" for kind in ("fwd", "bwd")]
+    gen = [f"gen/kernel_{d}_sm90.cu" for d in (64, 128)]
+    return [extension("pkg._C", sorted(sources) + (gen if os.getenv("SM90") else []))]
+'''
+
+
+def test_setup_py_cuda_branch_before_the_rocm_branch_and_generated_lists():
+    found = {(u.path, u.glob): u.cond.value for u in pybuild.read("setup.py", SETUP_CHAIN)}
+    assert found[("pkg/csrc/*.cpp", "GLOB")] is True
+    assert found[("pkg/csrc/*.cu", "GLOB_RECURSE")] is False  # the branch passing nvcc-only flags
+    assert found[("pkg/csrc/hip/attn_*.hip", "GLOB")] is None  # the ROCm branch, under a user's choice
+    assert found[("gen/kernel_*_sm90.cu", "GLOB")] is True
+
+
+def test_setup_py_that_never_tests_for_rocm_and_passes_nvcc_flags_builds_for_cuda_alone():
+    script = ("from torch.utils.cpp_extension import CUDAExtension\n"
+              "ext = CUDAExtension('x', ['x.cu'], extra_compile_args={'nvcc': ['-gencode', 'arch=compute_90a,code=sm_90a']})\n")
+    assert uses(pybuild.read("sub/setup.py", script)) == {"sub/x.cu": False}
+    assert uses(pybuild.read("setup.py", "from torch.utils.cpp_extension import CUDAExtension\n"
+                                         "ext = CUDAExtension('x', ['x.cu'])\n")) == {"x.cu": True}
+
+
+def test_meson_selector_in_an_and_chain_and_definitions():
+    facts = meson.read({"meson.build": textwrap.dedent("""
+        project('p', 'cpp')
+        srcs = ['main.cc']
+        if get_option('gpu_a') and nvcc.found()
+          add_project_arguments('-DP_GPU_A', language : 'cpp')
+          srcs += files('a/kernels.cu')
+        endif
+        if get_option('gpu_b')
+          deps = [dependency('hip')]
+          srcs += 'b/kernels.hip'
+        endif
+        executable('p', srcs)
+    """)})
+    assert uses(facts.uses) == {"main.cc": True, "a/kernels.cu": False, "b/kernels.hip": True}
+    assert facts.definitions["P_GPU_A"][0][1].value is False
+
+
+def test_hipify_output_folders_named_in_cmake_and_setup_py():
+    facts = cmake_facts({"CMakeLists.txt": """
+        if(USE_ROCM)
+          hipify(CUDA_SOURCE_DIR ${PROJECT_SOURCE_DIR}/csrc HIP_SOURCE_DIR ${PROJECT_SOURCE_DIR}/hip_out)
+        endif()
+    """})
+    assert [(s, o) for s, o, _ in facts.hipify_outputs] == [("csrc", "hip_out")]
+    _uses, outputs = pybuild.read_build("pkg/setup.py", "from torch.utils.hipify import hipify_python\n"
+                                        "hipify_python.hipify(project_directory='.', output_directory='gen/hip')\n")
+    assert [(s, o) for s, o, _ in outputs] == [("pkg", "pkg/gen/hip")]

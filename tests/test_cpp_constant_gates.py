@@ -1,0 +1,63 @@
+"""C++ gates on HIP-only constants (rocmlint/cpp/constant_gates.py): the branch or the
+template specialisation the AMD build never takes is NVIDIA-only; other conditions are not."""
+from __future__ import annotations
+
+import textwrap
+
+from rocmlint.config import Settings
+from rocmlint.engine import active_rules, analyse_buffer
+
+KERNEL = textwrap.dedent("""\
+    #if defined(USE_ROCM)
+    #include <hip/hip_runtime.h>
+    constexpr bool kOnRocm = true;
+    #else
+    constexpr bool kOnRocm = false;
+    #endif
+    constexpr int kTile = 32;
+
+    template <bool Rocm> struct Vote;
+    template <> struct Vote<false> {
+      __device__ static unsigned all(bool p) { return __ballot_sync(0xffffffff, p); }
+    };
+    template <> struct Vote<true> {
+      __device__ static unsigned long long all(bool p) { return __ballot(p); }
+    };
+    __device__ unsigned long long vote(bool p) { return Vote<kOnRocm>::all(p); }
+
+    __device__ float reduce(float v) {
+      if (kOnRocm) {
+        return v;
+      } else {
+        return v + __shfl_xor_sync(0xffffffff, v, 1);
+      }
+    }
+
+    __device__ float tile(float v) {
+      if constexpr (kTile > 16) {
+        return v;
+      } else {
+        return v + __shfl_xor_sync(0xffffffff, v, 1);
+      }
+    }
+""")
+
+
+def lines(code: str) -> set[tuple[int, str]]:
+    settings = Settings()
+    found = analyse_buffer("k.cu", code.encode(), "cpp", settings, active_rules(settings, "cpp"))
+    return {(f.line, f.code) for f in found}
+
+
+def test_branches_and_specialisations_not_taken_on_amd_are_silent_other_constants_are_not():
+    found = lines(KERNEL)
+    assert not any(line == 11 for line, _ in found)  # Vote<false>: every use picks kOnRocm, true on AMD
+    assert not any(line == 22 for line, _ in found)  # the else of if (kOnRocm)
+    assert (30, "ROC203") in found  # kTile says nothing about the platform: judged as before
+
+
+def test_the_nvidia_view_of_the_constant_is_not_silenced():
+    flipped = KERNEL.replace("constexpr bool kOnRocm = true;", "constexpr bool kOnRocm = false;", 1) \
+                    .replace("#else\nconstexpr bool kOnRocm = false;", "#else\nconstexpr bool kOnRocm = true;", 1)
+    found = lines(flipped)
+    assert (22, "ROC203") in found and (11, "ROC203") in found
