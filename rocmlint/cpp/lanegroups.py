@@ -285,7 +285,7 @@ class FileLanes:
         """The lane-group facts of the function at ``line`` and of its contexts."""
         offset = self.ctx.lines.line_start(line)
         function = self.function_at(offset)
-        if function is None:
+        if function is None or not function.facts:
             return []
         out = [f"lane groups of `{function.name}` (line {self.ctx.line_of(function.start) + 1}):"]
         for fact in function.facts:
