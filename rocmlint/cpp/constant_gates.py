@@ -206,9 +206,11 @@ def constant_definitions(text: str) -> dict[str, list[tuple[int, str]]]:
     out: dict[str, list[tuple[int, str]]] = {}
     if "const" not in text:
         return out
+    line, counted = 0, 0  # lines counted up to ``counted`` (matches come in order)
     for m in _CONSTANT.finditer(text):
-        out.setdefault(m.group(1), []).append((text.count("\n", 0, m.start(1)),
-                                              (m.group(2) or m.group(3) or "").strip()))
+        line += text.count("\n", counted, m.start(1))
+        counted = m.start(1)
+        out.setdefault(m.group(1), []).append((line, (m.group(2) or m.group(3) or "").strip()))
     return out
 
 
