@@ -295,7 +295,9 @@ class FileLanes:
             sizes = sorted({f.size for f in context.facts()})
             out.append(f"  in `{context.root.name}` and what it calls: {verdict} (sizes: {', '.join(sizes) or 'none'})")
             if not context.consistent:
-                for fact in (context.mismatches or context.wave_structure)[:3]:
+                for fact in context.groups_of_32()[:3]:
+                    out.append(f"    32 lanes: {fact.what} ({fact.function}, {fact.where()})")
+                for fact in (context.mismatches + context.wave_structure)[:3]:
                     out.append(f"    wave-wide: {fact.what} ({fact.function}, {fact.where()})")
         return out
 
