@@ -139,6 +139,44 @@ def test_setup_py_that_never_tests_for_rocm_and_passes_nvcc_flags_builds_for_cud
                                          "ext = CUDAExtension('x', ['x.cu'])\n")) == {"x.cu": True}
 
 
+OP_BUILDERS = """
+from .builder import CUDAOpBuilder
+
+
+class SparseAttnBuilder(CUDAOpBuilder):
+    def is_compatible(self):
+        return not self.is_rocm_pytorch()
+
+    def sources(self):
+        base = ["csrc/sparse/bindings.cpp"]
+        if self.is_rocm_pytorch():
+            return base + ["csrc/sparse/attn_hip.cu"]
+        if self.cuda_major() >= 12:
+            return base + ["csrc/sparse/attn_sm90.cu"]
+        return base + ["csrc/sparse/attn.cu"]
+
+
+class RandomLtdBuilder(CUDAOpBuilder):
+    def sources(self):
+        raise NotImplementedError("built on demand")
+"""
+
+
+def test_op_builder_sources_early_returns_decide_the_platform():
+    found: dict[str, bool | None] = {}
+    for use in pybuild.read_builders("ops/op_builder/sparse.py", OP_BUILDERS, folder="ops"):
+        found[use.path] = found.get(use.path) or use.cond.value  # built if any return builds it
+    # relative to the folder of the setup.py importing the builders; after `if is_rocm: return`
+    # the rest runs only for CUDA; the undecided CUDA-version test stays on CUDA's side
+    assert found == {"ops/csrc/sparse/bindings.cpp": True, "ops/csrc/sparse/attn_hip.cu": True,
+                     "ops/csrc/sparse/attn_sm90.cu": False, "ops/csrc/sparse/attn.cu": False}
+
+
+def test_op_builder_reader_ignores_modules_without_sources_and_bad_syntax():
+    assert pybuild.read_builders("op_builder/x.py", "def sources(:\n", folder="") == []
+    assert pybuild.read_builders("op_builder/x.py", "X = ['a.cu']\n", folder="") == []
+
+
 def test_meson_selector_in_an_and_chain_and_definitions():
     facts = meson.read({"meson.build": textwrap.dedent("""
         project('p', 'cpp')

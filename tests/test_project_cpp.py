@@ -317,6 +317,23 @@ def test_an_extension_build_in_a_helper_setup_py_imports_hipifies_too(tmp_path, 
                                                  ("ROC303", "csrc/ctx.h", 2)}
 
 
+def test_a_python_only_build_leaves_sources_no_python_file_names_unbuilt(tmp_path, capsys):
+    """setup.py and the modules around it name every source they compile (an extension's
+    list, a JIT ``load(sources=...)``): a kernel no Python file names is in no build, until
+    another build system (CMake) could compile it."""
+    ptx = "__global__ void k() { asm volatile(\"membar.gl;\"); }\n"
+    files = {"setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"
+                         "import torch\nIS_HIP = torch.version.hip is not None\n"
+                         "ext = CUDAExtension('ops', ['csrc/built.cu'])\n",
+             "pkg/jit.py": "from torch.utils.cpp_extension import load\n"
+                           "mod = load('jit_ops', sources=['csrc/jit_only.cu'])\n",
+             "csrc/built.cu": ptx, "csrc/jit_only.cu": ptx, "csrc/attic/old.cu": ptx}
+    write_tree(tmp_path, files)
+    assert where(findings(tmp_path, capsys)) == {("ROC301", "csrc/built.cu", 1), ("ROC301", "csrc/jit_only.cu", 1)}
+    (tmp_path / "CMakeLists.txt").write_text("add_subdirectory(csrc/attic)\n")
+    assert ("ROC301", "csrc/attic/old.cu", 1) in where(findings(tmp_path, capsys))
+
+
 def test_hipify_config_value_is_checked(tmp_path, capsys):
     (tmp_path / "pyproject.toml").write_text("[tool.rocmlint]\nhipify = \"sometimes\"\n")
     (tmp_path / "k.cu").write_text(HIPIFIED)

@@ -36,6 +36,10 @@ class BuildFacts:
     nvidia_defines: dict[str, Evidence] = field(default_factory=dict)
     # (CUDA source folder, folder of the hipified copies, evidence) named by a hipify call
     hipify_outputs: list[tuple[str, str, Evidence]] = field(default_factory=list)
+    # Python builds only (setup.py and its op builders name every source they compile, no
+    # CMake or meson): why, and the basenames of C-family sources any Python file names
+    python_listed: Evidence | None = None
+    named_in_python: frozenset[str] = frozenset()
 
     def unbuilt_source(self, rel: str) -> Evidence | None:
         """Why no build compiles this source: a build file picks sources of its folder by a
@@ -51,6 +55,9 @@ class BuildFacts:
                     re.sub(r"[*?]|\[[^]]*\]", "", leaf) not in ("", ext):
                 picked = picked or Evidence(f"the build picks {leaf} from this folder; {name} is not one",
                                             why.where)
+        if picked is None and self.python_listed is not None and name not in self.named_in_python \
+                and not self._uses_of(rel):
+            return self.python_listed  # no Python build or op builder names it
         if picked is None or any(name in text for text in self.texts):
             return None
         return picked

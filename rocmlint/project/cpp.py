@@ -23,7 +23,7 @@ from ..cpp.preprocessor import (
     define_parts,
     gate_polarity,
 )
-from ..evidence import KIND_COMPILE_DB, KIND_GATE_MACRO, KIND_HIP_TWIN, KIND_NVIDIA_MACRO, KIND_ONLY_FROM_NVIDIA_FILE, \
+from ..evidence import KIND_BUILD_FILE, KIND_COMPILE_DB, KIND_GATE_MACRO, KIND_HIP_TWIN, KIND_NVIDIA_MACRO, KIND_ONLY_FROM_NVIDIA_FILE, \
     KIND_ROCM_MACRO
 from . import Evidence, Verdict, digest
 from .buildfiles import (
@@ -38,6 +38,7 @@ from .buildfiles import (
     setup_helpers,
 )
 from .pybuild import read_build as read_python_build
+from .pybuild import read_builders
 from .summaries import (
     C_FAMILY_EXTENSIONS,
     SOURCE_EXTENSIONS,
@@ -508,6 +509,7 @@ class _Inputs:
         self.root = os.path.abspath(str(project.root))
         files = project.files()
         self.stats, self.build_stats = files.c_family, dict(files.build)
+        self.python_stats = files.python
         self.build_texts = read_build_files(self.root, self.build_stats)
         self.helpers = setup_helpers(self.root, self.build_texts)  # helper -> its setup.py's folder
         helper_stats = {}
@@ -524,7 +526,9 @@ class _Inputs:
 
     @cached_property
     def facts(self) -> BuildFacts:
-        return _read_build_facts(self.build_texts, self.helpers, dict(self.build_options))
+        facts = _read_build_facts(self.build_texts, self.helpers, dict(self.build_options))
+        _python_listing(facts, self.root, self.build_texts, self.stats, self.python_stats)
+        return facts
 
     @cached_property
     def hip_mentioned(self) -> bool:
@@ -592,6 +596,8 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
     for rel, text in build_texts.items():
         if rel in helpers:
             read_setup_py(facts, rel, text, folder=helpers[rel])
+            folder = helpers[rel]
+            _guarded_read("op builder", lambda: _merge_python_build(facts, read_builders(rel, text, folder), []))
         elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
             _guarded_read("setup.py", lambda: _merge_python_build(facts, *read_python_build(rel, text)))
@@ -601,6 +607,38 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
     if meson:
         _guarded_read("meson.build", lambda: read_meson_files(facts, meson, options))
     return facts
+
+
+_SOURCE_NAME = re.compile(r"\.(?:cu|cpp|cc|cxx|c|hip)$")
+MAX_PYTHON_BYTES = 64 << 20  # Python text searched for source names (a bigger tree: no verdict)
+
+
+def _python_listing(facts: BuildFacts, root: str, build_texts: dict[str, str], stats: dict,
+                    python_stats: dict) -> None:
+    """A project built only by Python scripts (setup.py and the op builders it imports; no
+    CMake, no meson) names every source it compiles: a source that no Python file of the
+    project names (a build script, an op builder, or a module that JIT-compiles it with
+    ``load(sources=...)``) is in no build."""
+    python_uses = [u for u in facts.uses if u.evidence.where.partition(":")[0].endswith(".py")]
+    other = any(rel.endswith(("CMakeLists.txt", ".cmake", "meson.build")) for rel in build_texts)
+    if not python_uses or other or sum(size for _mtime, size in python_stats.values()) > MAX_PYTHON_BYTES:
+        return
+    names = {rel.rpartition("/")[2] for rel in stats if _SOURCE_NAME.search(rel)}
+    named: set[str] = set()
+    for rel in python_stats:
+        try:
+            with open(os.path.join(root, rel), "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        named |= {name for name in names - named if name.encode() in data}
+        if named == names:
+            break
+    facts.named_in_python = frozenset(named)
+    where = min((rel for rel in build_texts if rel.endswith("setup.py")), key=len, default=python_uses[0].evidence.where)
+    facts.python_listed = Evidence("no build names it: the project is built by setup.py and the op builders it "
+                                   "imports, which list every source they compile, and no Python file names "
+                                   "this one", where, KIND_BUILD_FILE)
 
 
 def _merge_python_build(facts: BuildFacts, uses: list, hipify_outputs: list) -> None:

@@ -178,8 +178,11 @@ class _Reader:
         for stmt in body:
             if isinstance(stmt, ast.If):
                 chain = self._chain(stmt)
-                for (_test, branch_body, _line), own in zip(chain, self._branch_conds(chain)):
+                for (test, branch_body, line), own in zip(chain, self._branch_conds(chain)):
                     self._body(branch_body, cond.and_(own))
+                    if test is not None and own.value is not None and _leaves(branch_body):
+                        # `if is_rocm(): return [...]` and what follows runs only when it was not taken
+                        cond = cond.and_(Cond(not own.value, f"not {ast.unparse(test)}", f"{self.rel}:{line}"))
                 continue
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
@@ -191,13 +194,16 @@ class _Reader:
                 for handler in getattr(stmt, "handlers", []) or []:
                     self._body(handler.body, cond.and_(Cond(None, "an exception handler", f"{self.rel}:{handler.lineno}")))
                 continue
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                self._bind(stmt.targets[0].id, stmt.value, cond, augment=False)
-            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-                self._bind(stmt.target.id, stmt.value, cond, augment=True)
-            for node in ast.walk(stmt):
-                if isinstance(node, ast.Call):
-                    self._extension(node, cond)
+            self._statement(stmt, cond)
+
+    def _statement(self, stmt: ast.stmt, cond: Cond) -> None:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            self._bind(stmt.targets[0].id, stmt.value, cond, augment=False)
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            self._bind(stmt.target.id, stmt.value, cond, augment=True)
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call):
+                self._extension(node, cond)
 
     def _bind(self, name: str, value: ast.expr, cond: Cond, augment: bool) -> None:
         text = self._string(value)
@@ -300,6 +306,11 @@ class _Reader:
         return joined
 
 
+def _leaves(body: list[ast.stmt]) -> bool:
+    """A branch that always returns or raises: nothing after its ``if`` runs when it is taken."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
 def _rocm_only(test: ast.expr, rocm_names: set[str]) -> bool:
     """The branch runs only on ROCm: a ROCm test, or an ``and`` holding one."""
     if rocm_test(test, rocm_names) is True:
@@ -318,6 +329,50 @@ def _cuda_work(body: list[ast.stmt]) -> bool:
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and _NVCC_ONLY.search(node.value):
                 return True
     return False
+
+
+class _BuilderReader(_Reader):
+    """An op-builder module (DeepSpeed's and apex's ``op_builder``): each class's
+    ``sources(self)`` returns the sources its extension compiles, relative to the folder of
+    the setup.py that imports the module; ``if self.is_rocm_pytorch():`` branches inside it
+    decide per platform like a setup.py's."""
+
+    def __init__(self, rel: str, tree: ast.Module, folder: str) -> None:
+        super().__init__(rel, tree)
+        self.folder = folder
+        self.builder = ""
+
+    def read(self) -> list[SourceUse]:
+        for cls in self.tree.body:
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for method in cls.body:
+                if isinstance(method, ast.FunctionDef) and method.name == "sources":
+                    self.builder = cls.name
+                    self.values, self.strings = {}, {}
+                    self._body(method.body, Cond(True))
+        return self.uses
+
+    def _statement(self, stmt: ast.stmt, cond: Cond) -> None:
+        super()._statement(stmt, cond)
+        if isinstance(stmt, ast.Return) and stmt.value is not None and self.builder:
+            where = f"{self.rel}:{stmt.lineno}"
+            for path, glob, item_cond in self._paths(stmt.value) or []:
+                effective = cond.and_(item_cond)
+                self.uses.append(SourceUse(path, glob, effective, Evidence(
+                    f"op builder {self.builder}.sources() compiles it {describe(effective, '`')}", where,
+                    KIND_BUILD_FILE)))
+
+
+def read_builders(rel: str, text: str, folder: str) -> list[SourceUse]:
+    """The source uses of the op-builder classes in one module setup.py imports."""
+    if len(text) > MAX_SOURCE_BYTES or "def sources" not in text:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    return [u for u in _BuilderReader(rel, tree, folder).read() if not u.path.startswith("..")]
 
 
 def read(rel: str, text: str) -> list[SourceUse]:
