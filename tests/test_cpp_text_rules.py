@@ -43,6 +43,11 @@ def test_non_code_spans():
     ("v_mov_b32 %0, %1", False),
     ("ds_bpermute_b32 %0, %1, %2", False),
     ("movl %1, %0", False),
+    ("fence.acq_rel.gpu;", True),  # no operands: the suffixes say PTX
+    ("max.NaN.f32 %0, %1, %2;", True),
+    ("mov.v4.u32 {%0, %1, %2, _}, %%nclusterid;", True),
+    ("mov.m.x m0, x0, 0xFF", False),  # RISC-V vector-mask move: a dotted mnemonic, not PTX
+    ("fmadd.ps f13, f22, f12, f20", False),
     ("", False),
 ])
 def test_is_ptx(template, ptx):

@@ -3,7 +3,8 @@ equivalent (ROC301).
 
 The statement is read from the text, not the tree, so ROC301 needs no parse. Only PTX is
 PTX: asm labels that name LLVM intrinsics (``__asm("llvm.amdgcn.raw.buffer.atomic.add.i32")``),
-AMD GCN assembly (``s_waitcnt``, ``v_mov_b32``) and host x86 assembly are not.
+AMD GCN assembly (``s_waitcnt``, ``v_mov_b32``), host x86 assembly and the dotted
+mnemonics of other ISAs (RISC-V ``mov.m.x m0, x0``) are not.
 """
 from __future__ import annotations
 
@@ -25,13 +26,30 @@ shfl shl shr sin slct sqrt st stackrestore stacksave stmatrix sub subc suld suq 
 szext tanh tcgen05 tensormap testp tex tld4 txq vabsdiff vadd vmad vmax vmin vote vset vshl
 vshr vsub wgmma wmma xor
 """.split())
+# What follows a PTX opcode's dots: types, state spaces and modifiers. Other ISAs
+# spell dotted mnemonics too (RISC-V vector extensions: ``mov.m.x``, ``flw.ps``); their
+# suffixes are not these.
+PTX_SUFFIXES = frozenset("""
+u8 u16 u32 u64 s8 s16 s32 s64 b8 b16 b32 b64 b128 f16 f16x2 bf16 bf16x2 f32 f64 tf32 e4m3 e5m2 pred
+global shared local const param tex cluster cta gpu sys gl
+sync aligned async bulk acquire release relaxed acq_rel volatile weak sc mmio proxy mbarrier_init
+sp pack red f32x2 tensormap v2 v4 v8 u16x2 s16x2 e4m3x2 e5m2x2 e2m1x2 e2m1 ue8m0 ue8m0x2 s4 u4 b1
+approx full rn rz rm rp rni rzi rmi rpi ftz sat wide hi lo cc uni
+eq ne lt le gt ge lo ls hi hs equ neu ltu leu gtu geu num nan and or xor
+up down bfly idx any all ballot clamp wrap l r inc dec
+to init arrive arrive_drop try_wait test_wait expect_tx complete_tx inval
+fence mma_async commit_group wait_group wait_all wait_group_read ca cg cs cv lu nc L1 L2 level
+finite infinite number notanumber normal subnormal mask fractional launch_dependents wait
+reduce ld_reduce st alloc dealloc relinquish_alloc_permit shift cp ld commit replace
+fp16 1d 2d 3d a1d a2d b p r g a width height depth texref samplerref surfref
+""".split())
 # State spaces and special registers only PTX has.
 _PTX_DIRECTIVE = re.compile(r"^\.(?:reg|pred|shared|local|param|global|const)\b")
 _SPECIAL_REGISTER = re.compile(
     r"%%?(?:laneid|warpid|nwarpid|smid|nsmid|gridid|lanemask_(?:eq|le|lt|ge|gt)|clock(?:64)?|"
     r"globaltimer(?:_lo|_hi)?|ntid|nctaid|ctaid|tid|clusterid|cluster_ctarank|dynamic_smem_size)\b"
 )
-_INSTRUCTION = re.compile(r"^(?:@!?%*\w+\s+)?([a-z][a-z0-9]*)\.[a-z0-9_]")
+_INSTRUCTION = re.compile(r"^(?:@!?%*\w+\s+)?([a-z][a-z0-9]*)((?:\.[\w:]+)+)")
 _LABEL = re.compile(r"^\$?\w+:\s*")
 # Escapes inside the template's string literals; line breaks become spaces.
 _ESCAPES = {"n": " ", "t": " ", "r": " ", "\\": "\\", '"': '"', "'": "'", "\n": ""}
@@ -124,7 +142,8 @@ def is_ptx(template: str) -> bool:
         if _PTX_DIRECTIVE.match(statement):
             return True
         match = _INSTRUCTION.match(statement)
-        if match and match.group(1) in PTX_OPCODES:
+        if match and match.group(1) in PTX_OPCODES and \
+                not PTX_SUFFIXES.isdisjoint(re.split(r"\.|::", match.group(2))):
             return True
     return False
 
