@@ -76,6 +76,39 @@ def test_cmake_functions_foreach_parent_scope_and_subdirectories():
     assert found["cuda/backend.cu"] is False and "cuda" in facts.dead_dirs
 
 
+def test_cmake_nested_subdirectories_and_a_stub_named_for_a_platforms_absence():
+    facts = cmake_facts({
+        "CMakeLists.txt": """
+            option(LIB_BUILD_CUDA "cuda backend" OFF)
+            option(LIB_BUILD_ROCM "rocm backend" OFF)
+            if(LIB_BUILD_CUDA)
+              enable_language(CUDA)
+            endif()
+            if(LIB_BUILD_ROCM)
+              enable_language(HIP)
+            endif()
+            add_subdirectory(lib)
+        """,
+        "lib/CMakeLists.txt": """
+            add_library(core core.cpp)
+            if(LIB_BUILD_CUDA)
+              add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/backend/cuda)
+            else()
+              target_sources(core PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/backend/cuda/no_cuda.cpp)
+            endif()
+            if(LIB_BUILD_ROCM)
+              add_subdirectory(backend/rocm)
+            endif()
+        """,
+        "lib/backend/cuda/CMakeLists.txt": "target_sources(core PRIVATE device.cu)\n",
+        "lib/backend/rocm/CMakeLists.txt": "target_sources(core PRIVATE device.hip)\n",
+    })
+    # add_subdirectory below a subfolder resolves against that folder once; the else's stub
+    # (no_cuda.cpp, in the cuda folder) does not make the CUDA switch a ROCm one
+    assert uses(facts.uses) == {"lib/core.cpp": True, "lib/backend/cuda/device.cu": False,
+                                "lib/backend/cuda/no_cuda.cpp": True, "lib/backend/rocm/device.hip": True}
+
+
 def test_cmake_fatal_error_certain_in_a_block_ends_it_and_toolkit_found_stays_unknown():
     facts = cmake_facts({"CMakeLists.txt": """
         if(TARGET_KIND STREQUAL "experimental")

@@ -32,11 +32,13 @@ MAX_ITERATIONS = 256  # foreach items evaluated
 ROOT = "@ROOT@"  # stands for the project root in paths (CMAKE_SOURCE_DIR and friends)
 
 # Platform work, read from a branch's commands (what the branch does, not names of projects).
-_HIP_WORD = re.compile(r"(?<![a-z])(?:hip(?:cc|ify|blas|blaslt|sparse|fft|rand|cub)?|rocm|roc(?:blas|prim|thrust|wmma)"
+# A stub named for a platform's absence (no_cuda.cpp, the else of a CUDA switch) is not its work.
+_ABSENT = r"(?<!no_)(?<!no-)(?<!non_)(?<!without_)"
+_HIP_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:hip(?:cc|ify|blas|blaslt|sparse|fft|rand|cub)?|rocm|roc(?:blas|prim|thrust|wmma)"
                        r"|amdgpu|__hip_platform_amd__)(?![a-z])", re.IGNORECASE)
 _STRONG_HIP = re.compile(r"(?:^|[/\s])[\w.-]+\.hip$|^hip::|hipify|^HIP$|^hip$|__HIP_PLATFORM_AMD__|USE_ROCM|^rocm$",
                          re.IGNORECASE)
-_CUDA_WORD = re.compile(r"(?<![a-z])(?:cuda(?:toolkit|_arch)?|nvcc|cublas(?:lt)?|cudnn|cudart|nccl|cutlass|nvidia)"
+_CUDA_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:cuda(?:toolkit|_arch)?|nvcc|cublas(?:lt)?|cudnn|cudart|nccl|cutlass|nvidia)"
                         r"(?![a-z])", re.IGNORECASE)
 _SOURCE_EXT = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx|c\+\+|h|hh|hpp|hxx|inl)$", re.IGNORECASE)
 _FALSE_CONSTANTS = {"", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND"}
@@ -183,6 +185,8 @@ def _platform_of(body: list) -> str | None:
         if cmd.name == "message":
             continue  # words in messages are not work
         for text in texts:
+            if _SOURCE_EXT.search(text):  # a source is its own name's work, not its folder's
+                text = text.rpartition("/")[2]
             if _STRONG_HIP.search(text):
                 strong = True
             if _HIP_WORD.search(text):
@@ -476,7 +480,7 @@ class Interpreter:
                     out.append(Item(_resolve(a.text, folder), a.cond, where, words[0]))
             self._assign(scope, words[1], out, cond)
         elif name == "add_subdirectory" and words:
-            sub = _normpath(_join(folder, _strip_root(_resolve(words[0], folder))))
+            sub = _normpath(_strip_root(_resolve(words[0], folder)))
             if sub is not None:
                 child = f"{sub}/CMakeLists.txt" if sub else "CMakeLists.txt"
                 if cond.value is False:
