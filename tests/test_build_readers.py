@@ -238,3 +238,39 @@ def test_hipify_output_folders_named_in_cmake_and_setup_py():
     _uses, outputs = pybuild.read_build("pkg/setup.py", "from torch.utils.hipify import hipify_python\n"
                                         "hipify_python.hipify(project_directory='.', output_directory='gen/hip')\n")
     assert [(s, o) for s, o, _ in outputs] == [("pkg", "pkg/gen/hip")]
+
+
+def test_cmake_branch_on_text_read_from_a_file_parses_data_and_selects_no_platform():
+    facts = cmake_facts({"CMakeLists.txt": """
+        file(READ version.mk version_text)
+        if("${version_text}" MATCHES "CUDA_LIB_MAJOR *:= *([0-9]*)")
+          set(NCCL_LIKE_MAJOR ${CMAKE_MATCH_1})
+        else()
+          message(FATAL_ERROR "no version")
+        endif()
+        add_library(comm comm.cc)
+        configure_file(src/comm.h.in ${PROJECT_BINARY_DIR}/include/comm_api.h)
+    """})
+    # The branch sets a variable with a CUDA-ish name: parsing a version, not CUDA work, so the
+    # else's FATAL_ERROR is not certain and the rest of the file is still the ROCm build's.
+    assert uses(facts.uses) == {"comm.cc": True}
+    assert list(facts.generated) == ["include/comm_api.h"]
+    assert facts.generated["include/comm_api.h"].where == "CMakeLists.txt:9"
+
+
+def test_cmake_hipify_run_by_a_custom_command_hipifies_the_folder():
+    facts = cmake_facts({"CMakeLists.txt": """
+        find_program(hipify-perl_executable hipify-perl)
+        set(SRC_FILES src/init.cc src/device/all_reduce.cu)
+        foreach(SRC_FILE ${SRC_FILES})
+          add_custom_command(OUTPUT ${HIP_DIR}/${SRC_FILE}
+            COMMAND ${hipify-perl_executable} -quiet-warnings ${SRC_FILE} -o ${HIP_DIR}/${SRC_FILE})
+        endforeach()
+    """, "tools/CMakeLists.txt": "add_custom_target(docs COMMAND doxygen)\n"})
+    assert set(facts.hipify_dirs) == {""}
+    assert "add_custom_command" in facts.hipify_dirs[""].what
+
+
+def test_meson_configure_file_output_is_a_generated_header():
+    facts = meson.read({"meson.build": "configure_file(input: 'cfg.h.in', output: 'nccl.h', configuration: conf)\n"})
+    assert list(facts.generated) == ["nccl.h"]

@@ -665,3 +665,37 @@ def test_octal_macro_values_do_not_stop_the_model(tmp_path):
     model = model_for(tmp_path)
     assert model is not None
     assert model.macro("NEW_API", tmp_path / "src/k.cu").state is not False
+
+
+def test_a_header_the_build_generates_is_the_projects_own(tmp_path, capsys):
+    """configure_file writes nccl.h from a template: `#include "nccl.h"` reads the project's
+    generated API header, not NVIDIA's; the toolkit's own headers are still reported."""
+    write_tree(tmp_path, {
+        "CMakeLists.txt": "project(comm LANGUAGES CXX HIP)\nadd_library(comm src/init.cc)\n"
+                          "configure_file(src/nccl.h.in ${PROJECT_BINARY_DIR}/include/nccl.h)\n",
+        "src/nccl.h.in": "#define COMM_VERSION @VERSION@\n",
+        "src/init.cc": '#include "nccl.h"\n#include <cuda_runtime.h>\n#include <hip/hip_runtime.h>\nint init() { return 0; }\n',
+    })
+    assert where(findings(tmp_path, capsys)) == {("ROC303", "src/init.cc", 2)}
+    (tmp_path / "CMakeLists.txt").write_text("project(comm LANGUAGES CXX HIP)\nadd_library(comm src/init.cc)\n")
+    assert where(findings(tmp_path, capsys)) == {("ROC303", "src/init.cc", 1), ("ROC303", "src/init.cc", 2)}
+
+
+GENERATOR_HEADER = """#pragma once
+#define LOAD_ACQUIRE(name) \\
+  __device__ inline unsigned name(const unsigned* p) { unsigned v; \\
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p)); return v; }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+LOAD_ACQUIRE(load_acquire_sm70)
+#endif
+"""
+
+
+def test_a_macro_body_is_judged_where_it_is_expanded(tmp_path, capsys):
+    """PTX in a generator macro expanded only under an NVIDIA architecture test is not in the
+    AMD build, unless a file that includes the header expands it too."""
+    write_tree(tmp_path, {"sync.cuh": GENERATOR_HEADER,
+                          "wait.cu": HIP_MARK + '#include "sync.cuh"\n__global__ void k() {}\n'})
+    assert where(findings(tmp_path, capsys)) == set()
+    (tmp_path / "wait.cu").write_text(HIP_MARK + '#include "sync.cuh"\nLOAD_ACQUIRE(load_acquire)\n')
+    assert where(findings(tmp_path, capsys)) == {("ROC301", "sync.cuh", 4)}

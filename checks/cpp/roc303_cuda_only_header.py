@@ -22,7 +22,8 @@ class CudaOnlyHeader(Rule):
     its frontend, NCCL, CUB and Thrust's CUDA back end. Each has an entry in one table
     (`rocmlint/cpp/cuda_headers.py`): the ROCm header to include instead, or none. A file of
     the project with the same name (`#include "vector_types.h"` next to it) is not reported,
-    nor is an include hipify renames in a project whose build runs hipify.
+    nor is a header the project's build writes (`configure_file(... include/nccl.h)`), nor an
+    include hipify renames in a project whose build runs hipify.
 
     ## Why is this bad?
     These headers do not exist in a ROCm installation: the file stops compiling on AMD.
@@ -97,7 +98,7 @@ class CudaOnlyHeader(Rule):
             if match is None or entry is None:  # every hit of `pattern` is such an include
                 continue
             header = match.group(2)
-            if _project_file(ctx, header, angle=match.group(1) == "<"):
+            if _project_file(ctx, header, angle=match.group(1) == "<") or _generated(ctx, header):
                 continue  # the project's own header of that name
             if ctx.model is not None and ctx.model.hipify_maps(ctx.path, header) is not None:
                 continue  # the project's build hipifies this file: the include is renamed for AMD
@@ -113,6 +114,17 @@ class CudaOnlyHeader(Rule):
             else:
                 message = f"CUDA-only header <{header}> reachable in the AMD build: no ROCm counterpart, gate the code{note}"
             ctx.report(Span(hit.start, hit.end), message, fix)
+
+
+def _generated(ctx, header: str) -> bool:
+    """A header the project's build writes under that name (RCCL's ``nccl.h`` from
+    ``configure_file(src/nccl.h.in ...)``): the include reads the project's file."""
+    if ctx.model is None:
+        return False
+    found = ctx.model.fact("cpp:generated", header, ctx.path)
+    if ctx.project is not None:
+        ctx.project.record("cpp:generated", header, found)
+    return bool(found)
 
 
 def _project_file(ctx, header: str, angle: bool) -> bool:

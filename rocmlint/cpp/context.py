@@ -132,12 +132,63 @@ class CppContext(FileContext):
     def amd_reach(self, line: int) -> bool | None:
         """Does the AMD build compile this 0-based line: the one place that joins the file's
         verdict (project model), its ``#if`` stack (through the model's macro facts), C++
-        ``if constexpr``/``if`` on HIP-only constants and code-generator template branches."""
+        ``if constexpr``/``if`` on HIP-only constants, code-generator template branches and,
+        inside a ``#define``, where the macro is expanded."""
+        return self._reach(line, frozenset())
+
+    def _reach(self, line: int, seen: frozenset[str]) -> bool | None:
         if self.outside_amd_build or self.pp.amd[line] is False:
             return False
         if line in self._template_nvidia_lines or self.constant_gate(line) is not None:
             return False
+        if self.expansions_amd_skips(line, seen):
+            return False
         return self.pp.amd[line]
+
+    @cached_property
+    def macro_bodies(self):
+        from .macro_bodies import MacroBodies
+
+        return MacroBodies(self.source)
+
+    def expansions_amd_skips(self, line: int, seen: frozenset[str] = frozenset()) -> list[int]:
+        """Inside a ``#define`` whose every expansion the AMD build skips: those lines (the
+        body is compiled nowhere else); else []."""
+        body = self.macro_bodies.body_at(line)
+        if body is None or body.name in seen:
+            return []
+        key = ("macro-expansions", body.name)
+        if key not in self.cache:
+            sites = self.macro_bodies.expansions(body, self.line_of, self.in_code)
+            inner = seen | {body.name}
+            skipped = bool(sites) and not self._expanded_in_other_files(body.name) and \
+                all(self._reach(site, inner) is False for site in sites)
+            self.cache[key] = sites if skipped else []
+        return self.cache[key]
+
+    def _expanded_in_other_files(self, name: str) -> bool:
+        """Whether a file that includes this one (directly or not) may expand the macro. With
+        no project model a header's users are unknown; a source file's macros are its own."""
+        from .macro_bodies import mentioned_in
+
+        model = self.model
+        if model is None:
+            return not self.path.lower().endswith(_SOURCE_SUFFIXES)
+        rel = model.rel(self.path)
+        todo, seen = [rel], {rel}
+        while todo:
+            for includer, _guard in model.nvidia_includers.get(todo.pop(), ()):  # every #include edge
+                if includer in seen:
+                    continue
+                seen.add(includer)
+                todo.append(includer)
+                try:
+                    with open(f"{model.root}/{includer}", "rb") as fh:
+                        if mentioned_in(name, fh.read()):
+                            return True
+                except OSError:
+                    return True
+        return False
 
     def nvidia_only(self, offset: int) -> bool:
         return self.amd_reach(self.lines.line_of(offset)) is False
@@ -353,6 +404,10 @@ class CppContext(FileContext):
         if end > node.start_byte and self.source[end - 1 : end] == b"\n":
             end -= 1
         return self.lines.line_of(max(end - 1, node.start_byte))
+
+
+# A translation unit's own file: the macros it defines are its own (no one includes it).
+_SOURCE_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c++", ".c")
 
 
 @lru_cache(maxsize=64)

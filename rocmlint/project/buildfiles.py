@@ -40,6 +40,16 @@ class BuildFacts:
     # CMake or meson): why, and the basenames of C-family sources any Python file names
     python_listed: Evidence | None = None
     named_in_python: frozenset[str] = frozenset()
+    # headers the build writes (configure_file), by path below the build folder, with why
+    generated_headers: dict[str, Evidence] = field(default_factory=dict)
+
+    def generated_header(self, header: str) -> Evidence | None:
+        """Why an ``#include`` names a header the project's build generates (``nccl.h`` from
+        ``configure_file(nccl.h.in ${PROJECT_BINARY_DIR}/include/nccl.h)``), or None."""
+        for path, why in self.generated_headers.items():
+            if path == header or path.endswith("/" + header):
+                return why
+        return None
 
     def unbuilt_source(self, rel: str) -> Evidence | None:
         """Why no build compiles this source: a build file picks sources of its folder by a
@@ -130,7 +140,7 @@ def read_cmake_files(facts: BuildFacts, texts: dict[str, str], options: dict[str
     from .cmake import read
 
     cmake = read(texts, options)
-    merge_build_facts(facts, cmake.uses, cmake.definitions)
+    merge_build_facts(facts, cmake.uses, cmake.definitions, cmake.generated)
     for folder, why in cmake.dead_dirs.items():
         facts.nvidia_dirs.setdefault(folder, why)
     for folder, why in cmake.hipify_dirs.items():
@@ -143,12 +153,16 @@ def read_meson_files(facts: BuildFacts, texts: dict[str, str], options: dict[str
     from .meson import read
 
     meson = read(texts, options)
-    merge_build_facts(facts, meson.uses, meson.definitions)
+    merge_build_facts(facts, meson.uses, meson.definitions, meson.generated)
 
 
-def merge_build_facts(facts: BuildFacts, uses: list, definitions: dict) -> None:
-    """One build system's source uses and -D definitions (each with its ROCm condition)."""
+def merge_build_facts(facts: BuildFacts, uses: list, definitions: dict,
+                      generated: "dict[str, Evidence] | None" = None) -> None:
+    """One build system's source uses and -D definitions (each with its ROCm condition), and
+    the headers it writes."""
     facts.uses.extend(uses)
+    for path, why in (generated or {}).items():
+        facts.generated_headers.setdefault(path, why)
     for use in uses:
         if use.glob:
             folder, pattern = split_glob(use.path)

@@ -41,6 +41,8 @@ _STRONG_HIP = re.compile(r"(?:^|[/\s])[\w.-]+\.hip$|^hip::|hipify|^HIP$|^hip$|__
 _CUDA_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:cuda(?:toolkit|_arch)?|nvcc|cublas(?:lt)?|cudnn|cudart|nccl|cutlass|nvidia)"
                         r"(?![a-z])", re.IGNORECASE)
 _SOURCE_EXT = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx|c\+\+|h|hh|hpp|hxx|inl)$", re.IGNORECASE)
+# commands whose COMMAND words run a program at build or configure time
+_RUNS_PROGRAMS = ("add_custom_command", "add_custom_target", "execute_process")
 _FALSE_CONSTANTS = {"", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND"}
 _TRUE_CONSTANTS = {"1", "ON", "YES", "TRUE", "Y"}
 _UNARY = {"EXISTS", "COMMAND", "POLICY", "TARGET", "TEST", "IS_DIRECTORY", "IS_SYMLINK", "IS_ABSOLUTE", "DEFINED"}
@@ -79,6 +81,8 @@ class CMakeFacts:
     hipify_dirs: dict[str, Evidence] = field(default_factory=dict)
     # (CUDA source folder, folder hipify writes to, evidence): the twins the AMD build compiles
     hipify_outputs: list[tuple[str, str, Evidence]] = field(default_factory=list)
+    # headers configure_file() writes on the ROCm path (path below the build folder -> evidence)
+    generated: dict[str, Evidence] = field(default_factory=dict)
 
 
 class _Stop(Exception):
@@ -228,6 +232,23 @@ class _Learned:
     equals: dict[str, set] = field(default_factory=dict)
     differs: dict[str, set] = field(default_factory=dict)
     why: dict[str, str] = field(default_factory=dict)
+    # variables the configuration reads from files or programs: what they hold is data
+    read_from_disk: set[str] = field(default_factory=set)
+
+
+def _read_from_disk(statements: list) -> set[str]:
+    """Variables ``file(READ|STRINGS ...)`` or ``execute_process(OUTPUT_VARIABLE ...)`` set: a
+    branch on what they hold (``if(text MATCHES "NCCL_MAJOR := ...")``) parses data, it
+    does not select a platform."""
+    names: set[str] = set()
+    for cmd in _walk(statements):
+        words = [a for a, _ in cmd.args]
+        if cmd.name == "file" and len(words) >= 3 and words[0].upper() in ("READ", "STRINGS"):
+            names.add(words[2])
+        elif cmd.name == "execute_process":
+            names.update(value for key, value in zip(words, words[1:])
+                         if key in ("OUTPUT_VARIABLE", "ERROR_VARIABLE", "RESULT_VARIABLE"))
+    return names
 
 
 def _learn(statements: list, rel: str, learned: _Learned) -> None:
@@ -254,6 +275,8 @@ def _learn_condition(head: _Command, on_rocm: bool, rel: str, learned: _Learned)
         on_rocm = not on_rocm
     where = f"{rel}:{head.line}"
     name = _bare_var(args[0]) if args else None
+    if name in learned.read_from_disk:
+        return
     if len(args) == 1 and name:
         if on_rocm or not _HIP_WORD.search(name):  # a CUDA branch says its switch is off, not a HIP one
             learned.truth.setdefault(name, set()).add(on_rocm)
@@ -317,6 +340,8 @@ class Interpreter:
         return self.parsed[rel]
 
     def run(self) -> CMakeFacts:
+        for rel in sorted(self.texts):
+            self.learned.read_from_disk |= _read_from_disk(self.program(rel))
         for rel in sorted(self.texts):
             statements = self.program(rel)
             _learn(statements, rel, self.learned)
@@ -489,6 +514,11 @@ class Interpreter:
                         f"{describe(cond)}", where, KIND_BUILD_FILE))
                 if child in self.texts and child not in self.visited:
                     self._run_file(child, _Scope(scope), cond)
+        elif name == "configure_file" and len(words) >= 2 and cond.value is not False:
+            output = generated_path(words[1])
+            if output:
+                self.facts.generated.setdefault(output, Evidence(
+                    f"configure_file({words[0]} {words[1]}) writes it", where, KIND_BUILD_FILE))
         elif name == "include" and words:
             target = self._include_target(words[0], folder)
             if target is not None and self.depth <= MAX_DEPTH:
@@ -501,9 +531,11 @@ class Interpreter:
                     self.depth -= 1
         elif name in self.functions and name not in ("if", "set"):
             self._call(name, args, scope, cond, where)
-        if "hipify" in name:
+        if "hipify" in name or (name in _RUNS_PROGRAMS and cond.value is not False
+                                and any("hipify" in a.lower() for a, _ in cmd.args)):
             self.facts.hipify_dirs.setdefault(folder, Evidence(f"sources are hipified ({name}(...))", where,
                                                                KIND_BUILD_FILE))
+        if "hipify" in name:
             mapping = hipify_folders([a.text for a in args], folder)
             if mapping is not None:
                 self.facts.hipify_outputs.append((*mapping, Evidence(
@@ -797,6 +829,8 @@ class _Eval:
         branches taught (the ROCm branch's value, values of CUDA-only branches), else the
         value naming a platform (``"cuda"``: false on ROCm)."""
         learned = self.interp.learned
+        if name in learned.read_from_disk:
+            return None  # text the configuration reads: what it holds is not known here
 
         def same(raw: str) -> bool:
             candidate = self.operand((raw, False)) or raw  # the branch compared with a variable's value
@@ -949,6 +983,13 @@ def _resolve(path: str, folder: str) -> str:
     if path.startswith(ROOT) or path.startswith("/"):
         return path
     return _join(_join(ROOT, folder), path)
+
+
+def generated_path(output: str) -> str:
+    """A generated file's path below whichever build folder a variable names
+    (``${PROJECT_BINARY_DIR}/include/x.h`` -> ``include/x.h``)."""
+    path = _strip_root(re.sub(r"^.*\}/", "", output))
+    return path.lstrip("/") if "$" not in path else ""
 
 
 def _strip_root(path: str) -> str:

@@ -328,6 +328,9 @@ class CppModel:
         if kind == "cpp:include":
             rel = self.rel(path)
             return (model_resolve(self, rel, key) or "") if rel is not None else ""
+        if kind == "cpp:generated":
+            why = self.facts.generated_header(key)
+            return str(why) if why is not None else ""
         return None
     def resolve_include(self, includer: str, header: str, angle: bool = False) -> str | None:
         """The project file (root-relative) an ``#include`` in ``includer`` names, or None."""

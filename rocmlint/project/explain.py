@@ -103,6 +103,12 @@ def explain_cpp(ctx: "CppContext", line: int, out) -> None:
     gate = ctx.constant_gate(line) if not ctx.outside_amd_build else None
     if gate is not None:
         print(f"C++ gate: {gate}", file=out)
+    expansions = ctx.expansions_amd_skips(line) if not ctx.outside_amd_build else []
+    if expansions:
+        body = ctx.macro_bodies.body_at(line)
+        sites = ", ".join(str(site + 1) for site in expansions)
+        print(f"macro body: {body.name if body else 'the macro'} is expanded only at line(s) {sites}, "
+              "which the AMD build skips", file=out)
     from ..cpp.lanegroups import lane_groups, needs_lane_model
 
     if needs_lane_model(ctx):

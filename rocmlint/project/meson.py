@@ -29,6 +29,7 @@ class _Facts:
     def __init__(self) -> None:
         self.uses: list[SourceUse] = []
         self.definitions: dict[str, list[tuple[str, Cond, Evidence]]] = {}
+        self.generated: dict[str, Evidence] = {}  # configure_file() outputs on the ROCm path
 
 
 def _strings(node: Any) -> list[str]:
@@ -155,6 +156,12 @@ class _Reader:
                 if m:
                     self.facts.definitions.setdefault(m.group(1), []).append(
                         (m.group(2) or "", cond, Evidence(f"{name}('{text}') {describe(cond, '`')}", where, KIND_BUILD_FILE)))
+            return
+        if name == "configure_file" and cond.value is not False:
+            for key, value in node.args.kwargs.items():
+                if getattr(key, "value", "") == "output" and type(value).__name__ == "StringNode":
+                    self.facts.generated.setdefault(value.value, Evidence(
+                        f"configure_file(output: '{value.value}') writes it", where, KIND_BUILD_FILE))
             return
         if name in ("files", "get_option", "dependency", "find_program", "message", "error", "include_directories",
                     "configure_file", "declare_dependency", "project", "set_variable"):
