@@ -274,3 +274,31 @@ def test_cmake_hipify_run_by_a_custom_command_hipifies_the_folder():
 def test_meson_configure_file_output_is_a_generated_header():
     facts = meson.read({"meson.build": "configure_file(input: 'cfg.h.in', output: 'nccl.h', configuration: conf)\n"})
     assert list(facts.generated) == ["nccl.h"]
+
+
+def test_cmake_branches_that_disagree_on_a_selector_teach_nothing_and_the_value_decides():
+    facts = cmake_facts({
+        "CMakeLists.txt": """
+            add_library(gen gen.cpp)
+            if(HIP_COMPILER STREQUAL "nvcc")
+              set_source_files_properties(${gen_HIP_SRCS} PROPERTIES LANGUAGE CUDA)
+              target_link_libraries(gen hip::device)
+            endif()
+            if(HIP_COMPILER STREQUAL "nvcc")
+              enable_language(CUDA)
+            endif()
+            add_subdirectory(bench)
+        """,
+        "bench/CMakeLists.txt": """
+            function(add_bench src)
+              get_filename_component(target ${src} NAME_WE)
+              add_executable(${target} ${src})
+            endfunction()
+            add_bench(bench_gen.cpp)
+            if(HIP_COMPILER STREQUAL "nvcc")
+              add_bench(bench_vendor.cpp)
+            endif()
+        """})
+    # The first branch looks like ROCm work (hip::device, a *_HIP_SRCS list), the second like
+    # CUDA work: contradictory lessons are dropped and "nvcc" names NVIDIA's compiler.
+    assert uses(facts.uses) == {"gen.cpp": True, "bench/bench_gen.cpp": True, "bench/bench_vendor.cpp": False}

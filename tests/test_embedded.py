@@ -389,6 +389,25 @@ def test_selecting_cpp_rules_also_reads_python_files(tmp_path, capsys):
         os.chdir(old)
 
 
+def test_explain_and_check_agree_on_headers_hipify_renames_in_load_inline(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text("[tool.rocmlint]\nroot = true\n")
+    (tmp_path / "ext.py").write_text(
+        "from torch.utils.cpp_extension import load_inline\n"
+        "SRC = \"\"\"\n#include <cuda_runtime.h>\n#include <cuda/barrier>\n__global__ void k() {}\n\"\"\"\n"
+        "ext = load_inline('ext', cpp_sources='', cuda_sources=SRC)\n")
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        main(["check", "--no-cache", "--select", "ROC303", "--output-format", "json", "ext.py"])
+        assert [d["line"] for d in json.loads(capsys.readouterr().out)] == [4]  # hipify has no <cuda/barrier>
+        main(["explain", "ext.py:3"])
+        assert "ROC303 cuda-only-header: dropped: hipify renames this header" in capsys.readouterr().out
+        main(["explain", "ext.py:4"])
+        assert "ROC303 cuda-only-header: REPORTED" in capsys.readouterr().out
+    finally:
+        os.chdir(old)
+
+
 def test_a_fix_applied_twice_is_a_no_op():
     source = (ROOT / "fixtures/python/embedded/sparse_rowsum.py").read_text()
     once = fixed(source)

@@ -265,3 +265,23 @@ def test_a_host_side_wave_size_chosen_in_a_directive_is_no_host_read():
             "__global__ void k(int* o) { o[threadIdx.x] = wave_size(); }\n"
             "void go(int* o) { k<<<1, 64>>>(o); }\n")
     assert lint(code, select=("ROC208",)) == []
+
+
+def test_a_macro_that_drops_the_width_makes_a_width_less_shuffle_and_is_named():
+    """A port's `#define __shfl(v, l, w) __shfl(v, l)` hides the width the call site spells:
+    the shuffle spans the wavefront while its source lane is computed per 32."""
+    code = (
+        "#include <hip/hip_runtime.h>\n"
+        "#define __shfl(value, lane, width) __shfl(value, lane)\n"
+        "__global__ void shift_left(const short* in, short* out) {\n"
+        "  const int lane = threadIdx.x % 32;\n"
+        "  short v = in[threadIdx.x];\n"
+        "  short prev = __shfl(v, lane - 1, 32);\n"
+        "  out[threadIdx.x] = lane == 0 ? v : prev;\n"
+        "}\n"
+    )
+    found = lint(code)
+    assert [(f.code, f.line) for f in found] == [("ROC208", 6)]
+    assert "(the macro at line 2 expands it to `__shfl(value, lane)`)" in found[0].message
+    kept = code.replace("#define __shfl(value, lane, width) __shfl(value, lane)\n", "")
+    assert lint(kept) == []  # the width the call spells, when nothing drops it, keeps 32-lane groups

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -395,6 +395,7 @@ class ShuffleWrapper:
     shuffle: str
     params: tuple[str, ...]
     arguments: tuple[str, ...]
+    defined_at: str = ""  # `line 4` or `shfl.h:4`: named in the fact, whose text the call site hides
 
 
 _WRAPPER = re.compile(r"(\w+)\s*\(([^)]*)\)\s+(__shfl\w*)\s*\(([^()]*)\)\s*;?\s*$")
@@ -418,7 +419,8 @@ def shuffle_wrappers(ctx, depth: int = 0) -> dict[str, ShuffleWrapper]:
             continue
         params = tuple(p.strip() for p in m.group(2).split(",") if p.strip())
         arguments = tuple(a.strip() for a in m.group(4).split(","))
-        found[m.group(1)] = ShuffleWrapper(m.group(3), params, arguments)
+        where = f"line {first + 1}" if depth == 0 else f"{ctx.path.rsplit('/', 1)[-1]}:{first + 1}"
+        found[m.group(1)] = ShuffleWrapper(m.group(3), params, arguments, where)
     ctx.cache["shuffle-wrappers"] = found
     return found
 
@@ -912,10 +914,14 @@ class _Extractor:
         if second is None:
             return
         kind = SHUFFLE_KINDS[wrapper.shuffle]
+        before = len(self.out.facts)
         if kind == "idx":
             self._source_fact(node, wrapper.shuffle, second, None)
         else:
             self._offset_fact(node, wrapper.shuffle, kind, second, None)
+        expansion = f"{wrapper.shuffle}({', '.join(wrapper.arguments)})"
+        self.out.facts[before:] = [replace(f, what=f"{f.what} (the macro at {wrapper.defined_at} expands "
+                                                   f"it to `{expansion}`)") for f in self.out.facts[before:]]
 
     def _width_edit(self, node, args) -> tuple[Span, str] | None:
         """Insert ``, 32`` after the last argument: the 32-lane group made explicit (None

@@ -235,6 +235,13 @@ class _Learned:
     # variables the configuration reads from files or programs: what they hold is data
     read_from_disk: set[str] = field(default_factory=set)
 
+    def settled(self, name: str) -> tuple[set, set]:
+        """The values ``name`` equals and differs from in the ROCm build, less those the
+        branches disagree on (one ROCm-looking and one CUDA-looking branch on the same
+        ``NAME STREQUAL v``): a contradiction teaches nothing."""
+        equals, differs = self.equals.get(name, set()), self.differs.get(name, set())
+        return equals - differs, differs - equals
+
 
 def _read_from_disk(statements: list) -> set[str]:
     """Variables ``file(READ|STRINGS ...)`` or ``execute_process(OUTPUT_VARIABLE ...)`` set: a
@@ -555,8 +562,8 @@ class Interpreter:
         truth = self.learned.truth.get(name)
         if truth is not None and len(truth) == 1:
             return [Item("ON" if next(iter(truth)) else "OFF")]
-        equals = self.learned.equals.get(name)
-        if equals is not None and len(equals) == 1:
+        equals, _ = self.learned.settled(name)
+        if len(equals) == 1:
             return [Item(next(iter(equals)))]
         return None
 
@@ -840,10 +847,10 @@ class _Eval:
                 except re.error:
                     return False
             return candidate == value
-        equals = learned.equals.get(name, set())
+        equals, differs = learned.settled(name)
         if len(equals) == 1:
             return same(next(iter(equals)))
-        if any(same(other) for other in learned.differs.get(name, set())):
+        if any(same(other) for other in differs):
             return False
         kind = _names_platform(value)
         if kind == "cuda":

@@ -405,6 +405,9 @@ def explain_lines(ctx: "PythonContext", line: int, rules: tuple["Rule", ...],
             kernel_previous = LineIndex(text.data).line_text(kernel_line - 1) if kernel_line > 0 else ""
             suppressed = is_suppressed(finding.code, suppressed_codes(ctx.lines.line_text(line), previous)
                                        + suppressed_codes(finding.source_line, kernel_previous))
-            verdict = "dropped: suppressed by a comment" if suppressed else "REPORTED"
+            if _renamed_by_hipify(kernel, finding):
+                verdict = "dropped: hipify renames this header when torch builds the sources on ROCm"
+            else:
+                verdict = "dropped: suppressed by a comment" if suppressed else "REPORTED"
             out.append(f"  {finding.code} {finding.name}: {verdict}: {text.describe(finding.message, ctx.lines)}")
     return out
