@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 
 from rocmlint.config import Settings
-from rocmlint.engine import EMBEDDED_LANGUAGE, EMBEDDED_TRIGGERS, active_rules, analyse_buffer
+from rocmlint.engine import EMBEDDED_LANGUAGE, active_rules, analyse_buffer
 from rocmlint.languages import ParseFailure
+from rocmlint.python.embedded import has_trigger
 
 
 def main() -> None:
@@ -28,7 +29,7 @@ def main() -> None:
     with_kernels = active_rules(settings, "python")
     python_only = tuple(r for r in with_kernels if r.language != EMBEDDED_LANGUAGE)
     files = [(str(p), p.read_bytes()) for p in sorted(args.tree.rglob("*.py")) if p.is_file()]
-    triggered = sum(1 for _, data in files if any(t in data for t in EMBEDDED_TRIGGERS))
+    triggered = sum(1 for _, data in files if has_trigger(data))
     size = sum(len(data) for _, data in files)
     print(f"{args.tree}: {len(files)} .py files, {size / 1e6:.1f} MB, {triggered} with a trigger word")
 
