@@ -36,6 +36,9 @@ def view(code: str) -> bytes:
     ("torch.version.hip", True, False),
     ("torch.version.hip is not None", True, False),
     ("torch.version.hip is None", False, True),
+    ("bool(torch.version.hip)", True, False),
+    ("not bool(torch.version.hip)", False, True),
+    ("bool(fast)", None, None),
     ("None is not torch.version.hip", True, False),
     ("not IS_ROCM", False, True),
     ('hasattr(torch.version, "hip") and torch.version.hip is not None', True, False),
@@ -75,6 +78,20 @@ def test_module_level_gate_variable_becomes_a_gate():
             x = 1
     """)
     assert ctx.nvidia_only(offset_of(ctx, "x = 1"))
+
+
+def test_a_gate_variable_bound_to_bool_of_the_hip_version_gates_a_function_below_it():
+    ctx = context("""
+        import torch
+        HIP_BUILD = bool(torch.version.hip)
+        def cuda_version():
+            if HIP_BUILD:
+                return None
+            else:
+                return torch.version.cuda.split(".")
+    """)
+    assert ctx.nvidia_only(offset_of(ctx, "return torch.version.cuda"))
+    assert not ctx.nvidia_only(offset_of(ctx, "return None"))
 
 
 # Reachability ---------------------------------------------------------------------------

@@ -100,6 +100,9 @@ class GateEvaluator:
                 and len(node.args) == 2 and isinstance(node.args[1], ast.Constant)
                 and node.args[1].value in ("hip", "cuda") and self.qualname(node.args[0]) == "torch.version"):
             return True  # torch.version has both attributes on every build
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool"
+                and len(node.args) == 1 and not node.keywords):
+            return self.value(node.args[0], rocm)  # `HIP_BUILD = bool(torch.version.hip)`
         if isinstance(node, ast.Call):
             kind = self._helper_kind(node)
             if kind == "rocm":
