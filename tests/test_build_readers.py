@@ -302,3 +302,34 @@ def test_cmake_branches_that_disagree_on_a_selector_teach_nothing_and_the_value_
     # The first branch looks like ROCm work (hip::device, a *_HIP_SRCS list), the second like
     # CUDA work: contradictory lessons are dropped and "nvcc" names NVIDIA's compiler.
     assert uses(facts.uses) == {"gen.cpp": True, "bench/bench_gen.cpp": True, "bench/bench_vendor.cpp": False}
+
+
+def test_cmake_a_backend_selector_equal_to_hip_is_the_rocm_choice_and_switches_follow_it():
+    facts = cmake_facts({"CMakeLists.txt": """
+        set(COMPUTE_BACKEND "cpu" CACHE STRING "cpu, cuda, hip or xpu")
+        if(${COMPUTE_BACKEND} STREQUAL "cuda")
+          set(BUILD_CUDA ON)
+          set(BUILD_HIP OFF)
+        elseif(${COMPUTE_BACKEND} STREQUAL "hip")
+          set(BUILD_CUDA OFF)
+          set(BUILD_HIP ON)
+        else()
+          set(BUILD_CUDA OFF)
+          set(BUILD_HIP OFF)
+        endif()
+        set(GPU_FILES ops.cu kernels.cu)
+        if(BUILD_CUDA)
+          list(APPEND SRC_FILES ${GPU_FILES} mma_sm80.cu)
+        elseif(BUILD_HIP)
+          list(APPEND SRC_FILES ${GPU_FILES})
+        elseif(BUILD_HIP_CPU)
+          list(APPEND SRC_FILES cpu_emulation.cpp)
+        endif()
+        add_library(ops common.cpp ${SRC_FILES})
+    """})
+    found: dict[str, set] = {}
+    for use in facts.uses:
+        found.setdefault(use.path, set()).add(use.cond.value)
+    # The hip branch is taken, so BUILD_CUDA is OFF: mma_sm80.cu is the NVIDIA build's alone.
+    assert found == {"common.cpp": {True}, "ops.cu": {False, True}, "kernels.cu": {False, True},
+                     "mma_sm80.cu": {False}, "cpu_emulation.cpp": {False}}

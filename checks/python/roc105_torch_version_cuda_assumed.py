@@ -5,7 +5,7 @@ import re
 
 from rocmlint.model import Applicability, Edit, Fix
 from rocmlint.python.flow import value_sites
-from rocmlint.python.gates import CUDA_VERSION
+from rocmlint.python.gates import CUDA_VERSION, GPU_PRESENT
 from rocmlint.rule import Rule
 
 # Calls that treat their argument as a version string or number.
@@ -66,6 +66,7 @@ class TorchVersionCudaAssumed(Rule):
         "import torch\ngpu = torch.version.cuda or torch.version.hip\nif gpu:\n    pass\n",
         "import torch\nif torch.version.cuda:\n    major = int(torch.version.cuda.split('.')[0])\n",
         "import torch\nif torch.version.hip:\n    arch = 'rocm'\nelse:\n    major = torch.version.cuda.split('.')[0]\n",
+        "import torch\ndevices = ['cpu', 'cuda'] if torch.cuda.is_available() and torch.version.cuda else ['cpu']\n",
     )
     invalid = (
         "import torch\nif torch.version.cuda is not None:\n    model.cuda()\n",
@@ -143,6 +144,9 @@ def _presence_guarded(ctx, site) -> bool | None:
     while i > 0 and isinstance(site[i - 1], (ast.BoolOp, ast.UnaryOp)):
         if isinstance(site[i - 1], ast.UnaryOp):
             positive = not positive
+        elif isinstance(site[i - 1].op, ast.And) and any(
+                isinstance(v, ast.Call) and ctx.qualname(v.func) == GPU_PRESENT for v in site[i - 1].values):
+            return False  # `is_available() and torch.version.cuda`: presence is asked; this picks NVIDIA
         i -= 1
     owner = site[i - 1]
     if not isinstance(owner, _TESTS) or owner.test is not site[i] or isinstance(owner, ast.Assert):

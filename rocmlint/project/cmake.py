@@ -855,6 +855,8 @@ class _Eval:
         kind = _names_platform(value)
         if kind == "cuda":
             return False
+        if op == "STREQUAL" and value.lower() in _HIP_PLATFORM_VALUES:
+            return True  # `BACKEND STREQUAL "hip"`: the ROCm configuration's choice
         return None
 
     def truth(self, text: str, quoted: bool) -> bool | None:
@@ -933,6 +935,10 @@ def _cuda_setting(name: str) -> bool:
 def _live(items: list[Item] | None) -> list[Item] | None:
     """The items the ROCm build may see (None: the value is unknown)."""
     return None if items is None else [i for i in items if i.cond.value is not False]
+
+
+# Values that are exactly the ROCm platform's name: a selector equal to one is ROCm's choice.
+_HIP_PLATFORM_VALUES = frozenset({"hip", "rocm", "amd"})
 
 
 def _names_platform(value: str) -> str | None:
