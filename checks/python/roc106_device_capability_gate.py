@@ -11,6 +11,9 @@ from rocmlint.rule import Rule
 _CARRIERS = (ast.Subscript, ast.BinOp, ast.Tuple)
 
 
+_CAPABILITY = ast.Call(func=ast.Name(id="get_device_capability", ctx=ast.Load()), args=[], keywords=[])
+
+
 class DeviceCapabilityGate(Rule):
     """Features switched on NVIDIA compute-capability numbers.
 
@@ -56,6 +59,8 @@ class DeviceCapabilityGate(Rule):
     valid = (
         "import torch\nprint(torch.cuda.get_device_capability())\n",
         "import torch\nif torch.cuda.get_device_capability() >= (8, 0):\n    use_bf16()\n",
+        "import torch\ncap = (0, 0)\nif torch.cuda.is_available():\n    cap = torch.cuda.get_device_capability()\n"
+        "needs_bf16 = pytest.mark.skipif(cap < (8, 0), reason='bf16')\n",
         "import torch\nif torch.cuda.get_device_capability() != (10, 0):\n    pytest.skip('needs SM100')\n",
         "import torch\nif not torch.version.hip and torch.cuda.get_device_capability() >= (8, 0):\n    enable()\n",
         "from torch.cuda import get_device_capability\n",
@@ -65,6 +70,8 @@ class DeviceCapabilityGate(Rule):
         "import torch\n\n\ndef pick():\n    major, minor = torch.cuda.get_device_capability()\n"
         "    return 'fp8' if major >= 9 else 'bf16'\n",
         "import torch\nSM = torch.cuda.get_device_capability(0)[0] * 10\nHOPPER = SM == 90\n",
+        "import torch\ncap = (0, 0)\nif torch.cuda.is_available():\n    cap = torch.cuda.get_device_capability()\n"
+        "needs_sm90 = pytest.mark.skipif(cap < (9, 0), reason='wgmma')\n",
     )
 
     def check(self, ctx) -> None:
@@ -113,6 +120,7 @@ class DeviceCapabilityGate(Rule):
     def _compared(ctx, site):
         """None: not compared here (or gated); True: compared, outcome unknown; else the
         Judgement of the comparison on the AMD table."""
+        carrier = site[-1]
         site = climb(site, _CARRIERS)
         if len(site) < 2 or not isinstance(site[-2], ast.Compare):
             return None
@@ -122,7 +130,9 @@ class DeviceCapabilityGate(Rule):
         scope = ctx.scope_of(site)
 
         def resolve(name):
-            return ctx.resolve_name(name, scope)
+            # The name this site was followed to holds the capability, whatever else the
+            # name is bound to elsewhere (`cap = (0, 0)` when no GPU is present).
+            return _CAPABILITY if name is carrier else ctx.resolve_name(name, scope)
 
         verdict = judge(compare, resolve)
         # The whole test the comparison is part of, while it depends on the capability alone
