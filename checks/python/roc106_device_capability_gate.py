@@ -129,12 +129,19 @@ class DeviceCapabilityGate(Rule):
             return None
         scope = ctx.scope_of(site)
 
-        def resolve(name):
+        def bound(name):
+            return ctx.resolve_name(name, scope)
+
+        def carried(name):
             # The name this site was followed to holds the capability, whatever else the
             # name is bound to elsewhere (`cap = (0, 0)` when no GPU is present).
-            return _CAPABILITY if name is carrier else ctx.resolve_name(name, scope)
+            return _CAPABILITY if name is carrier else bound(name)
 
+        resolve = bound
         verdict = judge(compare, resolve)
+        if verdict is None:
+            resolve = carried
+            verdict = judge(compare, resolve)
         # The whole test the comparison is part of, while it depends on the capability alone
         # (`major > 8 or (major == 8 and minor >= 9)` tests FP8, not SM 9.0).
         i = len(site) - 3
