@@ -285,3 +285,26 @@ def test_a_macro_that_drops_the_width_makes_a_width_less_shuffle_and_is_named():
     assert "(the macro at line 2 expands it to `__shfl(value, lane)`)" in found[0].message
     kept = code.replace("#define __shfl(value, lane, width) __shfl(value, lane)\n", "")
     assert lint(kept) == []  # the width the call spells, when nothing drops it, keeps 32-lane groups
+
+
+HALVES = (
+    "#include <hip/hip_runtime.h>\n"
+    "__global__ void gated_pairs(const float* x, float* out) {\n"
+    "  const int lane = threadIdx.x % 32;\n"
+    "  float acc = x[threadIdx.x];\n"
+    "  for (int mask = 8; mask >= 1; mask /= 2) acc += __shfl_xor(acc, mask);\n"
+    "  {STEP}\n"
+    "  if (lane == 0) out[threadIdx.x / 32] = {OUT};\n"
+    "}\n"
+)
+
+
+def test_an_xor_exchange_between_16_lane_halves_is_not_a_reduction():
+    """`other = __shfl_xor(acc, 16)` swaps the two 16-lane sums of each 32-lane group (xor 16
+    never leaves its 32 lanes): nothing in it depends on the wave size."""
+    exchange = HALVES.replace("{STEP}", "float other = __shfl_xor(acc, 16);").replace("{OUT}", "acc * other")
+    assert lint(exchange) == []
+    assert all(f.kind != "reduction" or f.size != G32 for fn in model(exchange).functions for f in fn.facts)
+    # The same shuffle folded back through a temporary is the last step of a reduction.
+    folded = HALVES.replace("{STEP}", "float other = __shfl_xor(acc, 16); acc += other;").replace("{OUT}", "acc")
+    assert any(f.kind == "reduction" and f.size == G32 for fn in model(folded).functions for f in fn.facts)

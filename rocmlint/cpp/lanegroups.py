@@ -1020,6 +1020,8 @@ class _Extractor:
                           f"`{name}` with no width and no per-32 lane guard",
                           wave_edit=self._width_edit(node, args))
             return
+        if offset.type == "number_literal" and kind == "xor" and _exchanged_only(ctx, node, args[0] if args else None):
+            return  # `other = __shfl_xor(v, 16)` swaps values inside each 32-lane half: no reduction
         if offset.type == "number_literal":
             steps = _unrolled_offsets(ctx, node)
             shape = "stops at offset 16" if len(steps) > 1 and steps[-1] == ctx.node_text(offset) else \
@@ -1264,6 +1266,34 @@ def _half_value(ctx, text: str) -> int | None:
         return 16 if size == G32 else 32 if size == WAVE else None
     value = constant_value(ctx, text)
     return int(value) if value is not None and value.isdigit() else None
+
+
+def _exchanged_only(ctx, call, value) -> bool:
+    """A shuffle whose result goes into another variable that never flows back into the
+    shuffled value (``float other = __shfl_xor(acc, 16); out = f(acc) * other;``): an
+    exchange between lanes, not a step of a reduction (``t = ...; acc += t;`` is one)."""
+    if value is None:
+        return False
+    parent = call.parent
+    if parent is not None and parent.type == "init_declarator":
+        target = parent.child_by_field_name("declarator")
+    elif parent is not None and parent.type == "assignment_expression" and \
+            ctx.node_text(parent.child_by_field_name("operator")) == "=" and parent.child_by_field_name("right") == call:
+        target = parent.child_by_field_name("left")
+    else:
+        return False
+    if target is None:
+        return False
+    name, shuffled = ctx.node_text(target).strip(), ctx.node_text(value).strip()
+    if name == shuffled:
+        return False
+    block = ctx.ancestor(call, {"compound_statement"})
+    for assignment in ctx.descendants(block, {"assignment_expression"}) if block is not None else ():
+        left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+        if left is not None and right is not None and ctx.node_text(left).strip() == shuffled and \
+                re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", ctx.node_text(right)):
+            return False  # folded back into the value: a reduction step through a temporary
+    return True
 
 
 def _unrolled_offsets(ctx, call) -> list[str]:
