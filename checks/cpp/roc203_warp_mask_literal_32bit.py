@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import re
 
+from rocmlint.cpp.full_masks import FULL_MASK_32
 from rocmlint.model import Applicability, Edit
 from rocmlint.rule import Example, Rule
 
-FULL_MASK_32 = re.compile(r"\(?\s*(?:0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]|~0[uU]?[lL]?\s*\)?|-1[uU])\s*\)?")
 # CUDA *_sync intrinsics and the HIP non-sync ones that exist from HIP 5 to 7.
 NON_SYNC = {
     "__shfl_sync": "__shfl", "__shfl_up_sync": "__shfl_up", "__shfl_down_sync": "__shfl_down",

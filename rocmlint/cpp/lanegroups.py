@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..model import Span
 from .dataflow import call_arguments, callee_name, flow_for
+from .full_masks import shifted_mask
 
 if TYPE_CHECKING:
     from .context import CppContext
@@ -868,6 +869,8 @@ class _Extractor:
                 self.out.calls.add(name.split("::")[-1].split("<")[0])
             return
         value_index = 1 if name.endswith("_sync") else 0
+        if value_index == 0 and shifted_mask(ctx, name, args, constant_value) is not None:
+            value_index = 1  # `__shfl_down(mask, v, o)`: read as the _sync call it was (ROC210)
         if len(args) <= value_index + 1:
             return
         second = args[value_index + 1]
