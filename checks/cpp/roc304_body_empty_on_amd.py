@@ -10,6 +10,8 @@ from rocmlint.model import Span
 from rocmlint.rule import Rule
 
 _IDENT = re.compile(rb"[A-Za-z_]\w*")
+# asm("" : "+r"(x) :: "memory"): a compiler barrier that changes no value
+_EMPTY_ASM = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*\(\s*\"\"[^;]*;")
 _VOID = re.compile(r"\bvoid\b")
 _CONST_POINTEE = re.compile(r"^\s*(?:\w+\s+)*const\b|\bconst\s*[&*]")
 # What the AMD build may still compile in a function that does nothing there: local
@@ -92,7 +94,8 @@ class BodyEmptyOnAmd(Rule):
     def check(self, ctx) -> None:
         pp = ctx.pp
         dead = [chain for chain in pp.chains if pp.amd[chain.start] is not False
-                and all(branch.amd is False for branch in chain.branches) and not _unit_local(ctx, chain)]
+                and all(branch.amd is False for branch in chain.branches) and not _unit_local(ctx, chain)
+                and not _dead_everywhere(chain)]
         if not dead:
             return  # no parse: most files stop here
         found: dict[int, _Empty] = {}
@@ -120,6 +123,12 @@ class BodyEmptyOnAmd(Rule):
     def gate_lines(ctx, finding) -> list[int]:
         """0-based lines of the gates behind a finding (``rocmlint explain`` shows their values)."""
         return ctx.cache.get("ROC304-gates", {}).get(finding.span.start, [])
+
+
+def _dead_everywhere(chain) -> bool:
+    """``#if 0``: no build compiles the code, NVIDIA's neither; not an AMD gap."""
+    return all(not (set(_IDENT.findall(b.condition.encode())) - {b"defined", b"true", b"false"})
+               for b in chain.branches)
 
 
 def _unit_local(ctx, chain) -> bool:
@@ -185,7 +194,8 @@ def _empty_on_amd(ctx, function) -> _Empty | None:
         live_statements[statement.start_byte] = statement
     if not dead_lines:
         return None
-    dead_code = b" ".join(ctx.source[ctx.lines.line_start(n):ctx.lines.line_end(n)] for n in dead_lines)
+    dead_code = _EMPTY_ASM.sub(b"", b" ".join(ctx.source[ctx.lines.line_start(n):ctx.lines.line_end(n)]
+                                               for n in dead_lines))
     chains = _chains_holding(pp, dead_lines)
     if chains is None:
         return None  # some of the code has an AMD alternative
