@@ -119,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rocmlint: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `rocmlint check | head`: the reader left; stop quietly as cat does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not fail again
+        return 141
     except Exception as exc:  # a crash must be a clear message, not a traceback
         from .config import ConfigError
         from .registry import RegistryError

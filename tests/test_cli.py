@@ -227,3 +227,18 @@ def test_extend_select_adds_to_each_configs_selection_when_walking_a_folder(proj
                              project, capsys)
     assert code == 1, err
     assert [(d["code"], d["path"]) for d in json.loads(out)] == [("ROC103", "pkg/mon.py")]
+
+
+def test_a_reader_that_leaves_early_gets_a_quiet_exit(tmp_path):
+    """`rocmlint explain ... | head`: a closed pipe is not an internal error. The pipe's
+    read end is closed before rocmlint writes, so its first write fails, every time."""
+    (tmp_path / "k.cu").write_text("__device__ float f(float v) {\n"
+                                   "  return v + __shfl_xor_sync(0xffffffff, v, 1);\n}\n")
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    proc = subprocess.Popen([sys.executable, "-m", "rocmlint", "explain", "--no-cache", "k.cu:2"], cwd=tmp_path,
+                            stdout=write_end, stderr=subprocess.PIPE)
+    os.close(write_end)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141
+    assert "internal error" not in err.decode() and "Traceback" not in err.decode()

@@ -699,3 +699,22 @@ def test_a_macro_body_is_judged_where_it_is_expanded(tmp_path, capsys):
     assert where(findings(tmp_path, capsys)) == set()
     (tmp_path / "wait.cu").write_text(HIP_MARK + '#include "sync.cuh"\nLOAD_ACQUIRE(load_acquire)\n')
     assert where(findings(tmp_path, capsys)) == {("ROC301", "sync.cuh", 4)}
+
+
+def test_a_shim_inside_an_include_guard_reaches_the_headers_its_includer_reads_next(tmp_path, capsys):
+    """`#ifndef COMPAT_H / #define COMPAT_H` is undefined where the header is read: the
+    shim under `#if defined(USE_ROCM)` inside it is the AMD build's, for a header that
+    the same source includes after it (and that does not include the shim itself)."""
+    root = write_tree(tmp_path, {
+        "setup.py": "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n",
+        "ext/compat.cuh": "#ifndef COMPAT_H\n#define COMPAT_H\n#if defined(USE_ROCM)\n"
+                          "#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)\n#endif\n#endif\n",
+        "ext/reduce.cuh": "__device__ float row_sum(float v) {\n"
+                          "  for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffff, v, o);\n"
+                          "  return v;\n}\n",
+        "ext/kernels.cu": "#include <hip/hip_runtime.h>\n#include \"compat.cuh\"\n#include \"reduce.cuh\"\n"
+                          "__global__ void k(float* x) { x[threadIdx.x] = row_sum(x[threadIdx.x]); }\n",
+    })
+    shim = model_for(root).shim("__shfl_xor_sync")
+    assert shim is not None and shim.drops(0) and shim.where == "ext/compat.cuh:4"
+    assert [f for f in findings(root, capsys) if f["code"] == "ROC203"] == []

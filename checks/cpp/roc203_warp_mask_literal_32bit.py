@@ -140,7 +140,7 @@ class WarpMaskLiteral32Bit(Rule):
                     if not (name.endswith("_sync") or name == "__syncwarp") or not args or args[0] != use:
                         continue
                     shim = ctx.model.shim(name) if ctx.model is not None else None
-                    if shim is not None and shim.drops(0):
+                    if shim is not None and shim.drops(0) or _wrapper_drops_mask(ctx, name):
                         continue  # the project's AMD shim drops the mask: it never reaches HIP
                     fix = None
                     if name in NON_SYNC:
@@ -215,3 +215,12 @@ class WarpMaskLiteral32Bit(Rule):
                 return [n for n in ctx.identifiers(scope, name) if n != name_node], \
                     f"`{name}` (= `{literal}`, line {line + 1})"
         return [node], f"`{literal}`"
+
+
+def _wrapper_drops_mask(ctx, name: str) -> bool:
+    """``#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)`` in this file or a
+    header it includes, outside NVIDIA-only code: the mask never reaches HIP."""
+    from rocmlint.cpp.lanegroups import shuffle_wrappers
+
+    wrapper = shuffle_wrappers(ctx).get(name)
+    return wrapper is not None and bool(wrapper.params) and wrapper.params[0] not in wrapper.arguments

@@ -959,12 +959,15 @@ def _walk_shape(model: CppModel, rel: str, summary: Summary):
     asked: dict[str, tuple[bool | None, int | None]] = {}
     resolve = model.resolver(os.path.join(model.root, rel))
 
+    guard = summary.guard
+
     def recording(name: str) -> tuple[bool | None, int | None]:
+        if name == guard:
+            return False, None  # the include guard: undefined where the file's text is read
         asked[name] = answer = resolve(name)
         return answer
 
     walker = ChainWalker(Evaluator({}, set(), recording))
-    guard = summary.guard
     slots: list[tuple | None] = []
     for first, last, name, rest in summary.directives:
         reach = walker.feed(first, last, name, rest)
