@@ -60,7 +60,13 @@ class RocmlintServer(LanguageServer):
             await asyncio.sleep(delay)
         if self.waiting.get(uri) is asyncio.current_task():
             del self.waiting[uri]
-        result = await self.on_engine(self._lint, uri)
+        try:
+            result = await self.on_engine(self._lint, uri)
+        except RuntimeError:  # the engine was shut down meanwhile
+            return
+        except Exception:  # noqa: BLE001 - logged; the server keeps serving
+            log.exception("linting %s failed", uri)
+            return
         if result is not None:
             version, diagnostics = result
             self.text_document_publish_diagnostics(
@@ -159,6 +165,8 @@ def build_server() -> RocmlintServer:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration(ls: RocmlintServer, params: types.DidChangeConfigurationParams) -> None:
+        if not Options.concerns(params.settings):
+            return  # another tool's settings, or none (a client that expects them pulled)
         options = _options(ls, params.settings)
         if options is None:
             return

@@ -68,6 +68,14 @@ class Options:
     debounce_ms: int = 50
     unsafe_fixes: bool = True  # offer unsafe fixes (never preferred) as quick fixes
 
+    KEYS = frozenset({"configPath", "select", "ignore", "extendSelect", "compileCommands", "cacheDir", "cache",
+                      "severity", "debounceMs", "unsafeFixes"})
+
+    @classmethod
+    def concerns(cls, raw: object) -> bool:
+        """Whether a client's settings object says anything to rocmlint."""
+        return isinstance(raw, dict) and ("rocmlint" in raw or bool(cls.KEYS & set(raw)))
+
     @classmethod
     def parse(cls, raw: object) -> "Options":
         if raw is None:
@@ -77,11 +85,9 @@ class Options:
         raw = raw.get("rocmlint", raw)
         if not isinstance(raw, dict):
             raise OptionsError(f"'rocmlint' settings must be an object, got {raw!r}")
-        known = {"configPath", "select", "ignore", "extendSelect", "compileCommands", "cacheDir", "cache",
-                 "severity", "debounceMs", "unsafeFixes"}
-        unknown = sorted(set(raw) - known)
+        unknown = sorted(set(raw) - cls.KEYS)
         if unknown:
-            raise OptionsError(f"unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+            raise OptionsError(f"unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(cls.KEYS))})")
         codes = {}
         for key in ("select", "ignore", "extendSelect"):
             value = raw.get(key)
