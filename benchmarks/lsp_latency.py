@@ -3,11 +3,12 @@
 Starts the server over stdio on a real tree, opens one ~1,000-line .cu file, and times each
 ``textDocument/didChange`` (insert a space at the start of a middle line, then delete it) to
 the ``publishDiagnostics`` of that document version. The first lint (cold: it builds the
-project model) and the saves (the model rebuilt, from the summary cache) are timed too.
+project model) and saves are timed too.
 
     python benchmarks/lsp_latency.py /work/scratch/anchor/ggml-org+ggml [--file src/ggml-cuda/rope.cu]
 
-Nothing is written into the tree: the server's model cache goes to a temporary folder.
+Nothing is written into the tree: the server's model cache goes to a temporary folder, and
+``--copy`` edits a header of a temporary copy (the includer re-linted after the model is rebuilt).
 Prints figures, asserts nothing.
 """
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -75,14 +78,23 @@ async def forward_stderr(client: LanguageClient) -> None:
         sys.stderr.write(line.decode("utf-8", "replace"))
 
 
-def summary(label: str, samples: list[float]) -> str:
+def summary(label: str, samples: list[float], what: str = "edits") -> str:
     ms = sorted(s * 1000 for s in samples)
     p90 = ms[min(len(ms) - 1, int(round(0.9 * (len(ms) - 1))))]
     return (f"{label}: median {statistics.median(ms):.1f} ms, p90 {p90:.1f} ms, "
-            f"min {ms[0]:.1f} ms, max {ms[-1]:.1f} ms ({len(ms)} edits)")
+            f"min {ms[0]:.1f} ms, max {ms[-1]:.1f} ms ({len(ms)} {what})")
 
 
-async def run(tree: Path, file: Path, edits: int, debounce_ms: int, saves: int) -> None:
+def included_header(file: Path) -> Path | None:
+    """The first project header the file includes with quotes, found beside it."""
+    for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+        m = re.match(r'\s*#\s*include\s*"([^"]+)"', line)
+        if m and (file.parent / m.group(1)).is_file():
+            return file.parent / m.group(1)
+    return None
+
+
+async def run(tree: Path, file: Path, edits: int, debounce_ms: int, saves: int, copied: bool) -> None:
     bench = Bench()
     client = bench.client
     with tempfile.TemporaryDirectory(prefix="rocmlint-lsp-bench-") as cache:
@@ -136,20 +148,27 @@ async def run(tree: Path, file: Path, edits: int, debounce_ms: int, saves: int) 
                           await edit_round(edits)))
         save_times = []
         for _ in range(saves):
-            version += 1
-            client.text_document_did_change(types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
-            await bench.wait(uri, version)
             bench.arrived.pop((uri, version), None)
             sent = time.perf_counter()
             client.text_document_did_save(types.DidSaveTextDocumentParams(
                 text_document=types.TextDocumentIdentifier(uri=uri)))
             save_times.append(await bench.wait(uri, version) - sent)
         if save_times:
-            ms = sorted(s * 1000 for s in save_times)
-            print(f"re-lint after didSave (project model rebuilt from its cache): median "
-                  f"{statistics.median(ms):.0f} ms, max {ms[-1]:.0f} ms ({len(ms)} saves)")
+            print(summary("diagnostics after didSave of the unchanged file (the model and the lint are kept)", save_times, "saves"))
+        header = included_header(file) if copied else None
+        header_times = []
+        for index in range(saves if header is not None else 0):
+            assert header is not None
+            with open(header, "a", encoding="utf-8") as fh:
+                fh.write(f"#define ROCMLINT_BENCH_{index} 1\n")  # a new directive: the model is rebuilt
+            bench.arrived.pop((uri, version), None)
+            sent = time.perf_counter()
+            client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+                types.FileEvent(uri=header.as_uri(), type=types.FileChangeType.Changed)]))
+            header_times.append(await bench.wait(uri, version) - sent)
+        if header is not None and header_times:
+            print(summary(f"includer re-linted after {header.relative_to(tree)} gains a #define "
+                          "(the project model rebuilt)", header_times, "header edits"))
         await client.shutdown_async(None)
         client.exit(None)
         await client.stop()
@@ -165,6 +184,9 @@ def main() -> None:
     parser.add_argument("--debounce-ms", type=int, default=50,
                         help="also time a round with this debounce (the server's default; 0: skip)")
     parser.add_argument("--saves", type=int, default=5, help="saves timed (default 5)")
+    parser.add_argument("--copy", action="store_true",
+                        help="work on a temporary copy of the tree and also time header edits on disk "
+                             "(the includer re-linted after the model is rebuilt)")
     args = parser.parse_args()
     tree = args.tree.resolve()
     if not tree.is_dir():
@@ -173,7 +195,14 @@ def main() -> None:
     if not file.is_file():
         raise SystemExit(f"no such file: {file}")
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    asyncio.run(run(tree, file, args.edits, args.debounce_ms, args.saves))
+    if not args.copy:
+        asyncio.run(run(tree, file, args.edits, args.debounce_ms, args.saves, copied=False))
+        return
+    with tempfile.TemporaryDirectory(prefix="rocmlint-lsp-tree-") as folder:
+        copy = Path(folder) / tree.name
+        shutil.copytree(tree, copy, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+        (copy / ".git").mkdir()  # still its own project root
+        asyncio.run(run(copy, copy / file.relative_to(tree), args.edits, args.debounce_ms, args.saves, copied=True))
 
 
 if __name__ == "__main__":

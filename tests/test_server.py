@@ -315,3 +315,19 @@ def test_positions_count_utf16_units_and_keep_crlf():
     assert lines.position(encode_text(text).index(b"y")) == (2, 0)
     assert lines.offset(0, 99) == len("a😀b".encode())  # past a line's end: its end
     assert LineMap(encode_text(text), "utf-32").position(len("a😀".encode())) == (0, 2)
+
+
+def test_a_save_keeps_the_model_unless_a_directive_moves(tmp_path):
+    root = workspace(tmp_path)
+    (root / "config.h").write_text(CONFIG_H)
+    kernel = root / "kernel.cu"
+    kernel.write_text(KERNEL_CU)
+    session = Session([root])
+    session.open("kernel", kernel, KERNEL_CU)
+    assert session.lint("kernel") == []
+    [project] = session.projects.values()
+    assert project is not None and project.parts["cpp"].built and project.parts["cpp"].get() is not None
+    kernel.write_text(KERNEL_CU.replace("v, 16)", "v, 8)"))  # code between the directives
+    assert session.files_changed([kernel]) == [] and list(session.projects.values()) == [project]
+    kernel.write_text("#define EXTRA 1\n" + KERNEL_CU)  # every directive moves a line down
+    assert session.files_changed([kernel]) == ["kernel"] and session.projects == {}

@@ -216,10 +216,13 @@ class Session:
             if os.path.basename(real) in CONFIG_FILES:
                 self._reset()  # settings may have changed anywhere below it
                 return list(self.documents)
-            for root in list(self.projects):
-                if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
-                    del self.projects[root]
-                    touched.add(root)
+            for root, project in list(self.projects.items()):
+                if not real.startswith(root.rstrip(os.sep) + os.sep):
+                    continue
+                if project is not None and project.unchanged_by(Path(real)):
+                    continue  # e.g. a kernel edited between its directives: the model still holds
+                del self.projects[root]
+                touched.add(root)
         stale = [doc for doc in self.documents.values() if doc.root is not None and str(doc.root) in touched]
         for doc in stale:
             doc.linted = None
