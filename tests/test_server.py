@@ -331,3 +331,50 @@ def test_a_save_keeps_the_model_unless_a_directive_moves(tmp_path):
     assert session.files_changed([kernel]) == [] and list(session.projects.values()) == [project]
     kernel.write_text("#define EXTRA 1\n" + KERNEL_CU)  # every directive moves a line down
     assert session.files_changed([kernel]) == ["kernel"] and session.projects == {}
+
+
+@pytest.mark.parametrize("fixture", ["cpp/row_softmax.cu", "cpp/warp_primitives.cuh", "python/models.py",
+                                     "python/embedded/sparse_rowsum.py", "python/embedded/templated_kernels.py",
+                                     "manifest/requirements.txt", "manifest/trainer/pyproject.toml"])
+def test_each_suppression_action_silences_its_finding_and_nothing_else(tmp_path, fixture):
+    root = workspace(tmp_path)
+    path = root / Path(fixture).name
+    path.write_bytes((FIXTURES / fixture).read_bytes())
+    session = Session([root])
+    text = path.read_text()
+    session.open("doc", path, text)
+    before = session.lint("doc")
+    assert before, f"{fixture} has no finding to suppress"
+    for diagnostic in before:
+        actions = session.code_actions("doc", diagnostic.range, ["quickfix"])
+        [suppress] = [a for a in actions if a.title == f"rocmlint: suppress {diagnostic.code} on this line"]
+        session.change("doc", apply(text, edits_of(suppress)), 2)
+        after = {(d.code, d.range.start.line) for d in session.lint("doc")}
+        assert (diagnostic.code, diagnostic.range.start.line) not in after
+        assert "ROC001" not in {code for code, _ in after}
+        session.change("doc", text, 1)
+
+
+def test_severity_setting_and_bad_settings():
+    from rocmlint.server.session import Options, OptionsError
+
+    options = Options.parse({"rocmlint": {"severity": {"roc2": "error"}, "select": "ROC2, ROC3"}})
+    assert options.severity == (("ROC2", "error"),) and options.select == ("ROC2", "ROC3")
+    for bad in ({"severity": {"ROC2": "fatal"}}, {"select": ["ROC999"]}, {"debounceMs": -1}, {"colour": 1},
+                {"configPath": "/no/such/rocmlint.toml"}):
+        with pytest.raises(OptionsError):
+            Options.parse(bad)
+    assert not Options.concerns({"python": {}}) and Options.concerns({"rocmlint": {}})
+
+
+def test_severity_comes_from_the_settings(tmp_path):
+    from rocmlint.server.session import Options
+
+    root = workspace(tmp_path)
+    (root / "config.h").write_text("#pragma once\n")
+    kernel = root / "kernel.cu"
+    kernel.write_text(KERNEL_CU)
+    session = Session([root], Options.parse({"severity": {"ROC2": "error", "ROC203": "hint"}}))
+    session.open("kernel", kernel, KERNEL_CU)
+    [diagnostic] = session.lint("kernel")
+    assert diagnostic.code == "ROC203" and diagnostic.severity == types.DiagnosticSeverity.Hint  # longest prefix

@@ -84,6 +84,9 @@ class RocmlintServer(LanguageServer):
 
 
 def _path(uri: str) -> Path | None:
+    """The file a document URI names; None for other schemes (an untitled buffer)."""
+    if not uri.startswith("file:"):
+        return None
     found = to_fs_path(uri)
     return Path(found) if found else None
 

@@ -334,19 +334,20 @@ class Session:
         linted = self._linted(uri)
         if linted is None:
             return []
-        wants_quickfix = not only or any(types.CodeActionKind.QuickFix.value.startswith(k) or
-                                         k.startswith(types.CodeActionKind.QuickFix.value) for k in only)
-        wants_fix_all = not only or any(FIX_ALL_KIND.startswith(k) for k in only)
+        quickfix = types.CodeActionKind.QuickFix.value
+        wants_quickfix = not only or any(quickfix.startswith(k) or k.startswith(quickfix) for k in only)
+        wants_source = bool(only) and any(FIX_ALL_KIND.startswith(k) for k in (only or ()))
         actions: list[types.CodeAction] = []
         here = [f for f in linted.findings if self._touches(linted, f, where)]
         if wants_quickfix:
             for finding in here:
                 actions.extend(self._finding_actions(uri, linted, finding))
-        if wants_fix_all and any(f.fix is not None and f.fix.applicability is Applicability.SAFE
-                                 for f in linted.findings):
+        # "Fix all": asked for as a source action (fix on save), or offered beside a finding's quick fixes.
+        if (wants_source or (wants_quickfix and here)) and any(
+                f.fix is not None and f.fix.applicability is Applicability.SAFE for f in linted.findings):
             edits = self._fix_all(linted)
             if edits:
-                kind = FIX_ALL_KIND if only and not wants_quickfix else types.CodeActionKind.QuickFix
+                kind = FIX_ALL_KIND if wants_source else types.CodeActionKind.QuickFix
                 actions.append(types.CodeAction(
                     title="rocmlint: fix all safe findings in this file", kind=kind,
                     edit=self._workspace_edit(uri, linted, edits)))
