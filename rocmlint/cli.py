@@ -112,9 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "explain":
             return _cmd_explain(args)
         if args.command == "server":
-            from .server.lsp import serve
-
-            return serve()
+            return _cmd_server()
         if args.command == "verify":
             from .verify import cli as verify_cli
 
@@ -349,6 +347,17 @@ def _cmd_explain(args) -> int:
     resolver = ConfigResolver(args.config, is_known_prefix=is_known_prefix)
     activate(_project([path], resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands))
     return explain(path, int(line), resolver.for_path(path))
+
+
+def _cmd_server() -> int:
+    try:
+        import lsprotocol  # noqa: F401
+        import pygls  # noqa: F401
+    except ImportError:
+        raise UsageError("`rocmlint server` needs pygls and lsprotocol: pip install 'rocmlint[server]'") from None
+    from .server.lsp import serve
+
+    return serve()
 
 
 def _cmd_rules(args) -> int:

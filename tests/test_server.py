@@ -378,3 +378,40 @@ def test_severity_comes_from_the_settings(tmp_path):
     session.open("kernel", kernel, KERNEL_CU)
     [diagnostic] = session.lint("kernel")
     assert diagnostic.code == "ROC203" and diagnostic.severity == types.DiagnosticSeverity.Hint  # longest prefix
+
+
+def test_positions_follow_the_agreed_encoding(tmp_path):
+    root = workspace(tmp_path)
+    (root / "config.h").write_text("#pragma once\n")
+    kernel = root / "kernel.cu"
+    text = KERNEL_CU.replace("  v += __shfl", "  /* é😀 */ v += __shfl")
+    kernel.write_text(text)
+    column = text.splitlines()[4].index("0xffffffff")  # code points
+    for encoding, expected in (("utf-16", column + 1), ("utf-8", column + 4), ("utf-32", column)):
+        session = Session([root], encoding=encoding)
+        session.open("kernel", kernel, text)
+        [diagnostic] = session.lint("kernel")
+        assert (diagnostic.range.start.line, diagnostic.range.start.character) == (4, expected)
+
+
+def test_a_compile_database_that_cannot_be_used_is_a_message(tmp_path):
+    from rocmlint.server.session import Options
+
+    root = workspace(tmp_path)
+    (root / "config.h").write_text("#pragma once\n")
+    kernel = root / "kernel.cu"
+    kernel.write_text(KERNEL_CU)
+    told: list[str] = []
+    session = Session([root], Options.parse({"compileCommands": str(root / "no-build")}),
+                      notify=lambda message, kind: told.append(message))
+    session.open("kernel", kernel, KERNEL_CU)
+    assert [d.code for d in session.lint("kernel")] == ["ROC203"]  # judged without the model
+    assert len(told) == 1 and "no-build" in told[0]
+
+
+def test_server_without_pygls_is_a_clear_error(monkeypatch, capsys):
+    from rocmlint import cli
+
+    monkeypatch.setitem(sys.modules, "pygls", None)  # import fails
+    assert cli.main(["server"]) == 2
+    assert "pip install 'rocmlint[server]'" in capsys.readouterr().err

@@ -112,7 +112,8 @@ def build_server() -> RocmlintServer:
         elif not folders and params.root_path:
             folders = [Path(params.root_path)]
         options = _options(ls, params.initialization_options) or Options()
-        encoding = str(ls.workspace.position_encoding or types.PositionEncodingKind.Utf16.value)
+        chosen = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        encoding = str(getattr(chosen, "value", chosen))  # utf-16 unless the client offered utf-8/utf-32
         ls.session = Session(folders, options, ls.tell, encoding)
 
     @server.feature(types.INITIALIZED)
