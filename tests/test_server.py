@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -51,9 +52,9 @@ def workspace(tmp_path: Path, *fixtures: str) -> Path:
 
 
 @contextlib.asynccontextmanager
-async def lsp(root: Path, options: dict | None = None) -> AsyncIterator[LanguageClient]:
+async def lsp(root: Path, options: dict | None = None, env: dict | None = None) -> AsyncIterator[LanguageClient]:
     client = make_test_lsp_client()
-    await client.start_io(*SERVER, cwd=str(root))
+    await client.start_io(*SERVER, cwd=str(root), env={**os.environ, **(env or {})})
     await client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"), root_uri=root.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
@@ -151,6 +152,7 @@ async def test_quick_fixes_give_the_bytes_of_check_fix(tmp_path):
     root = workspace(tmp_path, "cpp/block_reduce.cu", "cpp/row_softmax.cu")
     (root / "config.h").write_text("#pragma once\n")
     (root / "kernel.cu").write_text(KERNEL_CU)
+    (root / "kernel_crlf.cu").write_bytes(KERNEL_CU.replace("\n", "\r\n").encode())
     expected = tmp_path / "expected"
     shutil.copytree(root, expected)
     assert cli("check", "--no-cache", "--fix", ".", cwd=expected).returncode in (0, 1)
@@ -167,6 +169,14 @@ async def test_quick_fixes_give_the_bytes_of_check_fix(tmp_path):
         assert apply(KERNEL_CU, edits_of(preferred[0])) == (expected / "kernel.cu").read_text()
         suppress = [a for a in actions if isinstance(a, types.CodeAction) and "suppress" in a.title]
         assert "// NOLINT(ROC203)" in apply(KERNEL_CU, edits_of(suppress[0])).splitlines()[4]
+        crlf_text = (root / "kernel_crlf.cu").read_bytes().decode()  # the editor keeps \r\n
+        crlf = open_file(client, root / "kernel_crlf.cu", crlf_text)
+        await until(lambda: codes(client, crlf), "the CRLF kernel's finding")
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=crlf), range=client.diagnostics[crlf][0].range,
+            context=types.CodeActionContext(diagnostics=list(client.diagnostics[crlf]))))
+        [preferred] = [a for a in actions if isinstance(a, types.CodeAction) and a.is_preferred]
+        assert apply(crlf_text, edits_of(preferred)).encode() == (expected / "kernel_crlf.cu").read_bytes()
 
         # Several findings: "fix all" is what --fix writes for the file.
         block = open_file(client, root / "block_reduce.cu")
@@ -286,6 +296,28 @@ async def test_a_parse_error_in_one_file_leaves_the_others(tmp_path):
         await until(lambda: bad in client.diagnostics and good in client.diagnostics, "diagnostics")
         assert {c for c, _ in codes(client, bad) or []} <= {"ROC001"}
         assert codes(client, good) == cli_findings(root, "gpu_utils.py")
+
+
+@pytest.mark.asyncio
+async def test_a_rule_that_raises_costs_its_file_only_and_the_server_goes_on(tmp_path):
+    root = workspace(tmp_path, "cpp/block_reduce.cu", "python/gpu_utils.py")
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(  # in the server process only: ROC203 raises
+        "from rocmlint.registry import all_rules\n\n\n"
+        "def broken(self, ctx):\n    raise RuntimeError('rule bug')\n\n\n"
+        "all_rules()['ROC203'].check = broken\n")
+    async with lsp(root, env={"PYTHONPATH": str(inject)}) as client:
+        cu = open_file(client, root / "block_reduce.cu")
+        py = open_file(client, root / "gpu_utils.py", language="python")
+        await until(lambda: cu in client.diagnostics and py in client.diagnostics, "diagnostics")
+        [crashed] = client.diagnostics[cu]
+        assert crashed.code == "ROC003" and "rule bug" in crashed.message
+        assert crashed.severity == types.DiagnosticSeverity.Error
+        assert codes(client, py) == cli_findings(root, "gpu_utils.py")
+        hover = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=py), position=client.diagnostics[py][0].range.start))
+        assert hover is not None  # still serving
 
 
 def test_a_rule_that_raises_is_reported_for_its_file_only(tmp_path, monkeypatch):
