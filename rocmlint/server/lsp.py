@@ -19,15 +19,17 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
+from ..config import CONFIG_FILES
+from ..project.tree import BUILD_FILE_NAMES, C_FAMILY_EXTENSIONS
 from .session import FIX_ALL_KIND, Options, OptionsError, Session
 
 log = logging.getLogger("rocmlint.server")
 
 EXPLAIN_COMMAND = "rocmlint.explain"
-# Files whose change on disk can move a project model (watched when the client can).
-_WATCHED = ("**/*.{cu,cuh,hip,h,hh,hpp,hxx,c,cc,cpp,cxx,inl,inc,ipp,tcc,cuinl,py}",
-            "**/{CMakeLists.txt,*.cmake,meson.build,meson_options.txt,setup.py,pyproject.toml,rocmlint.toml,"
-            "compile_commands.json}")
+# Files whose change on disk can move a project model or the settings (watched when the client can).
+_WATCHED = ("**/*.{" + ",".join(sorted(e.lstrip(".") for e in C_FAMILY_EXTENSIONS | {".py", ".cmake"})) + "}",
+            "**/{" + ",".join(sorted(BUILD_FILE_NAMES | set(CONFIG_FILES) | {"compile_commands.json",
+                                                                          "meson_options.txt"})) + "}")
 
 
 class RocmlintServer(LanguageServer):

@@ -20,7 +20,14 @@ from typing import Callable, Iterable
 
 from lsprotocol import types
 
-from ..config import CONFIG_FILES, ConfigError, ConfigResolver, Settings, is_excluded, resolver_for
+from ..config import (
+    CONFIG_FILES,
+    ConfigError,
+    ConfigResolver,
+    Settings,
+    is_excluded,
+    resolver_for,
+)
 from ..docs import DOCS_URL, help_uri
 from ..engine import internal_error, lint_buffer
 from ..languages import language_for
@@ -43,9 +50,6 @@ _SEVERITIES = {"error": types.DiagnosticSeverity.Error, "warning": types.Diagnos
                "information": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
 _FROM_FINDING = {Severity.ERROR: types.DiagnosticSeverity.Error, Severity.WARNING: types.DiagnosticSeverity.Warning,
                  Severity.NOTE: types.DiagnosticSeverity.Information}
-# Files whose change can move the project model: build files and configuration.
-_BUILD_NAMES = frozenset({"CMakeLists.txt", "meson.build", "meson_options.txt", "meson.options", "setup.py",
-                          "compile_commands.json", *CONFIG_FILES})
 
 
 class OptionsError(ValueError):
