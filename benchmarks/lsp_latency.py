@@ -108,7 +108,7 @@ async def run(tree: Path, file: Path, edits: int, debounce_ms: int, saves: int, 
         client.initialized(types.InitializedParams())
         ready = time.perf_counter()
         text = file.read_text(encoding="utf-8")
-        lines = text.count("\n") + 1
+        lines = len(text.splitlines())
         uri = file.as_uri()
         sent = time.perf_counter()
         client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
