@@ -447,3 +447,41 @@ def test_server_without_pygls_is_a_clear_error(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "pygls", None)  # import fails
     assert cli.main(["server"]) == 2
     assert "pip install 'rocmlint[server]'" in capsys.readouterr().err
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_edits_is_linted_once(tmp_path):
+    from pygls.lsp.client import LanguageClient as PlainClient  # records every publish, with its version
+
+    root = workspace(tmp_path)
+    clean = root / "clean.cu"
+    clean.write_text(CLEAN_CU)
+    client = PlainClient("debounce-test", "1")
+    published: list[int | None] = []
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def diagnostics(ls, params: types.PublishDiagnosticsParams) -> None:
+        published.append(params.version)
+
+    await client.start_io(*SERVER, cwd=str(root))
+    try:
+        await client.initialize_async(types.InitializeParams(
+            capabilities=types.ClientCapabilities(), root_uri=root.as_uri(),
+            initialization_options={"debounceMs": 800}))  # far longer than the burst
+        client.initialized(types.InitializedParams())
+        uri = clean.as_uri()
+        client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+            uri=uri, language_id="cuda-cpp", version=1, text=CLEAN_CU)))
+        await until(lambda: published == [1], "the open's diagnostics")
+        for version in range(2, 7):  # five keystrokes well within the pause
+            client.text_document_did_change(types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(1, 0), types.Position(1, 0)), text=" ")]))
+        await until(lambda: 6 in published, "the last edit's diagnostics")
+        await asyncio.sleep(0.4)
+        assert published == [1, 6]
+        await client.shutdown_async(None)
+        client.exit(None)
+    finally:
+        await client.stop()
