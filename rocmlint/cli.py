@@ -1,5 +1,5 @@
 """Command line: ``rocmlint [check] [PATHS...]``, ``rocmlint rules``, ``rocmlint rule CODE``,
-``rocmlint verify``. Exit 0 clean, 1 findings, 2 usage, config or internal errors."""
+``rocmlint verify``, ``rocmlint server``. Exit 0 clean, 1 findings, 2 usage, config or internal errors."""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +12,7 @@ from .output import FORMATS
 from .output import text as text_output
 from .registry import INTERNAL_ERROR
 
-SUBCOMMANDS = ("check", "rule", "rules", "verify", "explain")
+SUBCOMMANDS = ("check", "rule", "rules", "verify", "explain", "server")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
@@ -80,6 +80,9 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
                          help="the ROCm build's compile_commands.json (or its folder)")
     explain.add_argument("--no-cache", action="store_true", help="neither read nor write the model cache")
 
+    server = sub.add_parser("server", help="language server for editors (LSP on stdin/stdout)")
+    server.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only way)")
+
     rules = sub.add_parser("rules", help="list the rules")
     rules.add_argument("--output-format", choices=("text", "json"), default="text")
     rule = sub.add_parser("rule", help="show a rule's documentation")
@@ -108,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_rule(args)
         if args.command == "explain":
             return _cmd_explain(args)
+        if args.command == "server":
+            return _cmd_server()
         if args.command == "verify":
             from .verify import cli as verify_cli
 
@@ -147,7 +152,7 @@ def _debug() -> bool:
 
 
 def _cmd_check(args) -> int:
-    from .config import ConfigResolver
+    from .config import resolver_for
     from .discovery import discover
     from .registry import is_known_prefix
     from .runner import run
@@ -158,13 +163,7 @@ def _cmd_check(args) -> int:
                 raise UsageError(f"--{option.replace('_', '-')}: unknown rule or prefix {code!r}")
     if args.unsafe_fixes and not (args.fix or args.diff):
         raise UsageError("--unsafe-fixes needs --fix or --diff")
-    overrides = {}
-    if args.select is not None:
-        overrides["select"] = tuple(args.select + args.extend_select)
-    if args.ignore is not None:
-        overrides["ignore"] = tuple(args.ignore)
-    extend_select = tuple(args.extend_select) if args.select is None else ()  # else joined to --select above
-    resolver = ConfigResolver(args.config, overrides, extend_select, is_known_prefix)
+    resolver = resolver_for(args.config, args.select, args.ignore, args.extend_select, is_known_prefix)
     for raw in args.paths:
         if not os.path.exists(raw):
             raise UsageError(f"no such file or folder: {raw}")
@@ -305,14 +304,10 @@ def _project(paths: list[str], resolver, use_cache: bool = True, compile_command
 
 def _project_at(root: Path, resolver, use_cache: bool = True, compile_commands: str = ""):
     """The project model at ``root`` for the languages the selected rules need."""
-    from .engine import selected_languages
-    from .project import Project
+    from .runner import prepared_project
 
-    settings = resolver.for_path(root)
-    project = Project(root, settings, cache_dir=Path.cwd() / ".rocmlint_cache" if use_cache else None,
-                      compile_commands=compile_commands)
-    project.prepare(sorted(selected_languages(settings.select, settings.ignore)))  # also rules reading other halves
-    return project
+    return prepared_project(root, resolver.for_path(root), Path.cwd() / ".rocmlint_cache" if use_cache else None,
+                            compile_commands)
 
 
 def _emit(args, findings, fixed, out, nothing_checked: bool = False) -> None:
@@ -356,6 +351,17 @@ def _cmd_explain(args) -> int:
     resolver = ConfigResolver(args.config, is_known_prefix=is_known_prefix)
     activate(_project([path], resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands))
     return explain(path, int(line), resolver.for_path(path))
+
+
+def _cmd_server() -> int:
+    try:
+        import lsprotocol  # noqa: F401
+        import pygls  # noqa: F401
+    except ImportError:
+        raise UsageError("`rocmlint server` needs pygls and lsprotocol: pip install 'rocmlint[server]'") from None
+    from .server.lsp import serve
+
+    return serve()
 
 
 def _cmd_rules(args) -> int:

@@ -298,6 +298,21 @@ class ConfigResolver:
         return None
 
 
+def resolver_for(config: Path | None, select: "list[str] | None", ignore: "list[str] | None",
+                 extend_select: "list[str] | tuple[str, ...]" = (),
+                 is_known_prefix: "Callable[[str], bool] | None" = None) -> ConfigResolver:
+    """The settings of every file, from the configuration files (or one ``config`` file) with a
+    command line's or an editor's ``select``/``ignore`` over them (None: as configured);
+    ``extend_select`` adds to the selection."""
+    overrides: dict = {}
+    if select is not None:
+        overrides["select"] = tuple(select) + tuple(extend_select)
+    if ignore is not None:
+        overrides["ignore"] = tuple(ignore)
+    extend = tuple(extend_select) if select is None else ()  # else joined to select above
+    return ConfigResolver(config, overrides, extend, is_known_prefix)
+
+
 _DEFAULT_EXCLUDED_DIRS = frozenset(p for p in DEFAULT_EXCLUDES if "*" not in p)
 
 

@@ -11,7 +11,7 @@ from .literals import KERNEL_SOURCE_WORDS
 from .model import Applicability, Finding, LineIndex, Span
 from .project import active as active_project
 from .project.explain import finding_evidence
-from .registry import ENGINE_CODES, select_rules
+from .registry import ENGINE_CODES, INTERNAL_ERROR, select_rules
 from .rule import FileContext, Rule
 from .source import SourceError, SourceFile, read_source
 from .suppress import is_suppressed, suppressed_codes
@@ -256,8 +256,20 @@ def lint_source(path: Path, display: str, settings: Settings) -> tuple[SourceFil
         source = read_source(path, language)
     except SourceError as exc:
         return None, [engine_finding("ROC002", display, str(exc))]
-    rules = active_rules(settings, language, path)
-    return source, analyse_buffer(display, source.buffer, language, settings, rules)
+    return source, lint_buffer(path, display, source.buffer, language, settings)
+
+
+def lint_buffer(path: Path, display: str, buffer: bytes, language: str, settings: Settings,
+                build_fixes: bool | frozenset[Applicability] = True) -> list[Finding]:
+    """Findings for a file's contents held in memory (an editor's unsaved buffer: UTF-8, no
+    BOM), with the rules the file on disk would get (per-file ignores, the halves it is read by)."""
+    return analyse_buffer(display, buffer, language, settings, active_rules(settings, language, path),
+                          build_fixes=build_fixes)
+
+
+def internal_error(display: str, summary: str) -> Finding:
+    """The finding of a file rocmlint crashed on: reported as not checked (ROC003), never clean."""
+    return engine_finding(INTERNAL_ERROR, display, f"internal error, file not checked ({summary}); please report it")
 
 
 def lint_file(path: Path, display: str, settings: Settings) -> FileResult:

@@ -7,9 +7,14 @@ import sys
 from pathlib import Path
 
 
-def explain(path: str, line_no: int, settings, out=None) -> int:
-    """Print the chain that decides ``path:line_no``; 0, or 2 when it cannot be read."""
+def explain(path: str, line_no: int, settings, out=None, buffer: bytes | None = None,
+            language: str | None = None, err=None) -> int:
+    """Print the chain that decides ``path:line_no``; 0, or 2 when it cannot be read.
+    ``buffer``: the file's contents held in memory (an editor's unsaved text: UTF-8, no
+    BOM) instead of the file on disk; ``language``: its half, when its name does not say;
+    ``err``: where a reason it cannot explain goes (standard error)."""
     out = out or sys.stdout
+    err = err or sys.stderr
     from .engine import _prefilter, active_rules, analyse_buffer, drop_reason
     from .languages import ParseFailure, get_language, language_for
     from .project.explain import explain_cpp, explain_python, if_stack_lines
@@ -17,28 +22,28 @@ def explain(path: str, line_no: int, settings, out=None) -> int:
     from .source import SourceError, read_source
     from .suppress import is_suppressed, suppressed_codes
 
-    language = language_for(path, sniff=True, extensions=settings.extensions)
+    language = language or language_for(path, sniff=True, extensions=settings.extensions)
     if language is None:
         from .discovery import unread_warning
 
         print(f"rocmlint: error: {path}: not a Python or C++/CUDA/HIP file "
-              f"({unread_warning(path).partition('; ')[2]})", file=sys.stderr)
+              f"({unread_warning(path).partition('; ')[2]})", file=err)
         return 2
-    try:
-        source = read_source(Path(path), language)
-    except SourceError as exc:
-        print(f"rocmlint: error: {path}: {exc}", file=sys.stderr)
-        return 2
-    buffer = source.buffer
+    if buffer is None:
+        try:
+            buffer = read_source(Path(path), language).buffer
+        except SourceError as exc:
+            print(f"rocmlint: error: {path}: {exc}", file=err)
+            return 2
     lang = get_language(language)
     try:
         ctx = lang.make_context(path, buffer, settings)
     except ParseFailure as exc:
-        print(f"rocmlint: error: {path}: cannot parse: {exc} (ROC001: no rule runs on it)", file=sys.stderr)
+        print(f"rocmlint: error: {path}: cannot parse: {exc} (ROC001: no rule runs on it)", file=err)
         return 2
     line = line_no - 1
     if line < 0 or line >= ctx.lines.line_count:
-        print(f"rocmlint: error: {path} has {ctx.lines.line_count} lines, not {line_no}", file=sys.stderr)
+        print(f"rocmlint: error: {path} has {ctx.lines.line_count} lines, not {line_no}", file=err)
         return 2
     print(f"{path}:{line_no}: {ctx.lines.line_text(line).strip()}", file=out)
     if language == "python":

@@ -11,13 +11,12 @@ from typing import Iterable, Iterator, TypeVar
 
 from .cache import Cache, content_hash
 from .discovery import Target
-from .engine import FileResult, active_rules, analyse_buffer, engine_finding
+from .engine import FileResult, active_rules, analyse_buffer, engine_finding, internal_error
 from .languages import get_language, language_for
 from .model import Applicability
 from .project import ModelDeferred, Project, activate
 from .project.summaries import included_names
 from .project import active as active_project
-from .registry import INTERNAL_ERROR
 from .source import SourceError, atomic_write, read_source
 
 # Joins a cache key and the project model's facts a file's results used.
@@ -58,8 +57,7 @@ def crashed(job: Job, summary: str, details: str = "") -> FileResult:
     """The result of a file rocmlint crashed on: reported as not checked in every output
     format (ROC003), never as clean."""
     result = FileResult(path=job.target.path, display=job.target.display)
-    result.findings = [engine_finding(INTERNAL_ERROR, job.target.display,
-                                      f"internal error, file not checked ({summary}); please report it")]
+    result.findings = [internal_error(job.target.display, summary)]
     result.internal_error = summary + (f"\n{details}" if details else "")
     return result
 
@@ -142,18 +140,25 @@ def _analyse_job(job: Job, source, result: FileResult) -> FileResult:
 
 
 def fix_buffer(buffer: bytes, newline: str, display: str, language: str, settings, rules, *,
-               unsafe: bool, build_fixes: bool = True):
+               unsafe: bool, build_fixes: bool = True, only=None):
     """Fixed buffer and remaining findings; raises FixRejected when a check fails.
     ``build_fixes=False``: the remaining findings' fixes are only counted, so only the
-    fixes this run applies are built."""
+    fixes this run applies are built. ``only``: apply just these findings of ``buffer``
+    (an editor's quick fix), one round, with the same checks (no re-lint: no findings remain)."""
     from rocmlint.fixers.apply import fix_to_fixpoint
 
     lang = get_language(language)
     applied = frozenset({Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE})
     build: bool | frozenset[Applicability] = True if build_fixes else applied
+
+    def analyse(b: bytes) -> list:
+        if only is not None:
+            return list(only) if b is buffer else []
+        return analyse_buffer(display, b, language, settings, rules, build_fixes=build)
+
     return fix_to_fixpoint(
         buffer,
-        lambda b: analyse_buffer(display, b, language, settings, rules, build_fixes=build),
+        analyse,
         unsafe=unsafe, newline=newline,
         syntax_errors=lambda b: lang.syntax_errors(b, display),
         nvidia_view=lambda b: lang.nvidia_view(b, display, settings),
@@ -350,6 +355,16 @@ def _note_interrupt(_signum, _frame) -> None:
 def _send_result(job: Job, connection) -> None:
     connection.send(run_job(job))
     connection.close()
+
+
+def prepared_project(root: Path, settings, cache_dir: Path | None, compile_commands: str = "") -> Project:
+    """The project model at ``root`` for the languages the selected rules need (each part is
+    built on first use). Raises ConfigError for a compile database that cannot be used."""
+    from .engine import selected_languages
+
+    project = Project(root, settings, cache_dir=cache_dir, compile_commands=compile_commands)
+    project.prepare(sorted(selected_languages(settings.select, settings.ignore)))  # also rules reading other halves
+    return project
 
 
 def usable_cpus() -> int:

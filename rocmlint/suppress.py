@@ -40,3 +40,20 @@ def suppressed_codes(line: str, previous_line: str = "") -> list[frozenset[str]]
 
 def is_suppressed(code: str, sets: list[frozenset[str]]) -> bool:
     return any(not s or any(code.startswith(c) for c in s) for s in sets)
+
+
+def with_suppression(line: str, code: str, marker: str) -> str:
+    """``line`` with a comment that suppresses ``code`` (``marker``: "#" or "//"): the code
+    joins a list the line already has, else a comment is appended (before a trailing
+    backslash, which must stay last: a block comment)."""
+    for m in _SAME_LINE.finditer(line):
+        for group in ("noqa", "nolint", "ignore"):
+            if m.group(group):
+                at = m.end(group)
+                return f"{line[:at]}, {code}{line[at:]}"
+    body = line.rstrip()
+    if body.endswith("\\"):
+        at = len(body) - 1
+        return f"{line[:at].rstrip()} /* NOLINT({code}) */ {line[at:]}"
+    comment = f"# noqa: {code}" if marker == "#" else f"// NOLINT({code})"
+    return f"{body}  {comment}"

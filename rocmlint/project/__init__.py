@@ -189,6 +189,28 @@ class Project:
                 return False
         return True
 
+    def unchanged_by(self, path: Path) -> bool:
+        """Whether the parts built so far still hold now that ``path`` changed on disk (an
+        editor's save): a part not built yet will read the file as it is then; a built part
+        must say that the new contents leave it as it is (``describes``); any doubt (a
+        part with nothing modelled, a file gone) says no."""
+        rel = _relative(self.root, path)
+        if rel is None:
+            return True
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return False
+        for part in self.parts.values():
+            if isinstance(part, LazyPart):
+                if not part.built:
+                    continue
+                part = part.get()
+            describes = getattr(part, "describes", None)
+            if describes is None or not describes(rel, data):
+                return False
+        return True
+
     def fingerprint_for(self, path: Path, language: str) -> str:
         """What of the model a file's results depend on (joins the cache key): a part may
         offer ``fingerprint_for(path)``, so editing one header does not invalidate all."""

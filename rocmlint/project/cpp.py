@@ -332,6 +332,17 @@ class CppModel:
             why = self.facts.generated_header(key)
             return str(why) if why is not None else ""
         return None
+    def describes(self, rel: str, data: bytes) -> bool:
+        """Whether new contents ``data`` of file ``rel`` leave the model as it is: a C-family
+        file whose directives are all where they were (the model reads nothing else of it),
+        or a file the model never reads (not C-family, Python or a build file)."""
+        summary = self.files.get(rel)
+        if summary is not None:
+            return Summary(summarise(data)).signature == summary.signature
+        name = rel.rpartition("/")[2]
+        return not (name.endswith(tuple(C_FAMILY_EXTENSIONS)) or name.endswith((".py", ".cmake", ".json", ".txt"))
+                    or name in ("meson.build", "meson_options.txt", "meson.options"))
+
     def resolve_include(self, includer: str, header: str, angle: bool = False) -> str | None:
         """The project file (root-relative) an ``#include`` in ``includer`` names, or None."""
         return model_resolve(self, includer, header, angle)

@@ -238,6 +238,11 @@ def _nvidia_root(module: str) -> str | None:
 class PythonModel:
     """What the project tells about Python files (see the module docstring)."""
 
+    @staticmethod
+    def describes(rel: str, data: bytes) -> bool:
+        """New contents of a file the model never reads (not Python) leave it as it is."""
+        return not rel.endswith((".py", ".pyi"))
+
     def __init__(self, root: Path, summaries: dict[str, Summary]) -> None:
         self.root = root
         self.summaries = summaries

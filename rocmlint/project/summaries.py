@@ -3,6 +3,7 @@ directives (``#if`` chains, ``#define``/``#undef``, ``#include``), cached by sta
 run does not re-read files. Build files (CMake, setup.py) are collected as text."""
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from functools import cached_property
@@ -65,9 +66,16 @@ class Summary:
         names.discard("defined")
         return frozenset(names)
 
+    @cached_property
+    def signature(self) -> str:
+        """A digest of the directives (kept after ``release``, and stable across processes:
+        pickled with the model): new contents of the file with the same signature tell the
+        model nothing new."""
+        return hashlib.blake2b(repr(self.directives).encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
+
     def release(self) -> None:
         """Keep only what queries need once the model is solved (memory, cache size)."""
-        _ = self.conditions, self.guard, self.hip, self.cuda
+        _ = self.conditions, self.guard, self.hip, self.cuda, self.signature
         self.__dict__.pop("_include_branches", None)
         self.directives = []
 
