@@ -210,6 +210,74 @@ def test_op_builder_reader_ignores_modules_without_sources_and_bad_syntax():
     assert pybuild.read_builders("op_builder/x.py", "X = ['a.cu']\n", folder="") == []
 
 
+OTHER_BUILDERS = """
+import os
+from .builder import CUDAOpBuilder
+from .xpu.builder import SYCLOpBuilder
+
+
+class TileAttnBuilder(CUDAOpBuilder):
+    def __init__(self):
+        self.cutlass_path = os.environ.get("CUTLASS_PATH")
+
+    def is_compatible(self, verbose=False):
+        if self.cutlass_path is None:
+            return False
+        return super().is_compatible(verbose)
+
+    def sources(self):
+        src = "csrc/tile_attn"
+        return [f"{src}/attn.cpp", f"{src}/attn_fwd.cu"]
+
+
+class PackedGemmBuilder(CUDAOpBuilder):
+    def is_compatible(self, verbose=False):
+        try:
+            import cutlass
+        except ImportError:
+            return False
+        return True
+
+    def sources(self):
+        return ["csrc/packed/gemm.cu"]
+
+
+class XpuAdamBuilder(SYCLOpBuilder):
+    def sources(self):
+        return ["csrc/xpu/adam.dp.cpp"]
+
+
+class PlainBuilder(CUDAOpBuilder):
+    def sources(self):
+        return [f"csrc/plain/{name}.cu" for name in ("a", "b")]
+"""
+
+
+def test_op_builders_that_need_cutlass_or_build_for_another_accelerator_are_not_the_amd_builds():
+    found = {u.path: (u.glob, u.cond.value) for u in pybuild.read_builders("op_builder/ops.py", OTHER_BUILDERS, "")}
+    assert found == {
+        # the folder bound in sources() is read into the f-strings: exact paths, not globs
+        "csrc/tile_attn/attn.cpp": ("", False), "csrc/tile_attn/attn_fwd.cu": ("", False),
+        "csrc/packed/gemm.cu": ("", False),  # `import cutlass` or False
+        "csrc/xpu/adam.dp.cpp": ("", False),  # a SYCL builder
+        "csrc/plain/*.cu": ("GLOB", True),  # an unknown field stays a pattern
+    }
+    why = next(u for u in pybuild.read_builders("op_builder/ops.py", OTHER_BUILDERS, "") if u.path.endswith("attn.cpp"))
+    assert "TileAttnBuilder.is_compatible() needs CUTLASS" in why.evidence.what
+
+
+def test_setup_helpers_reach_the_builders_of_sub_packages(tmp_path):
+    from rocmlint.project.buildfiles import setup_helpers
+
+    (tmp_path / "op_builder" / "xpu").mkdir(parents=True)
+    for rel in ("op_builder/__init__.py", "op_builder/fused.py", "op_builder/xpu/__init__.py",
+                "op_builder/xpu/adam.py"):
+        (tmp_path / rel).write_text("")
+    helpers = setup_helpers(str(tmp_path), {"setup.py": "from op_builder import ALL_OPS\n"})
+    assert set(helpers) == {"op_builder/__init__.py", "op_builder/fused.py", "op_builder/xpu/__init__.py",
+                            "op_builder/xpu/adam.py"}
+
+
 def test_meson_selector_in_an_and_chain_and_definitions():
     facts = meson.read({"meson.build": textwrap.dedent("""
         project('p', 'cpp')

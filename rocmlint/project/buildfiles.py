@@ -190,7 +190,20 @@ def read_setup_py(facts: BuildFacts, rel_file: str, text: str, folder: str | Non
 
 
 _LOCAL_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\w+)[\w.]*[ \t]+import\b|import[ \t]+(\w+))", re.MULTILINE)
-MAX_HELPER_FILES = 64
+MAX_HELPER_FILES = 256
+
+
+def _package_modules(path: str, name: str) -> list[str]:
+    """A package's modules and its sub-packages' (one level down: ``op_builder/xpu/*.py``,
+    where a project keeps the builders of other accelerators)."""
+    found = []
+    for entry in sorted(os.listdir(path)):
+        if entry.endswith(".py"):
+            found.append(f"{name}/{entry}")
+        elif os.path.isfile(os.path.join(path, entry, "__init__.py")):
+            found.extend(f"{name}/{entry}/{sub}" for sub in sorted(os.listdir(os.path.join(path, entry)))
+                         if sub.endswith(".py"))
+    return found
 
 
 def setup_helpers(root: str, build_texts: dict[str, str]) -> dict[str, str]:
@@ -208,7 +221,7 @@ def setup_helpers(root: str, build_texts: dict[str, str]) -> dict[str, str]:
             if os.path.isfile(base + ".py"):
                 found = [name + ".py"]
             elif os.path.isfile(os.path.join(base, "__init__.py")):
-                found = sorted(name + "/" + entry for entry in os.listdir(base) if entry.endswith(".py"))
+                found = _package_modules(base, name)
             else:
                 continue
             for module in found:

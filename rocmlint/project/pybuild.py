@@ -265,10 +265,10 @@ class _Reader:
         if isinstance(node, ast.Name) and node.id in self.values:
             return self.values[node.id]
         if isinstance(node, ast.JoinedStr):  # f"gen/fwd_hdim{d}_{t}.cu": every file it can name
-            pattern = "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "*"
-                              for v in node.values)
+            parts = [self._field_text(v) for v in node.values]
+            pattern = "".join("*" if part is None else part for part in parts)
             if _SOURCE.search(pattern) and pattern.strip("*"):
-                return [(self._relative(pattern), "GLOB", TRUE)]
+                return [(self._relative(pattern), "GLOB" if None in parts else "", TRUE)]
             return None
         text = self._string(node)
         if text is not None:
@@ -284,6 +284,15 @@ class _Reader:
                 return self._paths(node.args[0])
         if isinstance(node, ast.ListComp) and node.generators:
             return self._paths(node.elt) or self._paths(node.generators[0].iter)
+        return None
+
+    def _field_text(self, value: ast.AST) -> str | None:
+        """A piece of an f-string: its text, a field holding a known string
+        (``f"{src_dir}/attention.cu"``), or None for a field of unknown value."""
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return value.value
+        if isinstance(value, ast.FormattedValue) and value.conversion == -1 and value.format_spec is None:
+            return self._string(value.value)
         return None
 
     def _string(self, node: ast.AST) -> str | None:
@@ -341,11 +350,22 @@ class _BuilderReader(_Reader):
         super().__init__(rel, tree)
         self.folder = folder
         self.builder = ""
+        self.requirement = TRUE  # what the builder needs before it builds anything (is_compatible)
 
     def read(self) -> list[SourceUse]:
         for cls in self.tree.body:
             if not isinstance(cls, ast.ClassDef):
                 continue
+            needs = _needs_nvidia_library(cls)
+            other = _other_accelerator_base(cls)
+            if needs is not None:
+                self.requirement = Cond(False, f"{cls.name}.is_compatible() needs {needs[0]}, which has no ROCm "
+                                        "build", f"{self.rel}:{needs[1]}")
+            elif other is not None:
+                self.requirement = Cond(False, f"{cls.name} is a {other} (another accelerator's build)",
+                                        f"{self.rel}:{cls.lineno}")
+            else:
+                self.requirement = TRUE
             for method in cls.body:
                 if isinstance(method, ast.FunctionDef) and method.name == "sources":
                     self.builder = cls.name
@@ -353,15 +373,56 @@ class _BuilderReader(_Reader):
                     self._body(method.body, Cond(True))
         return self.uses
 
+
     def _statement(self, stmt: ast.stmt, cond: Cond) -> None:
         super()._statement(stmt, cond)
         if isinstance(stmt, ast.Return) and stmt.value is not None and self.builder:
             where = f"{self.rel}:{stmt.lineno}"
             for path, glob, item_cond in self._paths(stmt.value) or []:
-                effective = cond.and_(item_cond)
+                effective = self.requirement.and_(cond.and_(item_cond))
                 self.uses.append(SourceUse(path, glob, effective, Evidence(
                     f"op builder {self.builder}.sources() compiles it {describe(effective, '`')}", where,
                     KIND_BUILD_FILE)))
+
+
+# NVIDIA-only libraries an op builder may require before it builds (module or attribute names).
+_NVIDIA_LIBRARY = re.compile(r"\bcutlass", re.IGNORECASE)
+
+
+def _needs_nvidia_library(cls: ast.ClassDef) -> tuple[str, int] | None:
+    """("CUTLASS", line) when the builder's ``is_compatible`` returns False without CUTLASS: an
+    ``if`` on a cutlass name (``if self.cutlass_path is None:``) or an ``import cutlass``
+    whose ImportError handler leaves with False."""
+    method = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "is_compatible"), None)
+    if method is None:
+        return None
+    for node in ast.walk(method):
+        if isinstance(node, ast.If) and _returns_false(node.body) and \
+                _NVIDIA_LIBRARY.search(ast.unparse(node.test)):
+            return "CUTLASS", node.lineno
+        if isinstance(node, ast.Try) and any(isinstance(s, ast.Import) and any(
+                _NVIDIA_LIBRARY.match(a.name) for a in s.names) for s in node.body) and \
+                any(_returns_false(h.body) for h in node.handlers):
+            return "CUTLASS", node.lineno
+    return None
+
+
+# Builder base classes of other accelerators' builds (Intel SYCL/XPU, Huawei NPU, Habana HPU, ...).
+_OTHER_ACCELERATOR_BASE = re.compile(r"(?:SYCL|XPU|NPU|HPU|MLU|MPS)\w*Builder$")
+
+
+def _other_accelerator_base(cls: ast.ClassDef) -> str | None:
+    """The base class naming another accelerator's builder (``SYCLOpBuilder``), or None."""
+    for base in cls.bases:
+        name = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
+        if _OTHER_ACCELERATOR_BASE.search(name):
+            return name
+    return None
+
+
+def _returns_false(body: list[ast.stmt]) -> bool:
+    last = body[-1] if body else None
+    return isinstance(last, ast.Return) and isinstance(last.value, ast.Constant) and last.value.value is False
 
 
 def read_builders(rel: str, text: str, folder: str) -> list[SourceUse]:
