@@ -401,3 +401,27 @@ def test_cmake_a_backend_selector_equal_to_hip_is_the_rocm_choice_and_switches_f
     # The hip branch is taken, so BUILD_CUDA is OFF: mma_sm80.cu is the NVIDIA build's alone.
     assert found == {"common.cpp": {True}, "ops.cu": {False, True}, "kernels.cu": {False, True},
                      "mma_sm80.cu": {False}, "cpu_emulation.cpp": {False}}
+
+
+def test_cmake_the_switch_around_a_platform_choice_is_on_in_the_rocm_build():
+    facts = cmake_facts({"CMakeLists.txt": """
+        option(WITH_GPU "GPU indexes" OFF)
+        option(WITH_ROCM "build the GPU part with HIP" OFF)
+        if(WITH_GPU)
+          if(WITH_ROCM)
+            enable_language(HIP)
+            add_definitions(-DGPU_IS_HIP)
+          else()
+            enable_language(CUDA)
+          endif()
+          add_library(gpu_index index.cu)
+        else()
+          add_library(gpu_index index_stub.cpp)
+        endif()
+        if(WITH_BENCH)
+          add_executable(bench bench.cpp)
+        endif()
+    """})
+    # WITH_GPU holds the choice between HIP and CUDA: the ROCm build is a GPU build.
+    assert facts.definitions["GPU_IS_HIP"][0][1].value is True
+    assert uses(facts.uses) == {"index.cu": True, "index_stub.cpp": False, "bench.cpp": None}

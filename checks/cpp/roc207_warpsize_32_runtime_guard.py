@@ -54,6 +54,11 @@ class WarpSize32RuntimeGuard(Rule):
 
     valid = (
         "int threads_per_wave(const hipDeviceProp_t& prop) {\n  return prop.warpSize == 32 ? 32 : 64;\n}\n",
+        "void check_device(const hipDeviceProp_t& prop) {\n"
+        "  if (!(prop.warpSize == 32 || prop.warpSize == 64)) throw std::runtime_error(\"unexpected wave size\");\n}\n",
+        "void select_min(int k, int ws) {\n"
+        "  if (k <= 32 && ws == 32) {\n    run_small(k);\n  } else if (k <= 64) {\n    run_medium(k);\n"
+        "  } else {\n    throw std::invalid_argument(\"k too large\");\n  }\n}\n",
     )
     invalid = (
         Example(
@@ -103,8 +108,8 @@ class WarpSize32RuntimeGuard(Rule):
         while node.parent is not None and node.parent.type in _CONDITION_WRAPPERS:
             node = node.parent
         parent = node.parent
-        if parent is None:
-            return False
+        if parent is None or _DISPATCH_64.search(ctx.node_text(node)):
+            return False  # `ws == 32 || ws == 64`: 64 lanes pass too
         if parent.type == "condition_clause":
             statement = parent.parent
             if statement is None or statement.type != "if_statement" or \
@@ -113,7 +118,7 @@ class WarpSize32RuntimeGuard(Rule):
             if _DISPATCH_64.search(ctx.node_text(statement)):
                 return False  # `if (warpSize == 32) ... else if (warpSize == 64) ...`: a dispatch
             branches = [statement.child_by_field_name(f) for f in ("consequence", "alternative")]
-            return any(b is not None and _FAILS.search(ctx.node_text(b)) for b in branches)
+            return any(b is not None and not _else_if(b) and _FAILS.search(ctx.node_text(b)) for b in branches)
         if parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "call_expression":
             function = parent.parent.child_by_field_name("function")
             return function is not None and _FAILS.search(ctx.node_text(function)) is not None
@@ -124,6 +129,12 @@ _DISPATCH_64 = re.compile(r"(?i)warp_?size\w*\s*(?:\(\s*\))?\s*[!=]=\s*64\b|\b64
 _CONDITION_WRAPPERS = frozenset({"parenthesized_expression", "binary_expression", "unary_expression"})
 _AFTER = re.compile(rb"\s*(?:\(\s*\))?\s*[!=]=\s*([\w:]+)")
 _BEFORE = re.compile(rb"(\w+)\s*[!=]=\s*[\w:.>-]*$")
+
+
+def _else_if(branch) -> bool:
+    """``else if (...)``: the next case of a dispatch, not the failure of this test."""
+    inner = branch.named_children[0] if branch.type == "else_clause" and branch.named_children else branch
+    return inner.type == "if_statement"
 
 
 def _identifier(source: bytes, start: int, end: int) -> Span:

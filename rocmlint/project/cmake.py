@@ -204,6 +204,17 @@ def _platform_of(body: list) -> str | None:
     return None
 
 
+def _holds_platform_choice(body: list) -> bool:
+    """The body chooses between the platforms itself: an ``if`` of its own (not nested
+    deeper) with a HIP branch and a CUDA branch."""
+    for st in body:
+        if isinstance(st, _Block) and st.kind == "if":
+            platforms = {_platform_of(branch) for _head, branch in st.branches}
+            if {"hip", "cuda"} <= platforms:
+                return True
+    return False
+
+
 def _own_commands(statements: list):
     for st in statements:
         if isinstance(st, _Command):
@@ -264,10 +275,16 @@ def _learn(statements: list, rel: str, learned: _Learned) -> None:
             continue
         if st.kind == "if":
             for index, (head, body) in enumerate(st.branches):
+                if head.name == "if" and _holds_platform_choice(body):
+                    # `if(ENABLE_GPU)` around `if(ENABLE_ROCM) <HIP> else() <CUDA>`: the switch of
+                    # the GPU build as a whole, which the ROCm build is one of
+                    _learn_condition(head, True, rel, learned)
+                    continue
                 platform = _platform_of(body)
                 if platform is not None and head.name in ("if", "elseif"):
                     _learn_condition(head, platform == "hip", rel, learned)
-                elif platform is not None and head.name == "else" and len(st.branches) == 2:
+                elif platform is not None and head.name == "else" and len(st.branches) == 2 and \
+                        not _holds_platform_choice(st.branches[0][1]):
                     _learn_condition(st.branches[0][0], platform != "hip", rel, learned)
         for _head, body in st.branches:
             _learn(body, rel, learned)
