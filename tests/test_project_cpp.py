@@ -718,3 +718,16 @@ def test_a_shim_inside_an_include_guard_reaches_the_headers_its_includer_reads_n
     shim = model_for(root).shim("__shfl_xor_sync")
     assert shim is not None and shim.drops(0) and shim.where == "ext/compat.cuh:4"
     assert [f for f in findings(root, capsys) if f["code"] == "ROC203"] == []
+
+
+def test_a_guarded_header_is_compiled_where_it_is_included_and_its_guard_is_no_evidence(tmp_path, capsys):
+    root = write_tree(tmp_path, {
+        "CMakeLists.txt": "project(p LANGUAGES HIP)\nadd_library(p src/kernel.hip)\n",
+        "src/common.h": "#ifndef PROJECT_COMMON_H_\n#define PROJECT_COMMON_H_\n#include <cuda_fp16.h>\n#endif\n",
+        "src/kernel.hip": "#include <hip/hip_runtime.h>\n#include \"common.h\"\n__global__ void k() {}\n",
+    })
+    code, out, _err = run_cli(["explain", "--no-cache", "src/common.h:3"], root, capsys)
+    assert code == 0 and "AMD build compiles this line: yes" in out
+    assert "#if stack: none" in out and "PROJECT_COMMON_H_" not in out
+    [finding] = [f for f in findings(root, capsys) if f["path"].endswith("common.h")]
+    assert not any("PROJECT_COMMON_H_" in line for line in finding["evidence"])

@@ -356,6 +356,16 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
+def include_guard(found: list[tuple[int, int, str, str]]) -> str | None:
+    """The include-guard macro of a file's directives (``#ifndef G`` / ``#define G`` first,
+    ``#endif`` last), or None."""
+    if len(found) >= 3 and found[0][2] == "ifndef" and found[1][2] == "define" and found[-1][2] == "endif":
+        name = found[0][3].split()[0] if found[0][3].split() else ""
+        if found[1][3].split()[:1] == [name]:
+            return name
+    return None
+
+
 def directives(data: bytes) -> list[tuple[int, int, str, str]]:
     """(first line, last line, name, rest) of every directive, comments stripped."""
     out = []
@@ -491,6 +501,10 @@ class Conditionals:
         if resolve is None:
             defined, undefined = {m: 1 for m in rocm_macros}, set(nvidia_macros)
             undefined |= _defined_only_in_dead_branches(found, defined, undefined)
+        else:
+            guard = include_guard(found)
+            if guard is not None:  # the file's own guard: undefined where its text is read
+                undefined = {guard}
         self.evaluator = Evaluator(defined, undefined, resolve)
         walker = ChainWalker(self.evaluator, arch_macro)
         for first, last, name, rest in found:

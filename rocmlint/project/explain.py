@@ -42,7 +42,10 @@ def file_lines(ctx: "CppContext") -> list[str]:
 def if_stack_lines(ctx: "CppContext", line: int) -> list[str]:
     out = []
     opening = {id(b): chain.branches[0] for chain in ctx.pp.chains for b in chain.branches}
+    guard = ctx.pp.header_guard()
     for branch in ctx.pp.branches_at(line):
+        if guard is not None and branch is guard.branches[0]:
+            continue  # the include guard: taken wherever the header's text is read
         first = opening.get(id(branch), branch)
         chain = f" (of #{first.kind} {first.condition} at line {first.line + 1})" if first is not branch else ""
         out.append(f"{ctx.path}:{branch.line + 1}: #{branch.kind} {branch.condition}".rstrip() + chain

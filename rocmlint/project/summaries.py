@@ -8,7 +8,7 @@ import os
 import re
 from functools import cached_property
 
-from ..cpp.preprocessor import directives
+from ..cpp.preprocessor import directives, include_guard
 from ..languages import EXTENSIONS
 from .summary_cache import cached_summaries
 
@@ -37,12 +37,7 @@ class Summary:
     @cached_property
     def guard(self) -> str | None:
         """The include-guard macro (``#ifndef G`` / ``#define G`` wrapping the file)."""
-        ds = self.directives
-        if len(ds) >= 3 and ds[0][2] == "ifndef" and ds[1][2] == "define" and ds[-1][2] == "endif":
-            name = ds[0][3].split()[0] if ds[0][3].split() else ""
-            if ds[1][3].split()[:1] == [name]:
-                return name
-        return None
+        return include_guard(self.directives)
 
     @cached_property
     def hip(self) -> bool:
