@@ -731,3 +731,27 @@ def test_a_guarded_header_is_compiled_where_it_is_included_and_its_guard_is_no_e
     assert "#if stack: none" in out and "PROJECT_COMMON_H_" not in out
     [finding] = [f for f in findings(root, capsys) if f["path"].endswith("common.h")]
     assert not any("PROJECT_COMMON_H_" in line for line in finding["evidence"])
+
+
+def test_a_hipify_custom_map_named_by_the_build_renames_headers_hipify_alone_would_not(tmp_path, capsys):
+    root = write_tree(tmp_path, {
+        "setup.py": "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+                    "from tools.hip import run_hipify\n",
+        "tools/__init__.py": "",
+        "tools/hip.py": "def run_hipify(base_dir):\n"
+                        "    hipify(project_directory=base_dir, custom_map_list=base_dir / 'hip_header_map.json')\n",
+        "hip_header_map.json": '{"custom_map": {"<cuda_fp8.h>": "\\"amd_detail/hip_float8.h\\"", "cudaStream_t": "x"}}',
+        "csrc/quant.cu": "#include <cuda_fp8.h>\n#include <cudnn.h>\n__global__ void q() {}\n",
+    })
+    found = where(findings(root, capsys))
+    # <cuda_fp8.h> is renamed by the project's map; hipify has no name for <cudnn.h>
+    assert found == {("ROC303", "csrc/quant.cu", 2)}
+    code, out, _err = run_cli(["explain", "--no-cache", "csrc/quant.cu:1"], root, capsys)
+    assert "hipify: <cuda_fp8.h> becomes <amd_detail/hip_float8.h>" in out
+    # the map is part of the model's key: editing it changes the next cached run
+    cached = ["check", "--output-format", "json", "--select", "ROC303", "."]
+    code, out, _err = run_cli(cached, root, capsys)
+    assert {(f["path"], f["line"]) for f in json.loads(out)} == {("csrc/quant.cu", 2)}
+    (root / "hip_header_map.json").write_text('{"custom_map": {}}')
+    code, out, _err = run_cli(cached, root, capsys)
+    assert {(f["path"], f["line"]) for f in json.loads(out)} == {("csrc/quant.cu", 1), ("csrc/quant.cu", 2)}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..config import ConfigError
 from . import Evidence
+from ..evidence import KIND_BUILD_FILE
 from ..cpp.preprocessor import c_integer
 
 
@@ -42,6 +43,8 @@ class BuildFacts:
     named_in_python: frozenset[str] = frozenset()
     # headers the build writes (configure_file), by path below the build folder, with why
     generated_headers: dict[str, Evidence] = field(default_factory=dict)
+    # header -> (its new name, why): the project's own hipify custom map (hipify_torch)
+    hipify_renames: dict[str, tuple[str, Evidence]] = field(default_factory=dict)
 
     def generated_header(self, header: str) -> Evidence | None:
         """Why an ``#include`` names a header the project's build generates (``nccl.h`` from
@@ -187,6 +190,47 @@ def read_setup_py(facts: BuildFacts, rel_file: str, text: str, folder: str | Non
         facts.hipify_dirs.setdefault(os.path.dirname(rel_file) if folder is None else folder,
                                      Evidence(f"torch extension build ({m.group(0)}) hipifies its sources",
                                               f"{rel_file}:{line}"))
+
+
+# hipify_torch's custom map: `custom_map_list=...json` (Python) or `CUSTOM_MAP_FILE ...json` (CMake).
+_CUSTOM_MAP = re.compile(r"(?:\bcustom_map_list\s*=|\bCUSTOM_MAP_FILE\b)[^\n]*?([\w.+-]+\.json)")
+MAX_CUSTOM_MAP_BYTES = 1 << 20
+
+
+def hipify_custom_maps(root: str, build_texts: dict[str, str]) -> list[str]:
+    """The custom-map files the project's hipify runs are given, found beside the build file
+    that names them or in a folder above it (``${TE}/map.json``, ``base_dir / "map.json"``)."""
+    found: list[str] = []
+    for rel, text in build_texts.items():
+        for m in _CUSTOM_MAP.finditer(text):
+            folder = os.path.dirname(rel)
+            while True:
+                candidate = f"{folder}/{m.group(1)}" if folder else m.group(1)
+                if os.path.isfile(os.path.join(root, candidate)):
+                    if candidate not in found:
+                        found.append(candidate)
+                    break
+                if not folder:
+                    break
+                folder = os.path.dirname(folder)
+    return found
+
+
+def read_hipify_custom_map(facts: BuildFacts, rel: str, text: str) -> None:
+    """The header renames of a custom map (``{"custom_map": {"<cuda_fp8.h>": "<hip/...>"}}``),
+    read as data: hipify applies them on top of its own table."""
+    try:
+        data = json.loads(text[:MAX_CUSTOM_MAP_BYTES])
+    except ValueError:
+        return
+    renames = data.get("custom_map") if isinstance(data, dict) else None
+    if not isinstance(renames, dict):
+        return
+    for key, value in renames.items():
+        if isinstance(key, str) and isinstance(value, str) and key[:1] in "<\"" and key[-1:] in ">\"":
+            target = value.strip().strip('<>"')
+            facts.hipify_renames.setdefault(key[1:-1], (target, Evidence(
+                f"the project's hipify custom map renames it to {target}", rel, KIND_BUILD_FILE)))
 
 
 _LOCAL_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\w+)[\w.]*[ \t]+import\b|import[ \t]+(\w+))", re.MULTILINE)

@@ -30,10 +30,12 @@ from .buildfiles import (
     BuildFacts,
     BuildFileError,
     CompileDatabase,
+    hipify_custom_maps,
     merge_build_facts,
     read_cmake_files,
     read_meson_files,
     read_compile_commands,
+    read_hipify_custom_map,
     read_setup_py,
     setup_helpers,
 )
@@ -366,10 +368,12 @@ class CppModel:
         return Verdict(False)
 
     def hipify_maps(self, path, header: str) -> str | None:
-        """The HIP header hipify writes for ``header`` in this file, or None."""
+        """The HIP header hipify writes for ``header`` in this file, or None (the project's
+        custom map first, as hipify_torch applies it)."""
         if self.hipified(path).value is not True:
             return None
-        return hipify_maps(header)
+        renamed = self.facts.hipify_renames.get(header)
+        return renamed[0] if renamed is not None else hipify_maps(header)
 
     def fingerprint_for(self, path) -> str:
         """Digest of the facts this file's results depend on: its reachability, the AMD
@@ -382,7 +386,11 @@ class CppModel:
         shims = self._memo.get("shims-digest")
         if shims is None:
             shims = self._memo["shims-digest"] = digest(*sorted(map(repr, self.shims.values())))
-        parts = [str(verdict.value), str(self.hipified(path).value), shims, str(self.rocm_native),
+        renames = self._memo.get("hipify-renames-digest")
+        if renames is None:
+            renames = self._memo["hipify-renames-digest"] = digest(
+                *sorted(f"{header}>{target}" for header, (target, _why) in self.facts.hipify_renames.items()))
+        parts = [str(verdict.value), str(self.hipified(path).value), shims, renames, str(self.rocm_native),
                  str(self.nvidia_file(rel)),
                  repr(verdict.evidence), repr(self.include_chain(path))]  # the evidence findings carry
         names = self._memo.setdefault("name-facts", {})
@@ -535,6 +543,15 @@ class _Inputs:
             helper_stats[rel] = (st.st_mtime_ns, st.st_size)
         self.build_stats.update(helper_stats)
         self.build_texts.update(read_build_files(self.root, helper_stats))
+        map_stats = {}  # hipify custom maps: read with the build files, and part of the model's key
+        for rel in hipify_custom_maps(self.root, self.build_texts):
+            try:
+                st = os.stat(os.path.join(self.root, rel))
+            except OSError:
+                continue
+            map_stats[rel] = (st.st_mtime_ns, st.st_size)
+        self.build_stats.update(map_stats)
+        self.build_texts.update(read_build_files(self.root, map_stats))
         self.location, self.database = location, database
         self.build_options = project.settings.build_options if project.settings is not None else ()
 
@@ -608,7 +625,9 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
     facts = BuildFacts()
     facts.texts = [text for rel, text in build_texts.items() if rel not in helpers]
     for rel, text in build_texts.items():
-        if rel in helpers:
+        if rel.endswith(".json"):
+            read_hipify_custom_map(facts, rel, text)
+        elif rel in helpers:
             read_setup_py(facts, rel, text, folder=helpers[rel])
             folder = helpers[rel]
             _guarded_read("op builder", lambda: _merge_python_build(facts, read_builders(rel, text, folder), []))
