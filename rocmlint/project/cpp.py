@@ -37,8 +37,6 @@ from .buildfiles import (
     read_setup_py,
     setup_helpers,
 )
-from .pybuild import read_build as read_python_build
-from .pybuild import read_builders
 from .summaries import (
     C_FAMILY_EXTENSIONS,
     SOURCE_EXTENSIONS,
@@ -605,6 +603,10 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
 
 
 def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], options=None) -> BuildFacts:
+    # Imported here: a run whose files never ask for the model (one .py) skips their import.
+    from .pybuild import read_build as read_python_build
+    from .pybuild import read_builders
+
     facts = BuildFacts()
     facts.texts = [text for rel, text in build_texts.items() if rel not in helpers]
     for rel, text in build_texts.items():
