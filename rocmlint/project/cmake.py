@@ -716,7 +716,13 @@ class Interpreter:
     def _expand(self, args: list[tuple[str, bool]], scope: _Scope) -> list[Item]:
         out: list[Item] = []
         for text, quoted in args:
-            whole = re.fullmatch(r"\$\{([^${}]+)\}", text)
+            if "${" not in text:  # most words: nothing to substitute
+                if quoted or ";" not in text:
+                    out.append(Item(text))
+                else:
+                    out.extend(Item(part) for part in text.split(";") if part)
+                continue
+            whole = _VAR_REF.fullmatch(text)
             if whole and not quoted:
                 value = self._value(whole.group(1), scope)
                 if value is not None:
@@ -730,6 +736,8 @@ class Interpreter:
         return out
 
     def _substitute(self, text: str, scope: _Scope) -> str:
+        if "${" not in text:
+            return text
         for _ in range(4):
             def one(m: re.Match) -> str:
                 value = _live(self._value(m.group(1), scope))
