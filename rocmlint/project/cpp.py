@@ -510,7 +510,14 @@ def build(project: "Project") -> "LazyPart":
             _save_model(p.cache_dir, _model_key(i.root, i.stats, i.build_stats, p.settings, i.location), None, i.root)
         return True
 
-    return LazyPart(project, lambda p, known: build_now(p, known, inputs()), summarise_file, settled_none)
+    def read_build_files(_p) -> None:
+        try:
+            inputs().facts
+        except Exception:  # noqa: BLE001 - read again by the build, which reports it
+            pass
+
+    return LazyPart(project, lambda p, known: build_now(p, known, inputs()), summarise_file, settled_none,
+                    read_build_files)
 
 
 class _Inputs:
@@ -687,7 +694,9 @@ def nothing_to_model(inputs: _Inputs) -> bool:
     every C++ file in its first pass, without summarising any for a model."""
     if inputs.too_many():
         return True
-    return not _builds_for_amd(inputs.facts, inputs.database, inputs.stats) and not inputs.hip_mentioned
+    if inputs.hip_mentioned:  # asked first: the build files are then read while the workers run
+        return False
+    return not _builds_for_amd(inputs.facts, inputs.database, inputs.stats)
 
 
 def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
