@@ -731,3 +731,31 @@ def test_a_guarded_header_is_compiled_where_it_is_included_and_its_guard_is_no_e
     assert "#if stack: none" in out and "PROJECT_COMMON_H_" not in out
     [finding] = [f for f in findings(root, capsys) if f["path"].endswith("common.h")]
     assert not any("PROJECT_COMMON_H_" in line for line in finding["evidence"])
+
+
+def test_a_small_run_summarises_the_files_in_a_second_process_for_the_same_model(tmp_path, monkeypatch):
+    """With a core to spare, a run too small for workers summarises the C-family files in a
+    forked process while it reads the build files; the model is the one a single process builds."""
+    import os
+
+    from rocmlint.project import cpp, summaries
+
+    root = write_tree(tmp_path / "tree", TOY)
+    log = tmp_path / "summarised-by"
+    summary_directives = cpp.summary_directives
+
+    def logged(*args, **kwargs):
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return summary_directives(*args, **kwargs)
+
+    monkeypatch.setattr(cpp, "summary_directives", logged)
+    monkeypatch.setattr(summaries, "summary_directives", logged)
+    alone = model_for(root, jobs=1)
+    assert log.read_text().split() == [str(os.getpid())]
+    log.unlink()
+    shared = model_for(root, jobs=2)
+    by = log.read_text().split()
+    assert len(by) == 1 and by != [str(os.getpid())]
+    assert shared.files.keys() == alone.files.keys() and shared.reach == alone.reach
+    assert shared.inferred == alone.inferred and shared.shims == alone.shims and shared.roots == alone.roots

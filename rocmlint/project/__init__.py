@@ -84,6 +84,7 @@ class Project:
     parts: dict[str, Any] = field(default_factory=dict)
     cache_dir: Path | None = None  # where parts cache per-file summaries (None: no cache)
     compile_commands: str = ""  # -p: the ROCm build's compile_commands.json or its folder
+    jobs: int = 1  # processes the run may use (a small run's model summarises in a second one)
     deferring: bool = False  # first pass of a big run: a file that needs an unbuilt part waits
     used: set[str] = field(default_factory=set)  # the languages whose part the file in hand asked for
     # Facts from outside the file that its analysis read beyond what ``fingerprint_for``

@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
 from ..cpp.preprocessor import (
@@ -42,6 +42,7 @@ from .summaries import (
     SOURCE_EXTENSIONS,
     Summary,
     load_summaries,
+    summary_directives,
     mentions_hip,
     read_build_files,
     summarise,
@@ -701,11 +702,19 @@ def nothing_to_model(inputs: _Inputs) -> bool:
 
 def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
     settings, root, stats = project.settings, inputs.root, inputs.stats
-    facts, database = inputs.facts, inputs.database
+    # A small run has no workers that summarised the files for the model: where it will be
+    # built (a file names HIP), a forked process summarises them while this one reads the
+    # build files.
+    directives = _summarise_meanwhile(inputs, project.cache_dir) \
+        if not known and project.jobs > 1 and inputs.hip_mentioned else None
+    try:
+        facts, database = inputs.facts, inputs.database
+    finally:
+        summarised = directives() if directives is not None else None
     dual = _builds_for_amd(facts, database, stats)
     if not dual and not inputs.hip_mentioned:
         return None  # CUDA-only code, no HIP anywhere: every file is judged on its own, as before
-    files = load_summaries(root, stats, project.cache_dir, known)
+    files = load_summaries(root, stats, project.cache_dir, known, summarised)
     if not dual and not any(s.hip for s in files.values()):
         return None
     model = CppModel(root=root, files=files, facts=facts, database=database, fixed=_fixed_facts(settings, database))
@@ -715,6 +724,43 @@ def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
     model.inferred = _infer_rocm_macros(model)
     _solve(model)
     return model
+
+
+def _summarise_meanwhile(inputs: _Inputs, cache_dir) -> Callable[[], dict | None] | None:
+    """Summarises the C-family files in a forked process (``summary_directives``, the summary
+    cache included); returns the function that waits for them (they are None when the
+    process failed: the caller summarises them itself), or None when no process can start
+    (a pool's worker may not have children)."""
+    from multiprocessing import get_context
+
+    context = get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_send_directives, args=(inputs.root, inputs.stats, cache_dir, send))
+    try:
+        process.start()
+    except (AssertionError, OSError):
+        receive.close()
+        return None
+    finally:
+        send.close()
+
+    def wait() -> dict | None:
+        try:
+            found: dict | None = receive.recv()
+        except (EOFError, OSError):
+            found = None
+        finally:
+            receive.close()
+            process.join()
+        return found
+    return wait
+
+
+def _send_directives(root: str, stats: dict, cache_dir, connection) -> None:
+    try:
+        connection.send(summary_directives(root, stats, cache_dir))
+    finally:
+        connection.close()
 
 
 def _model_key(root: str, stats: dict, build_stats: dict, settings, location: str) -> str:
