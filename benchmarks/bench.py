@@ -39,7 +39,8 @@ CLEAN_PY = "import os\n\n\ndef main():\n    return os.getcwd()\n"
 def default_tree() -> Path | None:
     try:
         out = subprocess.run([sys.executable, "-c", "import torch, os; print(os.path.dirname(torch.__file__))"],
-                             capture_output=True, text=True, timeout=120, env=child_env(Path(tempfile.gettempdir())))
+                             check=False, capture_output=True, text=True, timeout=120,
+                             env=child_env(Path(tempfile.gettempdir())))
     except (OSError, subprocess.TimeoutExpired):
         return None
     path = out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else ""
@@ -76,27 +77,20 @@ class Runner:
         """Wall time and exit code of one run (code -1: it timed out)."""
         start = time.perf_counter()
         try:
-            code = subprocess.run(cmd, cwd=self.scratch, env=self.env, stdout=subprocess.DEVNULL,
+            code = subprocess.run(cmd, cwd=self.scratch, env=self.env, stdout=subprocess.DEVNULL, check=False,
                                   stderr=subprocess.DEVNULL, timeout=timeout).returncode
         except subprocess.TimeoutExpired:
             code = -1
         return time.perf_counter() - start, code
 
-    def best(self, cmd: list[str], repeat: int, before_each=None) -> float:
-        walls = []
-        for _ in range(repeat):
-            if before_each is not None:
-                before_each()
-            walls.append(self.wall(cmd)[0])
-        return min(walls)
+    def walls(self, cmd: list[str], repeat: int) -> list[float]:
+        return [self.wall(cmd)[0] for _ in range(repeat)]
 
-    def median(self, cmd: list[str], repeat: int, before_each=None) -> float:
-        walls = []
-        for _ in range(repeat):
-            if before_each is not None:
-                before_each()
-            walls.append(self.wall(cmd)[0])
-        return statistics.median(walls)
+    def best(self, cmd: list[str], repeat: int) -> float:
+        return min(self.walls(cmd, repeat))
+
+    def median(self, cmd: list[str], repeat: int) -> float:
+        return statistics.median(self.walls(cmd, repeat))
 
     def peak_rss_mb(self, cmd: list[str]) -> float:
         """The largest sum of resident sizes over the process and its descendants (workers
