@@ -1,42 +1,64 @@
-"""Speed and memory of rocmlint against ruff, flake8 and semgrep on one real tree.
+"""Speed and memory of rocmlint against ruff (and semgrep, when installed) on real trees.
 
-Default tree: the installed torch package (``pip install torch==2.13.0``): thousands of
-real .py files and, under include/, thousands of C++/CUDA headers.
+    python benchmarks/bench.py [TREE ...] [--rocmlint EXE ...] [--repeat 3]
+        [--cu FILE] [--py FILE] [--skip-semgrep]
 
-    python benchmarks/bench.py [--tree DIR] [--repeat 3]
+TREE: folders to check (default: the installed torch package, ``pip install torch==2.13.0``).
+Each tree is checked by every ``--rocmlint`` executable (default: the one next to this
+Python) cold (``--no-cache``) and warm (a second run with the cache the first one filled),
+and by ruff on the same tree, all in one run so the ratios compare like with like. Then one
+file at a time (pre-commit latency): ``--cu`` (default: a .cu file inside a ggml tree among
+TREEs) and ``--py`` (default: a small clean file), cold and warm. Peak memory is the largest
+sum of the resident sizes of the process and its workers, sampled during one extra run.
 
-Prints wall time (best of --repeat), files/s, MB/s, peak RSS and the ratios the
-acceptance criteria name. Nothing here is asserted: it prints figures.
+Nothing is written into the checkout or the trees: every command runs in a temporary folder,
+which holds the caches and the byte-code (``PYTHONPYCACHEPREFIX``: start-up is measured with
+compiled byte-code, as an installed package has it, without a ``__pycache__`` in the
+checkout). Nothing here is asserted: it prints figures.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 PY_EXT = {".py", ".pyi"}
 CPP_EXT = {".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl"}
+RUFF_RULES = "E9,F63,F7"  # syntax errors and a few checks: ruff's cheapest honest full pass
+SEMGREP_TIMEOUT_S = 300
+CLEAN_PY = "import os\n\n\ndef main():\n    return os.getcwd()\n"
 
 
 def default_tree() -> Path | None:
     try:
         out = subprocess.run([sys.executable, "-c", "import torch, os; print(os.path.dirname(torch.__file__))"],
-                             capture_output=True, text=True, timeout=120)
+                             check=False, capture_output=True, text=True, timeout=120,
+                             env=child_env(Path(tempfile.gettempdir())))
     except (OSError, subprocess.TimeoutExpired):
         return None
     path = out.stdout.strip().splitlines()[-1] if out.returncode == 0 and out.stdout.strip() else ""
     return Path(path) if path else None
 
 
+def child_env(scratch: Path) -> dict[str, str]:
+    """The environment of every measured command: byte-code and caches in ``scratch``."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    env["RUFF_CACHE_DIR"] = str(scratch / "ruff-cache")
+    return env
+
+
 def tree_stats(tree: Path, exts: set[str]) -> tuple[int, int]:
     files = size = 0
     for root, dirs, names in os.walk(tree):
-        dirs[:] = [d for d in dirs if d not in ("__pycache__",)]
+        dirs[:] = [d for d in dirs if d not in ("__pycache__", ".git")]
         for name in names:
             if os.path.splitext(name)[1].lower() in exts:
                 files += 1
@@ -44,105 +66,202 @@ def tree_stats(tree: Path, exts: set[str]) -> tuple[int, int]:
     return files, size
 
 
-def timed(cmd: list[str], cwd: Path, repeat: int, env: dict | None = None) -> tuple[float, float, int]:
-    """Best wall time, peak RSS in MB (the process and its reaped children), exit code."""
-    best, peak, code = float("inf"), 0.0, 0
-    for _ in range(repeat):
+class Runner:
+    """Runs commands in one scratch folder with the bench's environment."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self.env = child_env(scratch)
+
+    def wall(self, cmd: list[str], timeout: float | None = None) -> tuple[float, int]:
+        """Wall time and exit code of one run (code -1: it timed out)."""
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=env if env is not None else os.environ)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        best = min(best, wall)
-        peak = max(peak, usage.ru_maxrss / 1024)
-        code = os.waitstatus_to_exitcode(status)
-    return best, peak, code
+        try:
+            code = subprocess.run(cmd, cwd=self.scratch, env=self.env, stdout=subprocess.DEVNULL, check=False,
+                                  stderr=subprocess.DEVNULL, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            code = -1
+        return time.perf_counter() - start, code
+
+    def walls(self, cmd: list[str], repeat: int) -> list[float]:
+        return [self.wall(cmd)[0] for _ in range(repeat)]
+
+    def best(self, cmd: list[str], repeat: int) -> float:
+        return min(self.walls(cmd, repeat))
+
+    def median(self, cmd: list[str], repeat: int) -> float:
+        return statistics.median(self.walls(cmd, repeat))
+
+    def peak_rss_mb(self, cmd: list[str]) -> float:
+        """The largest sum of resident sizes over the process and its descendants (workers
+        included), sampled every 20 ms from /proc; the process's own peak elsewhere."""
+        proc = subprocess.Popen(cmd, cwd=self.scratch, env=self.env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        peak = [0]
+        if os.path.isdir("/proc/self"):
+            def sample() -> None:
+                while proc.poll() is None:
+                    peak[0] = max(peak[0], _tree_rss_kb(proc.pid))
+                    time.sleep(0.02)
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            proc.wait()
+            sampler.join()
+        else:
+            _, _, usage = os.wait4(proc.pid, 0)
+            peak[0] = usage.ru_maxrss
+        return peak[0] / 1024
 
 
-def row(name: str, wall: float, files: int, size: int, rss: float, code: int) -> str:
-    return (f"{name:<34} {wall:8.2f} s {files / wall:9.0f} files/s {size / wall / 1e6:7.1f} MB/s "
-            f"{rss:7.0f} MB peak  exit {code}")
+def _tree_rss_kb(pid: int) -> int:
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            parents[int(entry)] = int(fields[1])
+            rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
+        except (OSError, IndexError, ValueError):
+            continue
+    members, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, ppid in parents.items():
+            if ppid == parent and child not in members:
+                members.add(child)
+                frontier.append(child)
+    return sum(rss.get(p, 0) for p in members)
+
+
+def rocmlint_label(exe: str, all_exes: list[str]) -> str:
+    if len(all_exes) == 1:
+        return "rocmlint"
+    return f"rocmlint[{all_exes.index(exe)}]"
+
+
+def bench_trees(runner: Runner, trees: list[Path], exes: list[str], repeat: int) -> None:
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    for n, exe in enumerate(exes):
+        if len(exes) > 1:
+            print(f"rocmlint[{n}] = {exe}")
+    print(f"\n{'tree':<28} {'files py/c++':>13} {'tool':<12} {'cold s':>8} {'warm s':>8} {'warm/cold':>9} "
+          f"{'cold/ruff':>9} {'peak MB':>8}")
+    totals: dict[str, list[float]] = {}
+    for tree in trees:
+        py = tree_stats(tree, PY_EXT)[0]
+        cpp = tree_stats(tree, CPP_EXT)[0]
+        ruff_cold = None
+        if ruff:
+            cmd = [ruff, "check", "--select", RUFF_RULES, "--exit-zero", "-q", str(tree)]
+            ruff_cold = runner.best(cmd + ["--no-cache"], repeat)
+            runner.wall(cmd)
+            ruff_warm = runner.best(cmd, repeat)
+            print(f"{tree.name[:28]:<28} {py:>6}/{cpp:<6} {'ruff':<12} {ruff_cold:8.2f} {ruff_warm:8.2f} "
+                  f"{ruff_warm / ruff_cold:9.2f} {1:9.2f} {'':>8}")
+            totals.setdefault("ruff", [0.0, 0.0])
+            totals["ruff"][0] += ruff_cold
+            totals["ruff"][1] += ruff_warm
+        for exe in exes:
+            label = rocmlint_label(exe, exes)
+            cmd = [exe, "check", "--exit-zero", "-q", str(tree)]
+            cold = runner.best(cmd + ["--no-cache"], repeat)
+            cache = runner.scratch / ".rocmlint_cache"
+            shutil.rmtree(cache, ignore_errors=True)
+            runner.wall(cmd)  # fills the cache
+            warm = runner.best(cmd, repeat)
+            shutil.rmtree(cache, ignore_errors=True)
+            peak = runner.peak_rss_mb(cmd + ["--no-cache"])
+            ratio = f"{cold / ruff_cold:9.1f}x" if ruff_cold else f"{'-':>9}"
+            print(f"{'':<28} {'':>13} {label:<12} {cold:8.2f} {warm:8.2f} {warm / cold:9.2f} {ratio} {peak:8.0f}")
+            totals.setdefault(label, [0.0, 0.0])
+            totals[label][0] += cold
+            totals[label][1] += warm
+    if len(trees) > 1:
+        ruff_total = totals.get("ruff", [0.0])[0]
+        for label, (cold, warm) in totals.items():
+            ratio = f"{cold / ruff_total:9.1f}x" if ruff_total else f"{'-':>9}"
+            print(f"{'all trees':<28} {'':>13} {label:<12} {cold:8.2f} {warm:8.2f} {warm / cold:9.2f} {ratio}")
+
+
+def bench_single_files(runner: Runner, files: list[Path], exes: list[str], repeat: int) -> None:
+    """One file per run, as a pre-commit hook runs: median of several runs, cold and warm."""
+    print(f"\n{'single file':<40} {'tool':<12} {'cold ms':>8} {'warm ms':>8}")
+    cache = runner.scratch / ".rocmlint_cache"
+    for path in files:
+        for exe in exes:
+            cmd = [exe, "check", "--exit-zero", "-q", str(path)]
+            runner.wall(cmd + ["--no-cache"])  # compiles the byte-code into the scratch prefix
+            cold = runner.median(cmd + ["--no-cache"], repeat)
+            shutil.rmtree(cache, ignore_errors=True)
+            runner.wall(cmd)
+            warm = runner.median(cmd, repeat)
+            shutil.rmtree(cache, ignore_errors=True)
+            print(f"{str(path)[-40:]:<40} {rocmlint_label(exe, exes):<12} {cold * 1000:8.0f} {warm * 1000:8.0f}")
+
+
+def bench_semgrep(runner: Runner, trees: list[Path], exes: list[str]) -> None:
+    semgrep = shutil.which("semgrep")
+    if semgrep is None:
+        print("\nsemgrep: not installed, skipped")
+        return
+    rule = runner.scratch / "ballot.yml"
+    rule.write_text("rules:\n- id: ballot-sync\n  languages: [cpp]\n  severity: WARNING\n"
+                    "  message: ballot\n  pattern: __ballot_sync(...)\n")
+    print(f"\n{'semgrep __ballot_sync(...) vs rocmlint ROC2,ROC3':<48} {'semgrep s':>9} {'rocmlint s':>10}")
+    for tree in trees:
+        wall, code = runner.wall([semgrep, "--metrics=off", "--disable-version-check", "--quiet", "--config",
+                                  str(rule), "--no-git-ignore", "--timeout", "30", str(tree)],
+                                 timeout=SEMGREP_TIMEOUT_S)
+        ours = runner.wall([exes[-1], "check", "--no-cache", "--exit-zero", "-q", "--select", "ROC2,ROC3",
+                            str(tree)])[0]
+        shown = f"{wall:9.2f}" if code != -1 else f"{'>' + str(SEMGREP_TIMEOUT_S):>9}"
+        print(f"{tree.name[:48]:<48} {shown} {ours:10.2f}")
+
+
+def find_ggml_cu(trees: list[Path]) -> Path | None:
+    for tree in trees:
+        if "ggml" in tree.name:
+            found = sorted((tree / "src" / "ggml-cuda").glob("*.cu")) if (tree / "src" / "ggml-cuda").is_dir() else []
+            found = found or sorted(tree.rglob("*.cu"))
+            if found:
+                return found[0]
+    return None
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tree", type=Path, default=None)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("trees", nargs="*", type=Path, help="trees to check (default: the installed torch package)")
+    parser.add_argument("--rocmlint", action="append", default=[], metavar="EXE",
+                        help="rocmlint executable to measure; repeat to compare builds in one run")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best for trees, median for files)")
+    parser.add_argument("--cu", type=Path, help="a C++/CUDA file for the single-file figures")
+    parser.add_argument("--py", type=Path, help="a Python file for the single-file figures")
     parser.add_argument("--skip-semgrep", action="store_true")
+    parser.add_argument("--no-trees", action="store_true", help="single-file figures only")
     args = parser.parse_args()
-    tree = args.tree or default_tree()
-    if tree is None or not tree.is_dir():
-        print("no tree: pass --tree DIR or `pip install torch==2.13.0`", file=sys.stderr)
+    trees = [t.resolve() for t in args.trees] or [t for t in [default_tree()] if t is not None]
+    missing = [str(t) for t in trees if not t.is_dir()]
+    if not trees or missing:
+        print(f"no tree: {', '.join(missing) or 'pass TREE or `pip install torch==2.13.0`'}", file=sys.stderr)
         return 2
-    rocmlint = [sys.executable, "-m", "rocmlint"]
-    exe = shutil.which("rocmlint", path=str(Path(sys.executable).parent))
-    py_files, py_size = tree_stats(tree, PY_EXT)
-    cpp_files, cpp_size = tree_stats(tree, CPP_EXT)
-    print(f"tree: {tree}")
-    print(f"  python: {py_files} files, {py_size / 1e6:.1f} MB;  c++/cuda: {cpp_files} files, {cpp_size / 1e6:.1f} MB")
-    print(f"  cores: {os.cpu_count()}, best of {args.repeat}\n")
-
-    cache = Path(tempfile.mkdtemp(prefix="rocmlint-bench-"))
-    results = {}
-
-    def run(name, cmd, files, size, repeat=args.repeat, cwd=cache, env=None):
-        wall, rss, code = timed(cmd, cwd, repeat, env)
-        results[name] = wall
-        print(row(name, wall, files, size, rss, code))
-
-    # Cold: no cache. Warm: cache filled by a first run in the same folder.
-    run("rocmlint python (cold)", rocmlint + ["check", "--no-cache", "--select", "ROC1", "-q", str(tree)],
-        py_files, py_size)
-    run("rocmlint c++ (cold)", rocmlint + ["check", "--no-cache", "--select", "ROC2,ROC3", "-q",
-                                           str(tree / "include")], cpp_files, cpp_size)
-    run("rocmlint full tree (cold)", rocmlint + ["check", "--no-cache", "-q", str(tree)],
-        py_files + cpp_files, py_size + cpp_size)
-    timed(rocmlint + ["check", "-q", str(tree)], cache, 1)
-    run("rocmlint full tree (cached)", rocmlint + ["check", "-q", str(tree)], py_files + cpp_files,
-        py_size + cpp_size)
-    if shutil.which("ruff"):
-        run("ruff E9,F63,F7 (python)", ["ruff", "check", "--select", "E9,F63,F7", "--no-cache", "--exit-zero",
-                                         "-q", str(tree)], py_files, py_size)
-    if shutil.which("flake8"):
-        run("flake8 -j2 E9 (python)", ["flake8", "-j2", "--select", "E9", "--exit-zero", str(tree)],
-            py_files, py_size, repeat=1)
-    semgrep = shutil.which("semgrep")
-    if semgrep and not args.skip_semgrep:
-        rule = cache / "ballot.yml"
-        rule.write_text("rules:\n- id: ballot-sync\n  languages: [cpp]\n  severity: WARNING\n"
-                        "  message: ballot\n  pattern: __ballot_sync(...)\n")
-        run("semgrep __ballot_sync(...) (c++)", [semgrep, "--metrics=off", "--quiet", "--config", str(rule),
-                                                   "--no-git-ignore", str(tree / "include")],
-            cpp_files, cpp_size, repeat=1, env={**os.environ, "SEMGREP_SEND_METRICS": "off"})
-
-    # Pre-commit latency: one clean Python file through the console script, median of 20.
-    # Bytecode on: an installed package has its .pyc files (PYTHONDONTWRITEBYTECODE off).
-    clean = cache / "clean.py"
-    clean.write_text("import os\n\n\ndef main():\n    return os.getcwd()\n")
-    single = ([exe] if exe else rocmlint) + ["check", "--no-cache", str(clean)]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run(single, cwd=cache, env=env, capture_output=True)  # writes the .pyc files
-    walls = []
-    for _ in range(20):
-        start = time.perf_counter()
-        subprocess.run(single, cwd=cache, env=env, capture_output=True)
-        walls.append(time.perf_counter() - start)
-    wall = sorted(walls)[len(walls) // 2]
-    _, rss, code = timed(single, cache, 1, env)
-    print(row("rocmlint one clean file (median)", wall, 1, clean.stat().st_size, rss, code))
-    results["one clean file"] = wall
-
-    print()
-    def ratio(a, b, label):
-        if a in results and b in results:
-            print(f"{label:<44} {results[a] / results[b]:6.2f}x")
-    ratio("rocmlint python (cold)", "ruff E9,F63,F7 (python)", "rocmlint python / ruff")
-    ratio("rocmlint full tree (cold)", "ruff E9,F63,F7 (python)", "rocmlint full tree / ruff (python only)")
-    ratio("flake8 -j2 E9 (python)", "rocmlint python (cold)", "flake8 / rocmlint python (speed-up)")
-    ratio("rocmlint full tree (cached)", "rocmlint full tree (cold)", "cached / cold")
-    ratio("semgrep __ballot_sync(...) (c++)", "rocmlint c++ (cold)", "semgrep / rocmlint c++ (speed-up)")
-    print(f"{'one clean file (ms)':<44} {results['one clean file'] * 1000:6.0f}")
-    shutil.rmtree(cache, ignore_errors=True)
+    exes = args.rocmlint or [shutil.which("rocmlint", path=str(Path(sys.executable).parent)) or "rocmlint"]
+    print(f"cores: {os.cpu_count()}, {args.repeat} runs per figure")
+    scratch = Path(tempfile.mkdtemp(prefix="rocmlint-bench-"))
+    try:
+        runner = Runner(scratch)
+        if not args.no_trees:
+            bench_trees(runner, trees, exes, args.repeat)
+        clean = scratch / "clean.py"
+        clean.write_text(CLEAN_PY)
+        singles = [f for f in (args.cu or find_ggml_cu(trees), args.py or clean) if f is not None]
+        bench_single_files(runner, [Path(f).resolve() for f in singles], exes, max(args.repeat, 5))
+        if not args.skip_semgrep:
+            bench_semgrep(runner, trees, exes)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

@@ -248,6 +248,7 @@ def _run_project(root: Path, targets: list, resolver, jobs: int | None, options:
     from .runner import run
 
     project = _project_at(root, resolver, use_cache=options["use_cache"], compile_commands=options["compile_commands"])
+    project.jobs = jobs or 1
     return run(targets, options["mode"], unsafe=options["unsafe"], use_cache=options["use_cache"], jobs=jobs,
                project=project, build_fixes=options["build_fixes"])
 

@@ -7,7 +7,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, TypeVar
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from .cache import Cache, content_hash
 from .discovery import Target
@@ -194,19 +194,22 @@ def batches(items: Iterable[Item], size: int) -> Iterator[tuple[Item, ...]]:
         yield batch
 
 
-def run_parallel(todo: Iterable[Job], workers: int, batch_size: int = BATCH_SIZE) -> list[FileResult]:
+def run_parallel(todo: Iterable[Job], workers: int, batch_size: int = BATCH_SIZE,
+                 while_waiting: Callable[[], None] | None = None) -> list[FileResult]:
     """Every job's result, from a pool of forked workers (BATCH_SIZE jobs per task).
 
     A worker that dies (a crash in a C extension, the OOM killer) breaks the pool and takes
     the queued jobs with it. They are run again: the first few batches, in flight when it
     broke (work is handed out in order), one job per process, so the file that kills its
-    process is reported as an internal error; the rest in a fresh pool.
+    process is reported as an internal error; the rest in a fresh pool. ``while_waiting``
+    runs in the parent once every job is handed out (the workers are forked by then).
     """
     with collector_paused():  # the parent only unpickles results: nothing cyclic to free
-        return _run_pools(todo, workers, batch_size)
+        return _run_pools(todo, workers, batch_size, while_waiting)
 
 
-def _run_pools(todo: Iterable[Job], workers: int, batch_size: int) -> list[FileResult]:
+def _run_pools(todo: Iterable[Job], workers: int, batch_size: int,
+               while_waiting: Callable[[], None] | None = None) -> list[FileResult]:
     # ~10 ms to import: only for big runs.
     from concurrent.futures import Future, ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -227,6 +230,9 @@ def _run_pools(todo: Iterable[Job], workers: int, batch_size: int) -> list[FileR
                     submitted.append((batch, pool.submit(run_batch, batch)))
                 except BrokenProcessPool:
                     lost.extend(batch)  # the pool broke while discovery was still feeding it
+            if while_waiting is not None:
+                while_waiting()
+                while_waiting = None
             for batch, future in submitted:
                 try:
                     results.extend(future.result())
@@ -274,7 +280,7 @@ def run_deferred(todo: Iterable[Job], workers: int, project: Project) -> list[Fi
 
     project.deferring = True
     try:
-        first = run_parallel(remembered(), workers)
+        first = run_parallel(remembered(), workers, while_waiting=project.warm_up)
     finally:
         project.deferring = False
     with collector_paused():  # the model: many allocations, nothing cyclic to free

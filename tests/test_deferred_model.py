@@ -54,10 +54,10 @@ def _run(root: Path, jobs: int, monkeypatch) -> tuple[list, dict[str, int], list
 
     pools: list[int] = []
 
-    def recording_parallel(todo, workers, batch_size=runner.BATCH_SIZE):
+    def recording_parallel(todo, workers, batch_size=runner.BATCH_SIZE, while_waiting=None):
         todo = list(todo)
         pools.append(len(todo))
-        return ORIGINAL_PARALLEL(todo, workers, batch_size)
+        return ORIGINAL_PARALLEL(todo, workers, batch_size, while_waiting)
 
     in_parent: list[str] = []
 
@@ -91,6 +91,33 @@ def test_two_passes_find_what_a_model_built_first_finds(tmp_path, monkeypatch):
     # ... and only the files with a rule's anchor waited for it: not the 60 plain ones.
     first, second = pools
     assert first == c_files + 33 + 1 and second < 10  # every file once (and pyproject.toml), then a few
+
+
+def test_the_build_files_are_read_while_the_first_pass_runs(tmp_path, monkeypatch):
+    """The model's inputs other than the summaries are read by the parent while the workers
+    of the first pass read the files (on a tree that names HIP), not before they start."""
+    from rocmlint.project import cpp
+
+    root = _tree(tmp_path, dual=True)
+    events: list[str] = []
+    read_build_facts, run_pools = cpp._read_build_facts, runner._run_pools
+
+    def recording_read(*args, **kwargs):
+        events.append("build files")
+        return read_build_facts(*args, **kwargs)
+
+    def recording_pools(*args, **kwargs):
+        events.append("pool")
+        try:
+            return run_pools(*args, **kwargs)
+        finally:
+            events.append("pool done")
+
+    monkeypatch.setattr(cpp, "_read_build_facts", recording_read)
+    monkeypatch.setattr(runner, "_run_pools", recording_pools)
+    found, _, _ = _run(root, 2, monkeypatch)
+    assert found
+    assert events[:3] == ["pool", "build files", "pool done"] and events.count("build files") == 1
 
 
 def test_a_cuda_only_tree_is_checked_in_one_pass(tmp_path, monkeypatch):

@@ -755,3 +755,31 @@ def test_a_hipify_custom_map_named_by_the_build_renames_headers_hipify_alone_wou
     (root / "hip_header_map.json").write_text('{"custom_map": {}}')
     code, out, _err = run_cli(cached, root, capsys)
     assert {(f["path"], f["line"]) for f in json.loads(out)} == {("csrc/quant.cu", 1), ("csrc/quant.cu", 2)}
+
+
+def test_a_small_run_summarises_the_files_in_a_second_process_for_the_same_model(tmp_path, monkeypatch):
+    """With a core to spare, a run too small for workers summarises the C-family files in a
+    forked process while it reads the build files; the model is the one a single process builds."""
+    import os
+
+    from rocmlint.project import cpp, summaries
+
+    root = write_tree(tmp_path / "tree", TOY)
+    log = tmp_path / "summarised-by"
+    summary_directives = cpp.summary_directives
+
+    def logged(*args, **kwargs):
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return summary_directives(*args, **kwargs)
+
+    monkeypatch.setattr(cpp, "summary_directives", logged)
+    monkeypatch.setattr(summaries, "summary_directives", logged)
+    alone = model_for(root, jobs=1)
+    assert log.read_text().split() == [str(os.getpid())]
+    log.unlink()
+    shared = model_for(root, jobs=2)
+    by = log.read_text().split()
+    assert len(by) == 1 and by != [str(os.getpid())]
+    assert shared.files.keys() == alone.files.keys() and shared.reach == alone.reach
+    assert shared.inferred == alone.inferred and shared.shims == alone.shims and shared.roots == alone.roots

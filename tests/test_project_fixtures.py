@@ -103,3 +103,26 @@ def test_a_tree_holding_two_copies_of_a_project_gives_twice_the_findings(tmp_pat
     copy_project("vendored_copy", both / "b")
     twice = lint(both, capsys, monkeypatch)
     assert one and len(twice) == 2 * len(one)
+
+
+def _comparable(finding: dict) -> tuple:
+    """A finding as a single-file run and a whole-tree run must both give it (path, place,
+    message, evidence and fix edits; the path without a leading ``./``)."""
+    shown = dict(finding, path=finding["path"].removeprefix("./"))
+    return tuple(sorted((key, json.dumps(value, sort_keys=True)) for key, value in shown.items()))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_file_checked_alone_gets_its_findings_of_the_whole_tree_run(name, tmp_path, capsys, monkeypatch):
+    """A pre-commit run names a few files: their findings must not depend on it, whatever
+    part of the project model such a run builds (build files, gates in other headers)."""
+    tree = copy_project(name, tmp_path)
+    whole = lint(tree, capsys, monkeypatch)
+    checked = [p.relative_to(tree).as_posix() for p in sorted(tree.rglob("*"))
+               if p.is_file() and language_for(p, sniff=True) is not None]
+    assert any(f["path"].removeprefix("./") in checked for f in whole)
+    for rel in checked:
+        _code, out = run_cli(["check", "--no-cache", "--exit-zero", "--output-format", "json", rel], tree,
+                             capsys, monkeypatch)
+        alone = sorted(map(_comparable, json.loads(out)))
+        assert alone == sorted(_comparable(f) for f in whole if f["path"].removeprefix("./") == rel), rel

@@ -68,29 +68,39 @@ def logical_lines(data: bytes) -> tuple[tuple[int, int, bytes], ...]:
     NVIDIA view of one buffer both read them.
 
     Only lines holding a directive, ``/*`` or ``*/`` can change anything, so only those are
-    looked at (a header of thousands of lines has a few dozen)."""
-    raw = data.split(b"\n")
+    looked at (a header of thousands of lines has a few dozen): each is cut out where it
+    stands, the buffer is never split into all its lines."""
     out = []
     in_comment = False
+    size = len(data)
     line_no, pos, done = 0, 0, -1
     for match in _INTERESTING.finditer(data):
         i = line_no = line_no + data.count(b"\n", pos, match.start())
         pos = match.start()
         if i <= done:
             continue
-        line = raw[i]
+        begin = data.rfind(b"\n", 0, pos) + 1
+        end = _line_end(data, pos, size)
+        line = data[begin:end]
         if not in_comment and _DIRECTIVE.match(line):
             first = i
             text = line.rstrip(b"\r")
-            while text.endswith(b"\\") and i + 1 < len(raw):
+            while text.endswith(b"\\") and end < size:  # a continuation, and a line after this one
                 i += 1
-                text = text[:-1] + b" " + raw[i].rstrip(b"\r")
+                begin, end = end + 1, _line_end(data, end + 1, size)
+                text = text[:-1] + b" " + data[begin:end].rstrip(b"\r")
             out.append((first, i, _strip_comments(text)))
             in_comment = _ends_in_comment(text, False)
         else:
             in_comment = _ends_in_comment(line, in_comment)
         done = i
     return tuple(out)
+
+
+def _line_end(data: bytes, pos: int, size: int) -> int:
+    """Offset of the newline ending the line at ``pos`` (``size`` on the last line)."""
+    end = data.find(b"\n", pos)
+    return size if end < 0 else end
 
 
 # A superset of those lines (any '#'); no anchor, so ``re`` scans fast.

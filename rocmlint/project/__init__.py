@@ -47,14 +47,17 @@ class LazyPart:
     ``build(project, known)`` makes the part (or None: nothing to model) from per-file
     summaries already made (``known``: rel -> summary); ``summarise(rel, data)`` is the
     per-file summary the workers of a big run make while they read the files anyway (None
-    when the file is not one the part summarises)."""
+    when the file is not one the part summarises); ``warm_up(project)`` reads what the build
+    needs besides the summaries (build files), while the workers summarise."""
 
     def __init__(self, project: "Project", build: Callable[["Project", dict], Any],
                  summarise: Callable[[str, bytes], Any] | None = None,
-                 nothing_to_model: Callable[["Project"], bool] | None = None) -> None:
+                 nothing_to_model: Callable[["Project"], bool] | None = None,
+                 warm_up: Callable[["Project"], None] | None = None) -> None:
         self._project = project
         self._build = build
         self.summarise = summarise
+        self.warm_up = warm_up
         # A cheap test that the part would be None (C++: no HIP anywhere): then a big run
         # neither summarises for it nor makes files wait for it.
         self.nothing_to_model = nothing_to_model
@@ -81,6 +84,7 @@ class Project:
     parts: dict[str, Any] = field(default_factory=dict)
     cache_dir: Path | None = None  # where parts cache per-file summaries (None: no cache)
     compile_commands: str = ""  # -p: the ROCm build's compile_commands.json or its folder
+    jobs: int = 1  # processes the run may use (a small run's model summarises in a second one)
     deferring: bool = False  # first pass of a big run: a file that needs an unbuilt part waits
     used: set[str] = field(default_factory=set)  # the languages whose part the file in hand asked for
     # Facts from outside the file that its analysis read beyond what ``fingerprint_for``
@@ -120,6 +124,13 @@ class Project:
         for part in self.parts.values():
             if isinstance(part, LazyPart):
                 part.get()
+
+    def warm_up(self) -> None:
+        """The first pass of a big run is under way: the parent, idle while the workers read
+        the files, reads what the unbuilt parts need besides their summaries."""
+        for part in self.parts.values():
+            if isinstance(part, LazyPart) and not part.built and part.warm_up is not None:
+                part.warm_up(self)
 
     def part(self, language: str) -> Any:
         """The language's part, built now if it is lazy (None: no model for that language)."""

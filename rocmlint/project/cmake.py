@@ -58,6 +58,12 @@ _NOT_A_USE = {"set", "list", "message", "set_property", "set_source_files_proper
 _CUDA_SOURCES_KEYWORD = re.compile(r"^CUDA_(?:SPECIFIC_|ONLY_)?(?:SRCS|SOURCES|FILES)$")
 _KEYWORD = re.compile(r"^[A-Z][A-Z0-9_]+$")
 _VAR_REF = re.compile(r"\$\{([^${}]+)\}")
+# Commands whose paths are relative to the current folder (besides sources: ``_uses``).
+_FOLDER_COMMANDS = frozenset({"file", "add_subdirectory", "include"})
+_C_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_PLAIN_NAME = re.compile(r"\$\{(\w+)\}|(\w+)")
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][\w.+-]*")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # A toolkit having been found stays unknown (see the module docstring); the platforms' own
 # compilers too. Built-in variables whose value on a Linux ROCm machine is known:
 _BUILTIN = {"UNIX": "1", "LINUX": "1", "WIN32": "", "APPLE": "", "MSVC": "", "MSYS": "", "CYGWIN": "",
@@ -315,7 +321,7 @@ def _bare_var(arg: str) -> str | None:
     """The variable a condition tests, when it is one a user sets (an option or a cache
     variable): not CMake's own (``CMAKE_*``) nor a package search's result (``*_FOUND``),
     which say what the machine has, not what the build selects."""
-    m = re.fullmatch(r"\$\{(\w+)\}|(\w+)", arg)
+    m = _PLAIN_NAME.fullmatch(arg)
     if m is None:
         return None
     name = m.group(1) or m.group(2)
@@ -498,7 +504,9 @@ class Interpreter:
     def _command(self, cmd: _Command, scope: _Scope, cond: Cond, rel: str) -> Cond:
         name = cmd.name
         where = f"{rel}:{cmd.line}"
-        folder = scope.folder(rel)
+        # The folder is read before the command runs (a macro may set it); only for commands
+        # that use it: most are set/list/message.
+        folder = scope.folder(rel) if self._uses_folder(name) else ""
         if name == "message":
             if cmd.args and cmd.args[0][0] == "FATAL_ERROR" and cond.value is not False:
                 raise _Return
@@ -570,6 +578,11 @@ class Interpreter:
         if name not in _NOT_A_USE and name not in self.functions:
             self._uses(name, args, cond, where, folder)
         return cond
+
+    def _uses_folder(self, name: str) -> bool:
+        """Whether ``_command`` reads the current folder for a command of this name."""
+        return name in _FOLDER_COMMANDS or "hipify" in name or name in _RUNS_PROGRAMS or \
+            (name not in _NOT_A_USE and name not in self.functions)
 
     def _configured(self, name: str, default: list[Item]) -> list[Item] | None:
         """A cache variable's or option's value in the ROCm build: the configuration's
@@ -679,7 +692,7 @@ class Interpreter:
             elif text.startswith("-D"):
                 text = text[2:]
             macro, _, value = text.partition("=")
-            if not re.fullmatch(r"[A-Za-z_]\w*", macro):
+            if not _C_IDENTIFIER.fullmatch(macro):
                 continue
             effective = cond.and_(item.cond)
             if rel in self.hip_files and effective.value is None and not effective.text:
@@ -716,7 +729,13 @@ class Interpreter:
     def _expand(self, args: list[tuple[str, bool]], scope: _Scope) -> list[Item]:
         out: list[Item] = []
         for text, quoted in args:
-            whole = re.fullmatch(r"\$\{([^${}]+)\}", text)
+            if "${" not in text:  # most words: nothing to substitute
+                if quoted or ";" not in text:
+                    out.append(Item(text))
+                else:
+                    out.extend(Item(part) for part in text.split(";") if part)
+                continue
+            whole = _VAR_REF.fullmatch(text)
             if whole and not quoted:
                 value = self._value(whole.group(1), scope)
                 if value is not None:
@@ -730,6 +749,8 @@ class Interpreter:
         return out
 
     def _substitute(self, text: str, scope: _Scope) -> str:
+        if "${" not in text:
+            return text
         for _ in range(4):
             def one(m: re.Match) -> str:
                 value = _live(self._value(m.group(1), scope))
@@ -809,7 +830,7 @@ class _Eval:
         expanded = self.interp._substitute(text, self.scope)
         if "${" in expanded:
             return None
-        if not quoted and re.fullmatch(r"[A-Za-z_][\w.+-]*", expanded):
+        if not quoted and _VARIABLE_NAME.fullmatch(expanded):
             value = _live(self.interp._value(expanded, self.scope))
             if value is not None:
                 return ";".join(v.text for v in value) if all(v.cond.value is True for v in value) else None
@@ -881,7 +902,7 @@ class _Eval:
         if "${" in expanded:
             return None
         upper = expanded.upper()
-        if upper in _TRUE_CONSTANTS or re.fullmatch(r"-?\d+(?:\.\d+)?", expanded) and expanded not in ("0",):
+        if upper in _TRUE_CONSTANTS or _NUMBER.fullmatch(expanded) and expanded not in ("0",):
             return upper != "0"
         if upper in _FALSE_CONSTANTS or upper.endswith("-NOTFOUND"):
             return False

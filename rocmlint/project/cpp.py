@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
 from ..cpp.preprocessor import (
@@ -39,13 +39,12 @@ from .buildfiles import (
     read_setup_py,
     setup_helpers,
 )
-from .pybuild import read_build as read_python_build
-from .pybuild import read_builders
 from .summaries import (
     C_FAMILY_EXTENSIONS,
     SOURCE_EXTENSIONS,
     Summary,
     load_summaries,
+    summary_directives,
     mentions_hip,
     read_build_files,
     summarise,
@@ -520,7 +519,14 @@ def build(project: "Project") -> "LazyPart":
             _save_model(p.cache_dir, _model_key(i.root, i.stats, i.build_stats, p.settings, i.location), None, i.root)
         return True
 
-    return LazyPart(project, lambda p, known: build_now(p, known, inputs()), summarise_file, settled_none)
+    def read_build_files(_p) -> None:
+        try:
+            inputs().facts
+        except Exception:  # noqa: BLE001 - read again by the build, which reports it
+            pass
+
+    return LazyPart(project, lambda p, known: build_now(p, known, inputs()), summarise_file, settled_none,
+                    read_build_files)
 
 
 class _Inputs:
@@ -622,6 +628,10 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
 
 
 def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], options=None) -> BuildFacts:
+    # Imported here: a run whose files never ask for the model (one .py) skips their import.
+    from .pybuild import read_build as read_python_build
+    from .pybuild import read_builders
+
     facts = BuildFacts()
     facts.texts = [text for rel, text in build_texts.items() if rel not in helpers]
     for rel, text in build_texts.items():
@@ -704,16 +714,26 @@ def nothing_to_model(inputs: _Inputs) -> bool:
     every C++ file in its first pass, without summarising any for a model."""
     if inputs.too_many():
         return True
-    return not _builds_for_amd(inputs.facts, inputs.database, inputs.stats) and not inputs.hip_mentioned
+    if inputs.hip_mentioned:  # asked first: the build files are then read while the workers run
+        return False
+    return not _builds_for_amd(inputs.facts, inputs.database, inputs.stats)
 
 
 def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
     settings, root, stats = project.settings, inputs.root, inputs.stats
-    facts, database = inputs.facts, inputs.database
+    # A small run has no workers that summarised the files for the model: where it will be
+    # built (a file names HIP), a forked process summarises them while this one reads the
+    # build files.
+    directives = _summarise_meanwhile(inputs, project.cache_dir) \
+        if not known and project.jobs > 1 and inputs.hip_mentioned else None
+    try:
+        facts, database = inputs.facts, inputs.database
+    finally:
+        summarised = directives() if directives is not None else None
     dual = _builds_for_amd(facts, database, stats)
     if not dual and not inputs.hip_mentioned:
         return None  # CUDA-only code, no HIP anywhere: every file is judged on its own, as before
-    files = load_summaries(root, stats, project.cache_dir, known)
+    files = load_summaries(root, stats, project.cache_dir, known, summarised)
     if not dual and not any(s.hip for s in files.values()):
         return None
     model = CppModel(root=root, files=files, facts=facts, database=database, fixed=_fixed_facts(settings, database))
@@ -723,6 +743,43 @@ def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
     model.inferred = _infer_rocm_macros(model)
     _solve(model)
     return model
+
+
+def _summarise_meanwhile(inputs: _Inputs, cache_dir) -> Callable[[], dict | None] | None:
+    """Summarises the C-family files in a forked process (``summary_directives``, the summary
+    cache included); returns the function that waits for them (they are None when the
+    process failed: the caller summarises them itself), or None when no process can start
+    (a pool's worker may not have children)."""
+    from multiprocessing import get_context
+
+    context = get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_send_directives, args=(inputs.root, inputs.stats, cache_dir, send))
+    try:
+        process.start()
+    except (AssertionError, OSError):
+        receive.close()
+        return None
+    finally:
+        send.close()
+
+    def wait() -> dict | None:
+        try:
+            found: dict | None = receive.recv()
+        except (EOFError, OSError):
+            found = None
+        finally:
+            receive.close()
+            process.join()
+        return found
+    return wait
+
+
+def _send_directives(root: str, stats: dict, cache_dir, connection) -> None:
+    try:
+        connection.send(summary_directives(root, stats, cache_dir))
+    finally:
+        connection.close()
 
 
 def _model_key(root: str, stats: dict, build_stats: dict, settings, location: str) -> str:

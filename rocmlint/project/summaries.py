@@ -156,14 +156,22 @@ def read_build_files(root: str, build: dict) -> dict[str, str]:
     return texts
 
 
-def load_summaries(root: str, stats: dict, cache_dir=None, known: dict | None = None) -> dict[str, Summary]:
-    """Summaries of the C-family files ``scan`` found (stat-keyed cache; ``known``: made already)."""
+def load_summaries(root: str, stats: dict, cache_dir=None, known: dict | None = None,
+                   directives: dict[str, list] | None = None) -> dict[str, Summary]:
+    """Summaries of the C-family files ``scan`` found (stat-keyed cache; ``known``: made already;
+    ``directives``: what ``summary_directives`` gave already, in another process)."""
+    if directives is None:
+        directives = summary_directives(root, stats, cache_dir, known)
+    return {rel: Summary(found) for rel, found in directives.items()}
+
+
+def summary_directives(root: str, stats: dict, cache_dir=None, known: dict | None = None) -> dict[str, list]:
+    """rel -> the directives of each C-family file, as the summary cache keeps them."""
     cache_file = None
     if cache_dir is not None:
         from ..cache import build_key
 
         cache_file = os.path.join(str(cache_dir), f"cppmodel-{build_key()}.json")
     # An unreadable file gives no facts (its macros stay unknown).
-    found = cached_summaries(cache_file, root, stats, lambda _rel, data: summarise(data) if data is not None else [],
-                             stale_prefix="cppmodel-", known=known)
-    return {rel: Summary(directives) for rel, directives in found.items()}
+    return cached_summaries(cache_file, root, stats, lambda _rel, data: summarise(data) if data is not None else [],
+                            stale_prefix="cppmodel-", known=known)
