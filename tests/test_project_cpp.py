@@ -783,3 +783,17 @@ def test_a_small_run_summarises_the_files_in_a_second_process_for_the_same_model
     assert len(by) == 1 and by != [str(os.getpid())]
     assert shared.files.keys() == alone.files.keys() and shared.reach == alone.reach
     assert shared.inferred == alone.inferred and shared.shims == alone.shims and shared.roots == alone.roots
+
+
+def test_a_platform_switch_inferred_as_defined_on_amd_is_a_flag_of_value_1(tmp_path, capsys):
+    """`-DPROJ_USE_HIP` and define_macros ("PROJ_USE_HIP", "1") both make it 1: `#if
+    PROJ_USE_HIP` is taken on AMD like `#ifdef PROJ_USE_HIP`."""
+    root = write_tree(tmp_path, {
+        "src/backend.h": "#ifndef PROJ_USE_HIP\n#include <cuda_runtime.h>\n#else\n#include <hip/hip_runtime.h>\n#endif\n",
+        "src/rand.h": "#if PROJ_USE_HIP\n#include <hiprand/hiprand.h>\n#elif !defined(PROJ_NO_GPU)\n#include <curand.h>\n"
+                      "#endif\n",
+        "src/rand.cpp": "#include \"backend.h\"\n#include \"rand.h\"\nint seed() { return 1; }\n",
+    })
+    assert where(findings(root, capsys)) == set()
+    code, out, _err = run_cli(["explain", "--no-cache", "src/rand.h:4"], root, capsys)
+    assert "AMD build compiles this line: no" in out

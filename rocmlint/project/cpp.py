@@ -887,7 +887,9 @@ def _infer_rocm_macros(model: CppModel) -> dict[str, MacroFact]:
             why.setdefault(macro, Evidence(f"{'defined' if defined else 'undefined'} on AMD: its "
                                            f"{'#else ' if index else ''}branch includes {what}",
                                            f"{rel}:{line + 1}"))
-    return {m: MacroFact(v.pop(), None, (why[m],)) for m, v in votes.items() if len(v) == 1}
+    # defined: as a build defines a platform switch (-DNAME, define_macros (NAME, "1")), value 1
+    return {m: MacroFact(state, 1 if state else None, (why[m],))
+            for m, v in votes.items() if len(v) == 1 for state in v}
 
 
 def _included_name(rest: str) -> str:
