@@ -425,3 +425,39 @@ def test_cmake_the_switch_around_a_platform_choice_is_on_in_the_rocm_build():
     # WITH_GPU holds the choice between HIP and CUDA: the ROCm build is a GPU build.
     assert facts.definitions["GPU_IS_HIP"][0][1].value is True
     assert uses(facts.uses) == {"index.cu": True, "index_stub.cpp": False, "bench.cpp": None}
+
+
+HELPER_BUILD = """
+from pathlib import Path
+from torch.utils.cpp_extension import CUDAExtension
+from .utils import rocm_build
+
+
+def pytorch_extension(csrc: Path):
+    sources = [csrc / "common.cpp", csrc / "ops" / "gemm.cu"]
+    if not rocm_build():
+        sources.extend([csrc / "comm" / "ring_ptx.cu", csrc / "comm" / "ring_host.cpp"])
+    else:
+        sources.append(Path("extras") / "hip_glue.cpp")
+    return CUDAExtension("ext", sources=[str(s) for s in sources])
+"""
+
+
+def test_a_build_helper_function_with_pathlib_joins_and_list_growth():
+    found = {(u.path, u.glob): u.cond.value for u in pybuild.read("build_tools/torch_ext.py", HELPER_BUILD)}
+    assert found == {
+        # a folder known only at run time: a bare name is dropped, a path with folders matches by its end
+        ("ops/gemm.cu", "SUFFIX"): True,
+        ("comm/ring_ptx.cu", "SUFFIX"): False, ("comm/ring_host.cpp", "SUFFIX"): False,
+        ("build_tools/extras/hip_glue.cpp", ""): True,
+    }
+
+
+def test_suffix_uses_decide_files_whose_path_ends_so():
+    from rocmlint.project.buildfiles import BuildFacts, merge_build_facts
+
+    facts = BuildFacts()
+    merge_build_facts(facts, pybuild.read("build_tools/torch_ext.py", HELPER_BUILD), {})
+    assert facts.nvidia_source("te/pytorch/csrc/comm/ring_ptx.cu") is not None
+    assert facts.nvidia_source("te/pytorch/csrc/ops/gemm.cu") is None
+    assert facts.nvidia_source("other/ring_ptx.cu") is None  # its folder differs

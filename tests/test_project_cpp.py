@@ -797,3 +797,21 @@ def test_a_platform_switch_inferred_as_defined_on_amd_is_a_flag_of_value_1(tmp_p
     assert where(findings(root, capsys)) == set()
     code, out, _err = run_cli(["explain", "--no-cache", "src/rand.h:4"], root, capsys)
     assert "AMD build compiles this line: no" in out
+
+
+def test_sources_a_setup_helper_adds_only_off_rocm_are_not_in_the_amd_build(tmp_path, capsys):
+    root = write_tree(tmp_path, {
+        "setup.py": "from torch.utils.cpp_extension import BuildExtension\nfrom build_tools.ext import make\n"
+                    "setup(ext_modules=[make(Path('te/csrc'))], cmdclass={'build_ext': BuildExtension})\n",
+        "build_tools/__init__.py": "",
+        "build_tools/ext.py": "from torch.utils.cpp_extension import CUDAExtension\n"
+                              "def use_rocm():\n    return bool(os.getenv('USE_ROCM'))\n"
+                              "def make(csrc):\n    sources = [csrc / 'ops' / 'norm.cu']\n"
+                              "    if not use_rocm():\n        sources.extend([csrc / 'comm' / 'ring.cu'])\n"
+                              "    return CUDAExtension('te', sources=[str(s) for s in sources])\n",
+        "te/csrc/ops/norm.cu": "#include <hip/hip_runtime.h>\n__global__ void norm() {}\n",
+        "te/csrc/comm/ring.cu": "__device__ void fence() { asm volatile(\"fence.acq_rel.sys;\"); }\n",
+    })
+    assert where(findings(root, capsys)) == set()
+    code, out, _err = run_cli(["explain", "--no-cache", "te/csrc/comm/ring.cu:1"], root, capsys)
+    assert "NOT compiled by the AMD build" in out and "build_tools/ext.py" in out

@@ -59,6 +59,9 @@ class NvccOnlyExtensionFlags(Rule):
         "nvcc = ['-O3'] if IS_HIP_EXTENSION else ['-O3', '--use_fast_math']\n"
         "ext = CUDAExtension('k', ['k.cu'], extra_compile_args={'nvcc': nvcc})\n",
         "print('build with -Xptxas=-v to see register use')\n",
+        "from torch.utils.cpp_extension import CUDAExtension\nfrom build_tools.utils import rocm_build\n"
+        "if rocm_build():\n    nvcc = ['-O3']\nelse:\n    nvcc = ['-O3', '--use_fast_math']\n"
+        "ext = CUDAExtension('k', ['k.cu'], extra_compile_args={'nvcc': nvcc})\n",
     )
     invalid = (
         Example(
@@ -91,7 +94,8 @@ class NvccOnlyExtensionFlags(Rule):
                 continue
             path = ctx.path_to(literal)
             flags = path[:-1]
-            if not isinstance(flags[-1], (ast.List, ast.Tuple)) or not self._goes_to_nvcc(ctx, flags):
+            if not isinstance(flags[-1], (ast.List, ast.Tuple)) or not self._goes_to_nvcc(ctx, flags) \
+                    or _cuda_side(path):
                 continue
             fix = gated_fix(ctx, "Drop nvcc-only flags on ROCm",
                             [gated_value_edit(ctx, flags[-1], flags[-2], _without_nvcc_flags(ctx, flags[-1]))],
@@ -107,6 +111,24 @@ class NvccOnlyExtensionFlags(Rule):
             if dict_key(site) == "nvcc" or dict_key(site) in _DESTINATIONS:
                 return True
         return False
+
+
+def _cuda_side(path: list) -> bool:
+    """The flags sit on the CUDA side of a branch the build reader decides by its test
+    (``if rocm_build(): ... else: nvcc_flags = [...]``, ``if not use_hip:``): the script's
+    own ROCm switch, whatever it is named, as the build model reads it."""
+    from rocmlint.project.pybuild import rocm_test
+
+    for parent, child in zip(path, path[1:]):
+        if isinstance(parent, (ast.If, ast.IfExp)):
+            on_rocm = rocm_test(parent.test, set())
+            if on_rocm is None:
+                continue
+            in_body = child is parent.body or (isinstance(parent.body, list) and child in parent.body)
+            in_else = child is parent.orelse or (isinstance(parent.orelse, list) and child in parent.orelse)
+            if (in_body and on_rocm is False) or (in_else and on_rocm is True):
+                return True
+    return False
 
 
 def _without_nvcc_flags(ctx, flags: ast.List | ast.Tuple) -> str:

@@ -95,7 +95,9 @@ class BuildFacts:
             literal: dict[str, list] = {}
             globs = []
             for use in self.uses:
-                if use.glob:
+                if use.glob == "SUFFIX":  # base / "csrc" / "x.cu" with a base known only at run time
+                    globs.append(("", use.path, None, use))
+                elif use.glob:
                     folder, pattern = split_glob(use.path)
                     globs.append((folder + "/" if folder else "", pattern, use.glob == "GLOB_RECURSE", use))
                 else:
@@ -103,7 +105,10 @@ class BuildFacts:
             index = self.__dict__["_use_index"] = (literal, globs)
         found = list(index[0].get(rel, ()))
         for prefix, pattern, recursive, use in index[1]:
-            if rel.startswith(prefix) and _glob_match(rel[len(prefix):], pattern, recursive):
+            if recursive is None:
+                if rel == pattern or rel.endswith("/" + pattern):
+                    found.append(use)
+            elif rel.startswith(prefix) and _glob_match(rel[len(prefix):], pattern, recursive):
                 found.append(use)
         return found
 
@@ -167,7 +172,7 @@ def merge_build_facts(facts: BuildFacts, uses: list, definitions: dict,
     for path, why in (generated or {}).items():
         facts.generated_headers.setdefault(path, why)
     for use in uses:
-        if use.glob:
+        if use.glob and use.glob != "SUFFIX":
             folder, pattern = split_glob(use.path)
             facts.all_globs.append((folder, pattern, use.glob == "GLOB_RECURSE", use.evidence))
     for macro, found in definitions.items():

@@ -641,6 +641,7 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
             read_setup_py(facts, rel, text, folder=helpers[rel])
             folder = helpers[rel]
             _guarded_read("op builder", lambda: _merge_python_build(facts, read_builders(rel, text, folder), []))
+            _guarded_read("build helper", lambda: _merge_python_build(facts, *read_python_build(rel, text, folder)))
         elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
             _guarded_read("setup.py", lambda: _merge_python_build(facts, *read_python_build(rel, text)))

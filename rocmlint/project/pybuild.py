@@ -201,6 +201,12 @@ class _Reader:
             self._bind(stmt.targets[0].id, stmt.value, cond, augment=False)
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             self._bind(stmt.target.id, stmt.value, cond, augment=True)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and len(stmt.value.args) == 1 \
+                and isinstance(stmt.value.func, ast.Attribute) and isinstance(stmt.value.func.value, ast.Name) \
+                and stmt.value.func.attr in ("extend", "append"):
+            added = stmt.value.args[0]  # sources.extend([...]) / sources.append(x)
+            self._bind(stmt.value.func.value.id, added if stmt.value.func.attr == "extend" else ast.List(
+                elts=[added], ctx=ast.Load()), cond, augment=True)
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call):
                 self._extension(node, cond)
@@ -262,6 +268,8 @@ class _Reader:
             return None if body is None and orelse is None else (body or []) + (orelse or [])
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):  # set(a) - set(b): a, roughly
             return self._paths(node.left)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # pathlib: base / "csrc" / "x.cu"
+            return self._path_join(node)
         if isinstance(node, ast.Name) and node.id in self.values:
             return self.values[node.id]
         if isinstance(node, ast.JoinedStr):  # f"gen/fwd_hdim{d}_{t}.cu": every file it can name
@@ -285,6 +293,33 @@ class _Reader:
         if isinstance(node, ast.ListComp) and node.generators:
             return self._paths(node.elt) or self._paths(node.generators[0].iter)
         return None
+
+    def _path_join(self, node: ast.BinOp) -> _Items | None:
+        """A pathlib join naming a source: the path (the known folder a variable holds is read);
+        with leading folders computed at run time (a function's parameter), every project
+        file whose path ends with the known part (glob kind SUFFIX)."""
+        parts: list[str | None] = []
+        todo: list[ast.AST] = [node]
+        while todo:
+            part = todo.pop()
+            if isinstance(part, ast.BinOp) and isinstance(part.op, ast.Div):
+                todo += [part.right, part.left]  # the left side is popped first
+            elif isinstance(part, ast.Call) and _call_name(part).endswith("Path") and len(part.args) == 1:
+                todo.append(part.args[0])
+            else:
+                parts.append(self._string(part))
+        known = [p for p in parts if p is not None]
+        unknown_base = parts[0] is None
+        if not known or None in parts[len(parts) - len(known):]:
+            return None  # an unknown folder in the middle of the path
+        path = posixpath.join(*known)
+        if not _SOURCE.search(path):
+            return None
+        if not unknown_base:
+            return [(self._relative(path), "", TRUE)]
+        path = posixpath.normpath(path)
+        # a bare file name under an unknown folder could be any file of that name
+        return [(path, "SUFFIX", TRUE)] if "/" in path else None
 
     def _field_text(self, value: ast.AST) -> str | None:
         """A piece of an f-string: its text, a field holding a known string
@@ -441,8 +476,9 @@ def read(rel: str, text: str) -> list[SourceUse]:
     return read_build(rel, text)[0]
 
 
-def read_build(rel: str, text: str) -> tuple[list[SourceUse], list[tuple[str, str, Evidence]]]:
-    """(source uses, hipify output folders) of one Python build script."""
+def read_build(rel: str, text: str, folder: str | None = None) -> tuple[list[SourceUse], list[tuple[str, str, Evidence]]]:
+    """(source uses, hipify output folders) of one Python build script; ``folder``: for a
+    build helper setup.py imports, that setup.py's folder (its paths are relative to it)."""
     if len(text) > MAX_SOURCE_BYTES:
         return [], []
     try:
@@ -450,4 +486,6 @@ def read_build(rel: str, text: str) -> tuple[list[SourceUse], list[tuple[str, st
     except (SyntaxError, ValueError, RecursionError):
         return [], []
     reader = _Reader(rel, tree)
+    if folder is not None:
+        reader.folder = folder
     return [u for u in reader.read() if not u.path.startswith("..")], reader.hipify_outputs
