@@ -540,26 +540,23 @@ class _Inputs:
         self.python_stats = files.python
         self.build_texts = read_build_files(self.root, self.build_stats)
         self.helpers = setup_helpers(self.root, self.build_texts)  # helper -> its setup.py's folder
-        helper_stats = {}
-        for rel in self.helpers:  # read with the build files, and part of the model's key
-            try:
-                st = os.stat(os.path.join(self.root, rel))
-            except OSError:
-                continue
-            helper_stats[rel] = (st.st_mtime_ns, st.st_size)
-        self.build_stats.update(helper_stats)
-        self.build_texts.update(read_build_files(self.root, helper_stats))
-        map_stats = {}  # hipify custom maps: read with the build files, and part of the model's key
-        for rel in hipify_custom_maps(self.root, self.build_texts):
-            try:
-                st = os.stat(os.path.join(self.root, rel))
-            except OSError:
-                continue
-            map_stats[rel] = (st.st_mtime_ns, st.st_size)
-        self.build_stats.update(map_stats)
-        self.build_texts.update(read_build_files(self.root, map_stats))
+        # Build helpers setup.py imports, then the hipify custom maps the build files name: read
+        # with the build files, and part of the model's key.
+        self._add_build_files(list(self.helpers))
+        self._add_build_files(hipify_custom_maps(self.root, self.build_texts))
         self.location, self.database = location, database
         self.build_options = project.settings.build_options if project.settings is not None else ()
+
+    def _add_build_files(self, rels: list[str]) -> None:
+        stats = {}
+        for rel in rels:
+            try:
+                st = os.stat(os.path.join(self.root, rel))
+            except OSError:
+                continue
+            stats[rel] = (st.st_mtime_ns, st.st_size)
+        self.build_stats.update(stats)
+        self.build_texts.update(read_build_files(self.root, stats))
 
     @cached_property
     def facts(self) -> BuildFacts:
