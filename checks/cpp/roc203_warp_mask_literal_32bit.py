@@ -223,4 +223,4 @@ def _wrapper_drops_mask(ctx, name: str) -> bool:
     from rocmlint.cpp.lanegroups import shuffle_wrappers
 
     wrapper = shuffle_wrappers(ctx).get(name)
-    return wrapper is not None and bool(wrapper.params) and wrapper.params[0] not in wrapper.arguments
+    return wrapper is not None and wrapper.drops(0)

@@ -17,8 +17,8 @@ FULL_MASK_32 = re.compile(r"\(?\s*(?:0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]|~0[uU]?[l
 FULL_MASK_64 = re.compile(r"\(?\s*(?:0[xX][fF]{16}[uU]?[lL]{0,2}|~0[uU]?[lL]{2})\s*\)?")
 # Calls whose value is a mask of lanes.
 MASK_CALLS = frozenset({"__activemask", "__ballot", "__ballot_sync"})
-# HIP's shuffles without a mask (HIP 5 to 7), and how many arguments each takes at most.
-NON_SYNC_SHUFFLES = {"__shfl": 3, "__shfl_up": 3, "__shfl_down": 3, "__shfl_xor": 3}
+# HIP's shuffles without a mask (HIP 5 to 7): (value, lane or offset[, width]).
+NON_SYNC_SHUFFLES = frozenset({"__shfl", "__shfl_up", "__shfl_down", "__shfl_xor"})
 
 
 def full_mask(ctx, node, value_of: ValueOf) -> str | None:
@@ -42,7 +42,6 @@ def full_mask(ctx, node, value_of: ValueOf) -> str | None:
 def shifted_mask(ctx, name: str, args, value_of: ValueOf) -> str | None:
     """A mask passed first to a HIP shuffle that takes none (``__shfl_down(0xffffffff, v,
     o)``, a hipify leftover of ``__shfl_down_sync``): how the mask is spelled, else None."""
-    most = NON_SYNC_SHUFFLES.get(name)
-    if most is None or len(args) < 3 or len(args) > most + 1:
+    if name not in NON_SYNC_SHUFFLES or len(args) not in (3, 4):  # a mask in front of 2 or 3 arguments
         return None
     return full_mask(ctx, args[0], value_of)

@@ -398,6 +398,10 @@ class ShuffleWrapper:
     arguments: tuple[str, ...]
     defined_at: str = ""  # `line 4` or `shfl.h:4`: named in the fact, whose text the call site hides
 
+    def drops(self, index: int) -> bool:
+        """Whether parameter ``index`` never reaches the shuffle (a *_sync mask a HIP shim drops)."""
+        return index < len(self.params) and self.params[index] not in self.arguments
+
 
 _WRAPPER = re.compile(r"(\w+)\s*\(([^)]*)\)\s+(__shfl\w*)\s*\(([^()]*)\)\s*;?\s*$")
 

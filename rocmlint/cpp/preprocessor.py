@@ -508,13 +508,12 @@ class Conditionals:
         found = directives(data)
         defined: dict[str, int | None] = {}
         undefined: set[str] = set()
+        self.guard = include_guard(found)
         if resolve is None:
             defined, undefined = {m: 1 for m in rocm_macros}, set(nvidia_macros)
             undefined |= _defined_only_in_dead_branches(found, defined, undefined)
-        else:
-            guard = include_guard(found)
-            if guard is not None:  # the file's own guard: undefined where its text is read
-                undefined = {guard}
+        elif self.guard is not None:  # the file's own guard: undefined where its text is read
+            undefined = {self.guard}
         self.evaluator = Evaluator(defined, undefined, resolve)
         walker = ChainWalker(self.evaluator, arch_macro)
         for first, last, name, rest in found:
@@ -604,14 +603,12 @@ class Conditionals:
 
     def header_guard(self) -> Chain | None:
         """The ``#ifndef G / #define G ... #endif`` chain wrapping the whole file, if any."""
-        if not self.chains:
+        if self.guard is None or not self.chains:
             return None
         chain = self.chains[0]
         first = chain.branches[0]
-        if first.kind == "ifndef" and len(chain.branches) == 1 and chain.parent is None:
-            guard = first.condition.split()[0] if first.condition.split() else ""
-            if any(line == first.line + 1 for line, _ in self.defines.get(guard, [])):
-                return chain
+        if first.kind == "ifndef" and len(chain.branches) == 1 and first.condition.split()[:1] == [self.guard]:
+            return chain
         return None
 
 

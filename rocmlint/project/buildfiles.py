@@ -11,9 +11,10 @@ import shlex
 from dataclasses import dataclass, field
 
 from ..config import ConfigError
-from . import Evidence
-from ..evidence import KIND_BUILD_FILE
 from ..cpp.preprocessor import c_integer
+from ..evidence import KIND_BUILD_FILE
+from . import Evidence
+from .conditions import SUFFIX
 
 
 class BuildFileError(ConfigError):
@@ -94,22 +95,21 @@ class BuildFacts:
         if index is None:
             literal: dict[str, list] = {}
             globs = []
+            suffixes = []  # base / "csrc" / "x.cu" with a base known only at run time
             for use in self.uses:
-                if use.glob == "SUFFIX":  # base / "csrc" / "x.cu" with a base known only at run time
-                    globs.append(("", use.path, None, use))
+                if use.glob == SUFFIX:
+                    suffixes.append(use)
                 elif use.glob:
                     folder, pattern = split_glob(use.path)
                     globs.append((folder + "/" if folder else "", pattern, use.glob == "GLOB_RECURSE", use))
                 else:
                     literal.setdefault(use.path, []).append(use)
-            index = self.__dict__["_use_index"] = (literal, globs)
+            index = self.__dict__["_use_index"] = (literal, globs, suffixes)
         found = list(index[0].get(rel, ()))
         for prefix, pattern, recursive, use in index[1]:
-            if recursive is None:
-                if rel == pattern or rel.endswith("/" + pattern):
-                    found.append(use)
-            elif rel.startswith(prefix) and _glob_match(rel[len(prefix):], pattern, recursive):
+            if rel.startswith(prefix) and _glob_match(rel[len(prefix):], pattern, recursive):
                 found.append(use)
+        found.extend(use for use in index[2] if rel == use.path or rel.endswith("/" + use.path))
         return found
 
     def _normalised_globs(self) -> list:
@@ -172,7 +172,7 @@ def merge_build_facts(facts: BuildFacts, uses: list, definitions: dict,
     for path, why in (generated or {}).items():
         facts.generated_headers.setdefault(path, why)
     for use in uses:
-        if use.glob and use.glob != "SUFFIX":
+        if use.glob and use.glob != SUFFIX:
             folder, pattern = split_glob(use.path)
             facts.all_globs.append((folder, pattern, use.glob == "GLOB_RECURSE", use.evidence))
     for macro, found in definitions.items():

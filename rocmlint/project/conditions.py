@@ -39,14 +39,17 @@ class Cond:
 
 
 TRUE = Cond(True)
+# The glob kind of a source named below a folder known only at run time (``base / "csrc" /
+# "x.cu"`` in a build helper): it stands for every project file whose path ends so.
+SUFFIX = "SUFFIX"
 
 
 @dataclass
 class SourceUse:
     """A source (or glob of sources) a command compiles, and whether ROCm's build does."""
 
-    path: str  # root-relative, "/"-separated (a pattern when ``glob``)
-    glob: str  # "", "GLOB" or "GLOB_RECURSE"
+    path: str  # root-relative, "/"-separated (a pattern when ``glob``; a path's end for SUFFIX)
+    glob: str  # "", "GLOB", "GLOB_RECURSE" or SUFFIX
     cond: Cond
     evidence: Evidence
 

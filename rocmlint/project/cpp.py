@@ -333,6 +333,7 @@ class CppModel:
             why = self.facts.generated_header(key)
             return str(why) if why is not None else ""
         return None
+
     def describes(self, rel: str, data: bytes) -> bool:
         """Whether new contents ``data`` of file ``rel`` leave the model as it is: a C-family
         file whose directives are all where they were (the model reads nothing else of it),
@@ -886,8 +887,12 @@ def _infer_rocm_macros(model: CppModel) -> dict[str, MacroFact]:
                                            f"{'#else ' if index else ''}branch includes {what}",
                                            f"{rel}:{line + 1}"))
     # defined: as a build defines a platform switch (-DNAME, define_macros (NAME, "1")), value 1
-    return {m: MacroFact(state, 1 if state else None, (why[m],))
-            for m, v in votes.items() if len(v) == 1 for state in v}
+    found = {}
+    for macro, states in votes.items():
+        if len(states) == 1:
+            defined = next(iter(states))
+            found[macro] = MacroFact(defined, 1 if defined else None, (why[macro],))
+    return found
 
 
 def _included_name(rest: str) -> str:
@@ -1049,12 +1054,11 @@ def _walk_shape(model: CppModel, rel: str, summary: Summary):
     guard = summary.guard
 
     def recording(name: str) -> tuple[bool | None, int | None]:
-        if name == guard:
-            return False, None  # the include guard: undefined where the file's text is read
         asked[name] = answer = resolve(name)
         return answer
 
-    walker = ChainWalker(Evaluator({}, set(), recording))
+    # the include guard is undefined where the file's text is read (as in Conditionals)
+    walker = ChainWalker(Evaluator({}, {guard} if guard else set(), recording))
     slots: list[tuple | None] = []
     for first, last, name, rest in summary.directives:
         reach = walker.feed(first, last, name, rest)

@@ -21,7 +21,7 @@ import re
 
 from ..evidence import KIND_BUILD_FILE, Evidence
 from .cmake import hipify_folders
-from .conditions import TRUE, Cond, SourceUse, and3, describe, or3
+from .conditions import SUFFIX, TRUE, Cond, SourceUse, and3, describe, or3
 
 _ROCM_WORD = re.compile(r"(?<![a-z])(?:hip|rocm)(?![a-z])", re.IGNORECASE)
 _EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|SyclExtension)$")
@@ -308,9 +308,11 @@ class _Reader:
                 todo.append(part.args[0])
             else:
                 parts.append(self._string(part))
-        known = [p for p in parts if p is not None]
         unknown_base = parts[0] is None
-        if not known or None in parts[len(parts) - len(known):]:
+        while parts and parts[0] is None:
+            parts.pop(0)
+        known = [p for p in parts if p is not None]
+        if not known or len(known) < len(parts):
             return None  # an unknown folder in the middle of the path
         path = posixpath.join(*known)
         if not _SOURCE.search(path):
@@ -319,7 +321,7 @@ class _Reader:
             return [(self._relative(path), "", TRUE)]
         path = posixpath.normpath(path)
         # a bare file name under an unknown folder could be any file of that name
-        return [(path, "SUFFIX", TRUE)] if "/" in path else None
+        return [(path, SUFFIX, TRUE)] if "/" in path else None
 
     def _field_text(self, value: ast.AST) -> str | None:
         """A piece of an f-string: its text, a field holding a known string
