@@ -308,3 +308,42 @@ def test_an_xor_exchange_between_16_lane_halves_is_not_a_reduction():
     # The same shuffle folded back through a temporary is the last step of a reduction.
     folded = HALVES.replace("{STEP}", "float other = __shfl_xor(acc, 16); acc += other;").replace("{OUT}", "acc")
     assert any(f.kind == "reduction" and f.size == G32 for fn in model(folded).functions for f in fn.facts)
+
+
+NORM = (
+    "#include <hip/hip_runtime.h>\n"
+    "#define WARP_SIZE 32\n"
+    "__global__ void row_norm(const float* x, float* y, int dim) {\n"
+    "  __shared__ float sums[32];\n"
+    "  const int warp = threadIdx.x / WARP_SIZE;\n"
+    "  const int lane = threadIdx.x % WARP_SIZE;\n"
+    "  const int warps = {WARPS};\n"
+    "  float v = x[blockIdx.x * dim + threadIdx.x];\n"
+    "  float s = v * v;\n"
+    "  for (int o = warpSize / 2; o > 0; o /= 2) s += __shfl_xor(s, o);\n"
+    "  if (lane == 0) sums[warp] = s;\n"
+    "  __syncthreads();\n"
+    "  s = 0.f;\n"
+    "  for (int i = 0; i < warps; ++i) s += sums[i];\n"
+    "  y[blockIdx.x * dim + threadIdx.x] = v * rsqrtf(s / dim);\n"
+    "}\n"
+)
+
+
+def test_a_loop_over_the_per_warp_slots_with_a_bound_the_groups_do_not_set_blocks_the_fix():
+    """`warps = dim / 64` (two elements a thread) counts 32-lane warps in a way the model
+    cannot follow: moving `/ WARP_SIZE` to the wavefront would leave the loop reading slots
+    no warp wrote. The findings stay; the fix goes."""
+    opaque = NORM.replace("{WARPS}", "(dim + 63) / 64")
+    found = lint(opaque)
+    assert {f.code for f in found} == {"ROC204"} and all(f.fix is None for f in found)
+    assert fix(opaque) == opaque
+    # warps per block kept in a variable is not followed either: still no fix (before, the fix
+    # moved `/ WARP_SIZE` and `% WARP_SIZE` and left the loop reading half-filled slots)
+    named = NORM.replace("{WARPS}", "blockDim.x / WARP_SIZE")
+    assert fix(named) == named
+    # the loop bounded by the group's own warps-per-block moves with the group
+    tied = NORM.replace("{WARPS}", "0").replace("i < warps", "i < blockDim.x / WARP_SIZE")
+    fixed = fix(tied)
+    assert "threadIdx.x / warpSize" in fixed and "threadIdx.x % warpSize" in fixed
+    assert "i < blockDim.x / warpSize" in fixed

@@ -275,7 +275,7 @@ class FileLanes:
         edits = []
         for member in context.members:
             for fact in member.facts:
-                if fact.size != G32 or fact.kind not in REPORTED_MEMBER_KINDS | {"tile"}:
+                if fact.size != G32 or fact.kind not in REPORTED_MEMBER_KINDS | {"tile", "slot-loop"}:
                     continue
                 if member.foreign or fact.wave_edit is None:
                     return None  # another file, or no mechanical form
@@ -577,7 +577,39 @@ class _Extractor:
                 self._binary(item)
             else:
                 self._assignment(item)
+        self._slot_loops(body)
         return self.out
+
+    def _slot_loops(self, body) -> None:
+        """A loop over the per-warp slots (``sums[warp] = v; ... for (i = 0; i < n; ++i) s +=
+        sums[i];``) whose bound is none of the group's members: how many slots it reads
+        follows the group size in a way the model cannot see, so moving the group would
+        leave it reading slots no warp wrote. A member with no mechanical form: no fix."""
+        ctx = self.ctx
+        warps = {name for name, (size, role) in self.out.variables.items() if size == G32 and role == "warp"}
+        if not warps:
+            return
+        slots = set()
+        for sub in ctx.descendants(body, {"subscript_expression"}):
+            array, index = sub.child_by_field_name("argument"), sub.child_by_field_name("index") or \
+                next((c for c in sub.named_children[1:]), None)
+            if array is not None and index is not None and ctx.node_text(index).strip("[] ") in warps:
+                slots.add(ctx.node_text(array))
+        if not slots:
+            return
+        members = [f.span for f in self.out.facts if f.size == G32]
+        for loop in ctx.descendants(body, {"for_statement"}):
+            condition = loop.child_by_field_name("condition")
+            if condition is None or any(condition.start_byte <= m.start < condition.end_byte for m in members):
+                continue
+            start = loop.child_by_field_name("initializer")
+            counter = re.match(r"\s*(?:[\w:<>]+\s+)*?(\w+)\s*=", ctx.node_text(start)) if start is not None else None
+            if counter is None:
+                continue
+            text = ctx.node_text(loop)  # a slot read by the loop's counter, not slot[0] inside any loop
+            if any(re.search(rf"(?<![\w.]){re.escape(name)}\s*\[\s*{counter.group(1)}\s*\]", text) for name in slots):
+                self._add(G32, "slot-loop", Span(condition.start_byte, condition.end_byte),
+                          "a loop over the per-warp slots with a bound the lane groups do not set")
 
     # helpers ------------------------------------------------------------------------
     half_aware = False
