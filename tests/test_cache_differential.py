@@ -33,10 +33,16 @@ KERNELS = {
                      "#ifdef HAS_MMA\n  asm volatile(\"mma.sync.aligned.m16n8k16 ...\" : \"+f\"(d.x) : \"r\"(a[0]));\n"
                      "#endif\n  return d;\n}\n"
                      "__global__ void rows(float* y) { y[threadIdx.x / WARP_SIZE] = 0.f; }\n"),
+    # No wave-wide text: the lane-group model runs only while WARP_SIZE may be the wave size
+    # (its body in config.h, two includes deep, and the project's macro table).
+    "src/strides.cu": ('#include "common.cuh"\n'
+                       "__global__ void strided(float* x) {\n  int lane = threadIdx.x % 32;\n"
+                       "  for (int i = lane; i < 256; i += WARP_SIZE) x[i] = 0.f;\n}\n"),
 }
 COMMON = ['#include "config.h"', '#include "shims.h"']
 CONFIG_CHOICES = {
-    "warp": ["#define WARP_SIZE 32", "#define WARP_SIZE 64", "#define WARP_SIZE (32)", "", "#define WARP_SIZE 16"],
+    "warp": ["#define WARP_SIZE 32", "#define WARP_SIZE 64", "#define WARP_SIZE (32)", "", "#define WARP_SIZE 16",
+             "#define WARP_SIZE warpSize"],
     "mma": ["#ifndef USE_ROCM\n#define HAS_MMA\n#endif", "#define HAS_MMA", "", "#if defined(MY_HIP_BUILD)\n#else\n#define HAS_MMA\n#endif"],
     "hip": ["#ifdef MY_HIP_BUILD\n#include <hip/hip_runtime.h>\n#endif", ""],
 }
@@ -122,6 +128,7 @@ def test_cached_runs_equal_uncached_runs_over_random_header_edits(tmp_path):
     tree = Tree(tmp_path, rng)
     previous = findings(tmp_path, use_cache=True)
     changed = 0
+    strided = set()  # whether the wave-sized stride was reported, over the edits
     for step in range(EDITS):
         kind = tree.edit()
         cached = findings(tmp_path, use_cache=True)
@@ -129,5 +136,7 @@ def test_cached_runs_equal_uncached_runs_over_random_header_edits(tmp_path):
         assert cached == fresh, f"edit {step} ({kind}, seed {SEED}): the cached run differs from --no-cache"
         changed += cached != previous
         previous = cached
+        strided.add(any(path.endswith("strides.cu") and code == "ROC204" for path, _line, code, _m in cached))
     # the edits reach the results: the test is not comparing two constant answers
     assert changed >= EDITS // 5, changed
+    assert strided == {True, False}  # the lane-group pre-check's facts were exercised both ways

@@ -61,3 +61,34 @@ def test_the_nvidia_view_of_the_constant_is_not_silenced():
                     .replace("#else\nconstexpr bool kOnRocm = false;", "#else\nconstexpr bool kOnRocm = true;", 1)
     found = lines(flipped)
     assert (22, "ROC203") in found and (11, "ROC203") in found
+
+
+def test_constant_definitions_match_a_plain_scan_of_the_pattern():
+    """The scan tries the pattern only where a match can start; it finds what
+    ``_CONSTANT.finditer`` finds, on every fixture and the awkward layouts below."""
+    from pathlib import Path
+
+    from rocmlint.cpp.constant_gates import _CONSTANT, constant_definitions
+
+    def plain(text: str) -> dict:
+        out: dict = {}
+        for m in _CONSTANT.finditer(text):
+            line = text.count("\n", 0, m.start(1))
+            out.setdefault(m.group(1), []).append((line, (m.group(2) or m.group(3) or "").strip()))
+        return out
+
+    texts = [
+        "const int a = 1;",
+        "static const int a = 1;const int b = 2;\n  constexpr bool c{true};",
+        "{const int a = 1;}; static inline constexpr auto d = sizeof(int);\n",
+        "int f(const int x) { const unsigned n = x; return n; }\n",
+        "\n\n\t  static constexpr int64_t big = 1 << 40;\nconst\nint\nsplit = 3;\n",
+        "x; const float no = 1.f; const size_t yes = 4;",
+        "#define W 32\nconstexpr int W2 = W * 2; ; ;const int last = 9;",
+    ]
+    for path in sorted((Path(__file__).resolve().parent.parent / "fixtures").rglob("*")):
+        if path.is_file() and path.suffix in (".cu", ".cuh", ".hip", ".h", ".cpp", ".hpp"):
+            texts.append(path.read_text(encoding="utf-8", errors="replace"))
+    assert any(plain(text) for text in texts)
+    for text in texts:
+        assert constant_definitions(text) == plain(text), text[:120]

@@ -347,3 +347,68 @@ def test_a_loop_over_the_per_warp_slots_with_a_bound_the_groups_do_not_set_block
     fixed = fix(tied)
     assert "threadIdx.x / warpSize" in fixed and "threadIdx.x % warpSize" in fixed
     assert "i < blockDim.x / warpSize" in fixed
+
+
+# --- the pre-check: a file whose lane groups cannot be wave-sized is never modelled ---------
+def _context_in(root: Path, files: dict[str, str], name: str = "k.cu") -> CppContext:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return CppContext(str(root / name), (root / name).read_bytes(), SETTINGS)
+
+
+PER_32_ONLY = "__global__ void k(float* x) {\n  int lane = threadIdx.x % 32;\n  x[lane] = 0.f;\n}\n"
+
+
+def test_lane_groups_that_cannot_be_wave_sized_skip_the_model(tmp_path):
+    from rocmlint.cpp.lanegroups import needs_lane_model
+
+    ctx = _context_in(tmp_path, {"k.cu": '#include "common.h"\n' + PER_32_ONLY,
+                                 "common.h": '#include "types.h"\n#define ROWS 64\n',
+                                 "types.h": "typedef float real;\n"})
+    assert needs_lane_model(ctx)  # a header's 64 may be the wave size by a warp-named alias
+    (tmp_path / "common.h").write_text('#include "types.h"\nstatic const char* kName = "k64";\n')
+    ctx = CppContext(str(tmp_path / "k.cu"), (tmp_path / "k.cu").read_bytes(), SETTINGS)
+    assert not needs_lane_model(ctx)
+
+
+@pytest.mark.parametrize("files", [
+    {"k.cu": "__device__ int lane() { return __lane_id(); }\n" + PER_32_ONLY},  # a wave lane here
+    {"k.cu": "constexpr int kWarpLanes = 64;\n" + PER_32_ONLY},  # a warp-named 64
+    {"k.cu": "#if defined(__GFX9__)\n#define LANES 64\n#else\n#define LANES 32\n#endif\n" + PER_32_ONLY},
+    {"k.cu": '#include "reduce.inc"\n' + PER_32_ONLY,  # a helper with a shuffle joins its callers
+     "reduce.inc": "__device__ float warp_sum(float v) { return v + __shfl_xor(v, 1); }\n"},
+    {"k.cu": '#include "common.h"\n' + PER_32_ONLY,  # a constant two includes deep
+     "common.h": '#include "config.h"\n', "config.h": "#define WARP_SIZE warpSize\n"},
+], ids=["wave-lane", "const-64", "wave-size-branch", "included-helper", "included-constant"])
+def test_anything_that_can_make_a_group_wave_sized_keeps_the_model(tmp_path, files):
+    from rocmlint.cpp.lanegroups import needs_lane_model
+
+    assert needs_lane_model(_context_in(tmp_path, files))
+
+
+def test_a_project_macro_worth_the_wave_size_keeps_the_model_and_its_finding(tmp_path, capsys):
+    """WARP_SIZE comes from a header the kernel does not include (the build force-includes
+    it): only the project's macro table says it is the wave size."""
+    from test_cli import run_cli
+
+    tree = {"pyproject.toml": "[tool.rocmlint]\nroot = true\n",
+            "CMakeLists.txt": "project(t LANGUAGES CXX)\nif(MY_HIP)\n  add_compile_definitions(MY_HIP_BUILD)\nendif()\n",
+            "src/config.h": "#pragma once\n#ifdef MY_HIP_BUILD\n#include <hip/hip_runtime.h>\n#endif\n"
+                            "#define WARP_SIZE warpSize\n",
+            "src/strides.cu": "__global__ void strided(float* x) {\n  int lane = threadIdx.x % 32;\n"
+                              "  for (int i = lane; i < 256; i += WARP_SIZE) x[i] = 0.f;\n}\n"}
+    for rel, text in tree.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    from rocmlint.project import activate
+
+    try:
+        code, out, err = run_cli(["check", "--no-cache", "--select", "ROC204", "--output-format", "json", "."],
+                                 tmp_path, capsys)
+    finally:
+        activate(None)  # the CLI leaves its model active: later tests lint lone buffers
+    import json
+
+    found = [(f["code"], f["path"].removeprefix("./"), f["line"]) for f in json.loads(out)]
+    assert found == [("ROC204", "src/strides.cu", 2)], err

@@ -210,6 +210,25 @@ def test_cuda_only_code_without_hip_anywhere_has_no_model_and_is_reported_as_bef
     assert found == {("ROC303", "bench/main.cu", 1), ("ROC301", "bench/main.cu", 3)}
 
 
+@pytest.mark.parametrize("cmake, read, amd", [
+    ("project(bench LANGUAGES CXX CUDA)\nif(CMAKE_SYSTEM_PROCESSOR MATCHES \"AMD64\")\nendif()\n", False, False),
+    ("project(bench LANGUAGES CXX CUDA)\nif(USE_ROCM)\n  add_compile_definitions(BENCH_HIP)\nendif()\n", True, True),
+    ("project(bench LANGUAGES CXX CUDA)\nif(GPU STREQUAL \"amd\")\nendif()\n", True, False),
+])
+def test_build_files_that_name_no_amd_build_are_not_interpreted(tmp_path, monkeypatch, cmake, read, amd):
+    """No HIP in the sources and no word by which a build reader recognises an AMD build
+    (HIP, ROCm, amd, a torch extension) in the build files: nothing to model, known without
+    interpreting them (a big CUDA tree's CMake took most of a second)."""
+    import rocmlint.project.cpp as project_cpp
+
+    calls = []
+    real = project_cpp._read_build_facts
+    monkeypatch.setattr(project_cpp, "_read_build_facts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    write_tree(tmp_path, {"CMakeLists.txt": cmake, "src/k.cu": HAZARD})
+    assert (model_for(tmp_path) is not None) == amd
+    assert bool(calls) == read
+
+
 # --- build files --------------------------------------------------------------------
 CMAKE_TOP = """\
 set(BUILD_VARIANT_CUDA "cuda")

@@ -54,4 +54,4 @@ def test_anchored_matches_are_the_patterns_matches(rule):
 
 
 def test_some_rules_are_anchored():
-    assert {"ROC202", "ROC204", "ROC207"} <= {rule.code for rule in ANCHORED}
+    assert {"ROC202", "ROC203", "ROC204", "ROC207", "ROC208", "ROC301"} <= {rule.code for rule in ANCHORED}

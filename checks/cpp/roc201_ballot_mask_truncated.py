@@ -49,6 +49,7 @@ class BallotMaskTruncated(Rule):
     language = "cpp"
     message = "ballot mask stored in a 32-bit integer: lanes 32-63 of a wave64 are lost"
     pattern = r"\b__(?:ballot(?:_sync)?|activemask|lanemask_(?:lt|le|gt|ge|eq))\s*\("
+    anchors = (r"__(?:ballot(?:_sync)?|activemask|lanemask_(?:lt|le|gt|ge|eq))\s*\(",)  # literal first: fast
     fix_applicability = Applicability.SAFE
     wave_size_rule = True
     reference_kernel = "ballot_compaction.hip"

@@ -58,6 +58,10 @@ class WarpMaskLiteral32Bit(Rule):
     pattern = (r"\b0[xX](?:ffffffff|FFFFFFFF)[uU]?[lL]{0,2}\b|~0[uU]\b"
                r"|\b__(?:shfl\w*|ballot|any|all|syncwarp|match_\w+|reduce_\w+)_sync\s*\(\s*[A-Za-z_]\w*\s*[,)]"
                r"|\b__syncwarp\s*\(\s*[A-Za-z_]\w*\s*\)")
+    # The alternatives without their leading \b: each starts with a literal (see Rule.anchors).
+    anchors = (r"0[xX](?:ffffffff|FFFFFFFF)", r"~0[uU]",
+               r"__(?:shfl\w*|ballot|any|all|syncwarp|match_\w+|reduce_\w+)_sync\s*\(\s*[A-Za-z_]\w*\s*[,)]",
+               r"__syncwarp\s*\(\s*[A-Za-z_]\w*\s*\)")
     fix_applicability = Applicability.SAFE
     wave_size_rule = True
     reference_kernel = "full_wave_mask.hip"

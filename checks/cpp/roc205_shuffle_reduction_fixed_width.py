@@ -50,6 +50,7 @@ class ShuffleReductionFixedWidth(Rule):
     language = "cpp"
     message = "shuffle reduction covers 32 lanes: lanes 32-63 of a wave64 are never combined"
     pattern = r"\b__shfl(?:_up|_down|_xor)?(?:_sync)?\s*\("
+    anchors = (r"__shfl(?:_up|_down|_xor)?(?:_sync)?\s*\(",)  # literal first: fast
     fix_applicability = Applicability.UNSAFE
     wave_size_rule = True
     reference_kernel = "wave_reduce.hip"

@@ -59,6 +59,7 @@ class WarpSizeConstexprUse(Rule):
     language = "cpp"
     message = "`warpSize` used as a compile-time constant: it is a run-time value on ROCm 7"
     pattern = r"\bwarpSize\b"
+    anchors = (r"warpSize",)  # literal first: fast
     fix_applicability = Applicability.UNSAFE
     wave_size_rule = True
     # A build break on ROCm 7 whoever wrote it, AMD-only code included.

@@ -60,6 +60,9 @@ class WaveSizeMismatch(Rule):
     # Shuffles and votes (lane groups); launch configurations (host reads of a wave size).
     pattern = (r"\b__shfl(?:_up|_down|_xor)?(?:_sync)?\s*\(|\b(?:__ballot|__activemask|__any|__all)\w*\s*\("
                r"|<<<|\bhipLaunchKernelGGL\b|\bdim3\b")
+    # Python's re scans fast only for a pattern that starts with a literal (see Rule.anchors).
+    anchors = (r"__shfl(?:_up|_down|_xor)?(?:_sync)?\s*\(", r"__(?:ballot|activemask|any|all)\w*\s*\(", r"<<<",
+               r"hipLaunchKernelGGL", r"dim3")
     fix_applicability = Applicability.UNSAFE
     wave_size_rule = True
     reference_kernel = "lane_group_broadcast.hip"

@@ -54,6 +54,7 @@ class DeprecatedWaveSizeMacro(Rule):
     language = "cpp"
     message = "`__AMDGCN_WAVEFRONT_SIZE` is deprecated in clang and reads 64 in the host pass"
     pattern = r"\b__AMDGCN_WAVEFRONT_SIZE(?:__)?\b"
+    anchors = (r"__AMDGCN_WAVEFRONT_SIZE",)  # literal first: fast
     reference_kernel = "wave_size_constexpr.hip"
 
     valid = (

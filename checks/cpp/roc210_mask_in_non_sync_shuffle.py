@@ -44,6 +44,7 @@ class MaskInNonSyncShuffle(Rule):
     language = "cpp"
     message = "a lane mask passed to a shuffle that takes none: the mask is shuffled and the arguments shift"
     pattern = r"\b__shfl(?:_up|_down|_xor)?\s*\("
+    anchors = (r"__shfl(?:_up|_down|_xor)?\s*\(",)  # literal first: fast
     fix_applicability = Applicability.SAFE
 
     valid = (

@@ -44,6 +44,7 @@ class InlinePtx(Rule):
     language = "cpp"
     message = "inline PTX assembly reachable in the AMD build: AMD GPUs do not run PTX"
     pattern = r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile|__volatile__)?\s*\("
+    anchors = (r"asm\b\s*(?:volatile|__volatile__)?\s*\(", r"__asm(?:__)?\b\s*(?:volatile|__volatile__)?\s*\(")  # fast
     fix_applicability = Applicability.UNSAFE
     reference_kernel = "ptx_idioms.hip"
 

@@ -70,6 +70,7 @@ class BodyEmptyOnAmd(Rule):
     language = "cpp"
     message = "function body is empty on AMD: all its code sits in branches the AMD build never compiles"
     pattern = r"^[ \t]*#[ \t]*if(?:n?def)?\b"
+    anchors = (r"#[ \t]*if",)  # literal first: fast
     requires_any = GPU_CODE_MARKERS + (b"__CUDA_ARCH__",)
 
     valid = (

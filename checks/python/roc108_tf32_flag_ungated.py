@@ -47,6 +47,7 @@ class Tf32FlagUngated(Rule):
     message = "TF32 flag set on ROCm too (ignored or XF32 with different numerics); set it for NVIDIA only"
     language = "python"
     pattern = r"(?<=\.)allow_tf32\b"  # only attribute assignments are checked: not the name in a string
+    anchors = (r"allow_tf32",)  # literal first: fast
     fix_applicability = Applicability.SAFE
 
     valid = (

@@ -344,14 +344,84 @@ class LaneVerdict:
 
 
 _WAVE_OPERATION_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask")
-_WAVE_WIDE_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask|__lane_id|\bwarpSize\b"
-                             rb'|tiled_partition|thread_block_tile|#\s*include\s*"')
+_CALLED_WORD = re.compile(rb"\b(\w+)\s*\(")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+# What can make a lane group wave-sized (``_value_size``, ``_index_of``, ``_WAVE_LANE_TEXT``):
+# a wave-wide operation or lane index, the wave size, or a constant worth 64 (see _defines_64).
+_WAVE_SIZED_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask|__lane_id|__builtin_amdgcn"
+                              rb"|\bwarpSize\b|tiled_partition|thread_block_tile|__AMDGCN_WAVEFRONT_SIZE"
+                              rb"|(?i:wave_?front_?size)")
+# A macro body that is the wave size (``_value_size`` reads a warp-named 64 so too).
+_WAVE_SIZE_BODY = r"warpSize|(?i:wave_?front_?size)|__AMDGCN_WAVEFRONT_SIZE|^[(\s]*64[uUlL]*[)\s]*$"
+# explain shows the lane facts of any file that may hold some, consistent or not.
+_LANE_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask|__lane_id|\bwarpSize\b"
+                        rb'|tiled_partition|thread_block_tile|#\s*include\s*"')
+
+
+def may_hold_lane_facts(ctx: "CppContext") -> bool:
+    return _LANE_TEXT.search(ctx.source) is not None
 
 
 def needs_lane_model(ctx: "CppContext") -> bool:
-    """Whether the file can hold a disagreement: without a wave-wide operation here or in
-    an included file, every lane group of the file is consistent."""
-    return _WAVE_WIDE_TEXT.search(ctx.source) is not None
+    """Whether a lane group of the file can be wave-sized; else every group is of 32 lanes
+    (or unknown) and no verdict can stand. A group is wave-sized only through text: a
+    wave-wide operation, the wave size or a constant worth 64 in this file, a macro of the
+    project whose body is one of those, a ``#define`` under a wave-size ``#if``, or a file
+    it includes with quotes (a helper with a shuffle or vote joins its callers; a header's
+    constants are read MAX_INCLUDE_DEPTH deep)."""
+    source = ctx.source
+    if _WAVE_SIZED_TEXT.search(source) is not None or _defines_64(source):
+        return True
+    if any(ctx.pp.wave_size_aware(line) for defs in ctx.pp.defines.values() for line, _value in defs):
+        return True
+    if _names_wave_size_macro(ctx):
+        return True
+    level = included_files(ctx)
+    if any(included.has_wave_operation for included in level):
+        return True
+    for depth in range(1, MAX_INCLUDE_DEPTH + 1):
+        if any(included.may_be_wave_sized for included in level):
+            return True
+        if depth == MAX_INCLUDE_DEPTH:
+            break
+        deeper = [d for included in level for d in included_files(included.ctx)]
+        if ctx.project is not None:  # their includers' lists are kept per run: read facts of this file too
+            for included in deeper:
+                ctx.project.record("file-content", included.path, included.stamp)
+        level = deeper
+    return False
+
+
+def _defines_64(source: bytes) -> bool:
+    """A ``#define`` or ``const`` definition (``constant_value``) whose value may be 64."""
+    return b"64" in source and (_CONSTANT_64.search(source) is not None or _DEFINE_64.search(source) is not None)
+
+
+# Each starts with a literal (a fast scan); loose before the keyword: a pre-check.
+_CONSTANT_64 = re.compile(rb"const(?:expr)?\b[^;{}()=]*[={]\s*[(\s]*64[uUlL]*\b")
+_DEFINE_64 = re.compile(rb"define[ \t]+\w+[ \t]+[( \t]*64[uUlL]*\b")
+
+
+def _names_wave_size_macro(ctx: "CppContext") -> bool:
+    """The file names a macro the project defines as the wave size (or as 64)."""
+    model = ctx.model
+    if model is None:
+        return False
+    names = model.macros_matching(_WAVE_SIZE_BODY)
+    if ctx.project is not None:  # a header's edit may add one
+        ctx.project.record("cpp:macros-matching", _WAVE_SIZE_BODY, ",".join(sorted(names)))
+    if not names:
+        return False
+    pattern = _NAMES_PATTERN.get(names)
+    if pattern is None:
+        if len(_NAMES_PATTERN) > 16:
+            _NAMES_PATTERN.clear()
+        pattern = _NAMES_PATTERN[names] = re.compile(
+            rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+    return pattern.search(ctx.source) is not None
+
+
+_NAMES_PATTERN: dict[frozenset[str], "re.Pattern[bytes]"] = {}
 
 
 def lane_groups(ctx: "CppContext") -> FileLanes:
@@ -444,14 +514,29 @@ class IncludedFile:
     """A file included with quotes: its bytes, and a context only when something in them
     is worth one (most lookups are settled by a byte search)."""
 
-    def __init__(self, path: str, data: bytes, settings) -> None:
+    def __init__(self, path: str, data: bytes, settings, stamp: str) -> None:
         self.path, self.data, self._settings = path, data, settings
+        self.stamp = stamp  # "size:mtime", what a result that read it depends on
 
     @cached_property
     def ctx(self) -> "CppContext":
         from .context import CppContext
 
         return CppContext(self.path, self.data, self._settings)
+
+    @cached_property
+    def has_wave_operation(self) -> bool:
+        return _WAVE_OPERATION_TEXT.search(self.data) is not None
+
+    @cached_property
+    def may_be_wave_sized(self) -> bool:
+        """Its text may give a constant the wave size (``needs_lane_model``)."""
+        return _WAVE_SIZED_TEXT.search(self.data) is not None or _defines_64(self.data)
+
+    @cached_property
+    def called_words(self) -> frozenset[str]:
+        """Every word followed by ``(`` (what ``\\bNAME\\s*\\(`` finds for a one-word NAME)."""
+        return frozenset(m.decode("utf-8", "replace") for m in _CALLED_WORD.findall(self.data))
 
 
 _INCLUDED: dict[tuple[str, int, int], IncludedFile] = {}
@@ -485,14 +570,15 @@ def included_files(ctx) -> list[IncludedFile]:
             if ctx.project is not None:  # a header that may appear later changes the result
                 ctx.project.record("file", path, "False")
             continue
+        stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
         if ctx.project is not None:
-            ctx.project.record("file-content", path, f"{stat.st_size}:{stat.st_mtime_ns}")
+            ctx.project.record("file-content", path, stamp)
         key = (path, stat.st_mtime_ns, stat.st_size)
         included = _INCLUDED.get(key)
         if included is None:
             try:
                 with open(path, "rb") as handle:
-                    included = IncludedFile(path, handle.read(), ctx.settings)
+                    included = IncludedFile(path, handle.read(), ctx.settings, stamp)
             except OSError:
                 continue
             if len(_INCLUDED) > 256:
@@ -507,9 +593,13 @@ def _included_files(ctx, depth: int, names: set[str]) -> list["FileLanes"]:
     """The lane models of the files this one includes with quotes that define one of the
     helpers ``names`` and hold a shuffle or a vote (the others cannot change a verdict)."""
     out = []
-    wanted = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\s*\(")
+    words = {n for n in names if _WORD.fullmatch(n)}
+    others = sorted(names - words)  # `ns::f`: searched for as written
+    spelled = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in others) + rb")\s*\(") if others else None
     for included in included_files(ctx):
-        if _WAVE_OPERATION_TEXT.search(included.data) is None or wanted.search(included.data) is None:
+        if not included.has_wave_operation:
+            continue
+        if not (words & included.called_words or (spelled is not None and spelled.search(included.data))):
             continue
         header = included.ctx
         lanes = header.cache.get("lane-groups")

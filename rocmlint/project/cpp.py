@@ -320,12 +320,36 @@ class CppModel:
             return None
         return live[0].body, f"{live[0].rel}:{live[0].line + 1}"
 
+    def macros_matching(self, pattern: str) -> frozenset[str]:
+        """Names of the project's object-like macros one of whose bodies (any definition,
+        live or not: for pre-checks) matches the regex ``pattern``, or is the bare name of
+        such a macro (``#define WS WAVE``)."""
+        key = ("macros-matching", pattern)
+        found = self._memo.get(key)
+        if found is None:
+            compiled = re.compile(pattern)
+            names = {name for name, defs in self.defs.items()
+                     if any(d.kind == "define" and d.params is None and compiled.search(d.body) for d in defs)}
+            aliases = {name: {d.body.strip("() \t") for d in defs if d.kind == "define" and d.params is None}
+                       for name, defs in self.defs.items()}
+            grown = True
+            while grown:
+                grown = False
+                for name, bodies in aliases.items():
+                    if name not in names and not bodies.isdisjoint(names):
+                        names.add(name)
+                        grown = True
+            found = self._memo[key] = frozenset(names)
+        return found
+
     def fact(self, kind: str, key: str, path) -> str | None:
         """A recorded fact's value now (``Project.facts_hold``): another file's macro body,
         the project file an #include names."""
         if kind == "cpp:macro-body":
             found = self.macro_body(key, path)
             return found[0] if found is not None else ""
+        if kind == "cpp:macros-matching":
+            return ",".join(sorted(self.macros_matching(key)))
         if kind == "cpp:include":
             rel = self.rel(path)
             return (model_resolve(self, rel, key) or "") if rel is not None else ""
@@ -707,6 +731,12 @@ def _builds_for_amd(facts: BuildFacts, database: CompileDatabase | None, stats: 
         any(rel.endswith(".hip") for rel in stats)
 
 
+# Every word by which a build reader recognises an AMD build (the readers' HIP words, a
+# selector's "amd", hipify, a torch extension that hipifies on ROCm), matched loosely.
+_AMD_BUILD_WORDS = re.compile(r"hip|rocm|roc(?:blas|prim|thrust|wmma)|(?<![a-z0-9])amd(?![a-z0-9])|CUDAExtension|BuildExtension",
+                              re.IGNORECASE)
+
+
 def nothing_to_model(inputs: _Inputs) -> bool:
     """Cheaply (stats, build files, a byte search that stops at the first HIP mention): the
     model would surely be None, CUDA-only code with no HIP anywhere. A big run then checks
@@ -715,7 +745,16 @@ def nothing_to_model(inputs: _Inputs) -> bool:
         return True
     if inputs.hip_mentioned:  # asked first: the build files are then read while the workers run
         return False
+    if _names_no_amd_build(inputs):
+        return True
     return not _builds_for_amd(inputs.facts, inputs.database, inputs.stats)
+
+
+def _names_no_amd_build(inputs: _Inputs) -> bool:
+    """No compile database, no .hip file, and no build file holds a word by which a build
+    reader recognises an AMD build: ``_builds_for_amd`` is False, known without reading them."""
+    return inputs.database is None and not any(rel.endswith(".hip") for rel in inputs.stats) and \
+        not _AMD_BUILD_WORDS.search("\n".join(inputs.build_texts.values()))
 
 
 def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
@@ -723,6 +762,8 @@ def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
     # A small run has no workers that summarised the files for the model: where it will be
     # built (a file names HIP), a forked process summarises them while this one reads the
     # build files.
+    if not inputs.hip_mentioned and _names_no_amd_build(inputs):
+        return None  # CUDA-only code, no HIP anywhere, and no build file can say otherwise
     directives = _summarise_meanwhile(inputs, project.cache_dir) \
         if not known and project.jobs > 1 and inputs.hip_mentioned else None
     try:

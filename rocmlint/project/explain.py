@@ -112,9 +112,9 @@ def explain_cpp(ctx: "CppContext", line: int, out) -> None:
         sites = ", ".join(str(site + 1) for site in expansions)
         print(f"macro body: {body.name if body else 'the macro'} is expanded only at line(s) {sites}, "
               "which the AMD build skips", file=out)
-    from ..cpp.lanegroups import lane_groups, needs_lane_model
+    from ..cpp.lanegroups import lane_groups, may_hold_lane_facts
 
-    if needs_lane_model(ctx):
+    if may_hold_lane_facts(ctx):
         for item in lane_groups(ctx).explain(line):
             print(item, file=out)
     model = ctx.model

@@ -386,9 +386,9 @@ def explain_lines(ctx: "PythonContext", line: int, rules: tuple["Rule", ...],
             stack = [item for kline in kernel_lines[:1] for item in if_stack_lines(cpp, kline)]
             amd = not cpp.nvidia_only(offsets[0])
             lanes: list[str] = []
-            from ..cpp.lanegroups import lane_groups, needs_lane_model
+            from ..cpp.lanegroups import lane_groups, may_hold_lane_facts
 
-            if needs_lane_model(cpp):
+            if may_hold_lane_facts(cpp):
                 lanes = lane_groups(cpp).explain(kernel_lines[0])
             inner = analyse_buffer(ctx.path + ".cu", text.data, "cpp", settings, rules, suppress=False)
         out.append(f"  AMD build compiles this kernel line: {'yes' if amd else 'no'}")
