@@ -1,12 +1,15 @@
 """C++ rules on broken trees, data-flow chains, and the gated-fix shape."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from rocmlint.config import Settings
 from rocmlint.cpp.treesitter import count_errors, parse
 from rocmlint.engine import analyse_buffer, rules_for
 from rocmlint.runner import fix_buffer
 
 SETTINGS = Settings()
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def lint(code: str, path: str = "k.cu", select=("ROC2", "ROC3")):
@@ -118,14 +121,34 @@ def test_commented_out_define_is_not_reported():
 
 
 def test_typed_descendants_match_the_tree_walk():
-    """The query-backed walk returns what the cursor walk does, in the same order."""
+    """A type set is walked in Python until a query pays for its compiling, then queried:
+    both give the same nodes in the same order (broken trees and every fixture)."""
+    from tree_sitter import QueryCursor
+
+    from rocmlint.cpp import context as cpp_context
     from rocmlint.cpp.context import CppContext
 
-    ctx = CppContext("k.cu", (BROKEN + "__device__ int f(int a) { int b = a; b = a + 1; return b; }\n").encode(),
-                     SETTINGS)
-    types = {"declaration", "parameter_declaration", "assignment_expression", "return_statement", "call_expression"}
-    walked = [(n.type, n.start_byte) for n in ctx._walk(ctx.root, types)]
-    assert walked and [(n.type, n.start_byte) for n in ctx.descendants(ctx.root, types)] == walked
+    texts = [BROKEN + "__device__ int f(int a) { int b = a; b = a + 1; return b; }\n"]
+    texts += [p.read_text(encoding="utf-8", errors="replace") for p in sorted((ROOT / "fixtures" / "cpp").rglob("*"))
+              if p.suffix in (".cu", ".cuh", ".hip", ".h")]
+    type_sets = [{"declaration", "parameter_declaration", "assignment_expression", "return_statement", "call_expression"},
+                 {"function_definition"}, {"identifier"}, {"binary_expression", "assignment_expression", "call_expression"},
+                 {"if_statement", "conditional_expression"}, {"init_declarator", "assignment_expression"}]
+    compared = 0
+    for text in texts:
+        ctx = CppContext("k.cu", text.encode(), SETTINGS)
+        for types in type_sets:
+            query = cpp_context._type_query(ctx.tree.language, frozenset(types))
+            queried = sorted(QueryCursor(query).captures(ctx.root).get("n", []), key=lambda n: (n.start_byte, -n.end_byte))
+            walked = list(ctx._walk(ctx.root, types))
+            assert [n.id for n in queried] == [n.id for n in walked]
+            compared += bool(walked)
+    assert compared > 20
+    big = CppContext("k.cu", ("int g(int a) { return a + 1; }\n" * 3000).encode(), SETTINGS)
+    types = frozenset({"return_statement"})
+    cpp_context._WALKED.pop(types, None)
+    assert not cpp_context._cheaper_to_walk(types, big.root)  # 30,000 nodes: compile the query
+    assert len(list(big.descendants(big.root, types))) == 3000
 
 
 UNROLLED = (

@@ -147,7 +147,8 @@ class WarpSizeHardcoded(Rule):
         from rocmlint.cpp.lanegroups import INDEX_KINDS, lane_groups, needs_lane_model
         from rocmlint.fixers.lane_group_fix import lane_group_fix
 
-        for hit in ctx.amd_hits():  # a queried warp size capped at 32 (host code)
+        queried = _WARP_SIZE_BYTES.search(ctx.source) is not None  # what _clamps_warp_size needs
+        for hit in ctx.amd_hits() if queried else ():  # a queried warp size capped at 32 (host code)
             text = ctx.source[hit.start:hit.end]
             if text.lstrip(b", (").startswith(b"32") and re.match(rb"\s*,\s*32\s*\)", text):
                 self._cap(ctx, hit)
@@ -229,6 +230,8 @@ def _constant_definition(ctx, name: str) -> Span | None:
 
 _MIN_CALLS = frozenset({"min", "std::min", "MIN", "std::min<int>", "fmin", "umin", "::min"})
 _WARP_SIZE_TEXT = re.compile(r"(?i)warp_?size|wave_?(?:front_?)?size")
+# The same, spelled case by case: a case-insensitive pattern has no fast first-character scan.
+_WARP_SIZE_BYTES = re.compile(rb"[wW](?:[aA][rR][pP]_?|[aA][vV][eE]_?(?:[fF][rR][oO][nN][tT]_?)?)[sS][iI][zZ][eE]")
 
 
 def _clamps_warp_size(ctx, arguments, literal) -> bool:

@@ -303,7 +303,10 @@ class CppContext(FileContext):
         """Depth-first walk below ``node`` (node included); with ``types`` only nodes of
         those types, matched by a tree-sitter query (in C: rules ask this per function)."""
         if types is not None:
-            query = _type_query(self.tree.language, frozenset(types))
+            key = frozenset(types)
+            if _cheaper_to_walk(key, node):
+                return self._walk(node, key)
+            query = _type_query(self.tree.language, key)
             if query is not None:
                 from tree_sitter import QueryCursor
 
@@ -413,6 +416,20 @@ class CppContext(FileContext):
 
 # A translation unit's own file: the macros it defines are its own (no one includes it).
 _SOURCE_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c++", ".c")
+
+
+# Compiling a query costs about as much as walking 10,000 nodes in Python: a type set is
+# walked until that many, then queried (a one-file run compiles none; a big run, each once).
+QUERY_WORTH_NODES = 10_000
+_WALKED: dict[frozenset[str], int] = {}
+
+
+def _cheaper_to_walk(types: frozenset[str], node) -> bool:
+    walked = _WALKED.get(types, 0)
+    if walked > QUERY_WORTH_NODES:
+        return False
+    _WALKED[types] = walked + node.descendant_count
+    return walked + node.descendant_count <= QUERY_WORTH_NODES
 
 
 @lru_cache(maxsize=64)

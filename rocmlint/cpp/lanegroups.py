@@ -348,9 +348,9 @@ _CALLED_WORD = re.compile(rb"\b(\w+)\s*\(")
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 # What can make a lane group wave-sized (``_value_size``, ``_index_of``, ``_WAVE_LANE_TEXT``):
 # a wave-wide operation or lane index, the wave size, or a constant worth 64 (see _defines_64).
-_WAVE_SIZED_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask|__lane_id|__builtin_amdgcn"
-                              rb"|\bwarpSize\b|tiled_partition|thread_block_tile|__AMDGCN_WAVEFRONT_SIZE"
-                              rb"|(?i:wave_?front_?size)")
+_WAVE_SIZED_TEXT = re.compile(rb"__(?:shfl|ballot|any|all|activemask|lanemask|lane_id|builtin_amdgcn|AMDGCN_WAVEFRONT_SIZE)"
+                              rb"|warpSize|tiled_partition|thread_block_tile")  # literal first: 5x faster than \b...
+_WAVEFRONT_SIZE_TEXT = re.compile(rb"[wW][aA][vV][eE]_?[fF][rR][oO][nN][tT]_?[sS][iI][zZ][eE]")
 # A macro body that is the wave size (``_value_size`` reads a warp-named 64 so too).
 _WAVE_SIZE_BODY = r"warpSize|(?i:wave_?front_?size)|__AMDGCN_WAVEFRONT_SIZE|^[(\s]*64[uUlL]*[)\s]*$"
 # explain shows the lane facts of any file that may hold some, consistent or not.
@@ -370,7 +370,7 @@ def needs_lane_model(ctx: "CppContext") -> bool:
     it includes with quotes (a helper with a shuffle or vote joins its callers; a header's
     constants are read MAX_INCLUDE_DEPTH deep)."""
     source = ctx.source
-    if _WAVE_SIZED_TEXT.search(source) is not None or _defines_64(source):
+    if _may_be_wave_sized(source):
         return True
     if any(ctx.pp.wave_size_aware(line) for defs in ctx.pp.defines.values() for line, _value in defs):
         return True
@@ -390,6 +390,11 @@ def needs_lane_model(ctx: "CppContext") -> bool:
                 ctx.project.record("file-content", included.path, included.stamp)
         level = deeper
     return False
+
+
+def _may_be_wave_sized(source: bytes) -> bool:
+    return _WAVE_SIZED_TEXT.search(source) is not None or _WAVEFRONT_SIZE_TEXT.search(source) is not None or \
+        _defines_64(source)
 
 
 def _defines_64(source: bytes) -> bool:
@@ -531,7 +536,7 @@ class IncludedFile:
     @cached_property
     def may_be_wave_sized(self) -> bool:
         """Its text may give a constant the wave size (``needs_lane_model``)."""
-        return _WAVE_SIZED_TEXT.search(self.data) is not None or _defines_64(self.data)
+        return _may_be_wave_sized(self.data)
 
     @cached_property
     def called_words(self) -> frozenset[str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from functools import lru_cache
 
 from ..evidence import KIND_BUILD_FILE, Evidence
@@ -70,8 +71,7 @@ _BUILTIN = {"UNIX": "1", "LINUX": "1", "WIN32": "", "APPLE": "", "MSVC": "", "MS
             "HIP_FOUND": "1", "hip_FOUND": "1", "ROCM_FOUND": "1", "CMAKE_HIP_COMPILER_LOADED": "1"}
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(NamedTuple):  # a tuple: built by the thousand, 5x cheaper than a frozen dataclass
     text: str
     cond: Cond = TRUE
     origin: str = ""  # where the item entered a list (file:line of set/list/file(GLOB))
