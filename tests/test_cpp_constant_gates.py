@@ -92,3 +92,16 @@ def test_constant_definitions_match_a_plain_scan_of_the_pattern():
     assert any(plain(text) for text in texts)
     for text in texts:
         assert constant_definitions(text) == plain(text), text[:120]
+
+
+def test_condition_names_are_the_cpp_ifs_to_their_closing_parenthesis():
+    """What decides whether a file is parsed for C++ gates: every name a C++ ``if`` reads,
+    whatever follows it; ``#if (...)`` lines are the preprocessor's and count for nothing."""
+    from rocmlint.cpp.constant_gates import _condition_names
+
+    source = (b"#if (__CUDA_ARCH__ >= 800)\n#  if (defined(OTHER))\n#endif\n#endif\n"
+              b"void f(int i) {\n  if (kIsRocm) ++i;\n  if ((a && b) ||\n      ns::IS_HIP) { g(); }\n"
+              b"  if constexpr (int n = h(); n < LIMIT) return;\n  else if (last) {}\n}\n")
+    names = _condition_names(source)
+    assert {"kIsRocm", "a", "b", "IS_HIP", "n", "h", "LIMIT", "last"} <= names
+    assert not {"__CUDA_ARCH__", "OTHER", "defined", "ns", "g"} & names

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 
+from rocmlint.cpp.lexical import WORD_BYTES
 from rocmlint.rule import Example, Rule
 
 _INCLUDE_PREFIX = re.compile(rb"[ \t]*#[ \t]*include[ \t]*[<\"]")
@@ -82,9 +83,8 @@ def _is_use(ctx, hit) -> bool:
         start = source.rfind(b"\n", 0, hit.start) + 1
         if not _INCLUDE_PREFIX.fullmatch(source, start, hit.start):
             return False
-    elif hit.start and source[hit.start - 1] in _WORD_BYTES:  # `mycutlass::`
+    elif hit.start and source[hit.start - 1] in WORD_BYTES:  # `mycutlass::`
         return False
     return ctx.in_code(start) and not ctx.nvidia_only(hit.start)
 
 
-_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")

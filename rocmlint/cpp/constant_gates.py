@@ -52,8 +52,7 @@ class ConstantGates:
         # Whether any condition or specialisation argument of the file reads a platform name
         # (read from the text: a file where none does is never parsed for this).
         source = ctx.source
-        names = {n for m in _CONDITION.finditer(source)
-                 for n in _IDENT.findall(_QUALIFIER.sub("", m.group(1).decode("utf-8", "replace")))}
+        names = _condition_names(source)
         for m in _SPECIALISATION.finditer(source) if b"template" in source else ():
             for use in re.finditer(r"\b%s\s*<\s*([^<>]+?)\s*>" % re.escape(m.group(1).decode()), self.text):
                 names.update(_IDENT.findall(_QUALIFIER.sub("", use.group(1))))
@@ -165,6 +164,32 @@ class ConstantGates:
     def _explain(self, condition: str, value: int) -> str:
         names = sorted(n for n in set(_IDENT.findall(_QUALIFIER.sub("", condition))) if n in self.platform_names)
         return f"`{condition}` is {'true' if value else 'false'} on AMD ({', '.join(names)})"
+
+
+_IF_OPEN = re.compile(rb"\bif\s*(?:constexpr\s*)?\(")
+_DIRECTIVE_BEFORE_IF = re.compile(rb"[ \t]*#[ \t]*")
+_PAREN = re.compile(rb"[()]")
+MAX_CONDITION_BYTES = 2000
+
+
+def _condition_names(source: bytes) -> set[str]:
+    """Every name a C++ ``if`` condition of the file reads, to its closing parenthesis (a
+    ``#if (...)`` line is the preprocessor's: the #if table judges it, not this)."""
+    names: set[str] = set()
+    for m in _IF_OPEN.finditer(source):
+        line_start = source.rfind(b"\n", 0, m.start()) + 1
+        if _DIRECTIVE_BEFORE_IF.fullmatch(source, line_start, m.start()):
+            continue
+        depth, end = 1, len(source)
+        for paren in _PAREN.finditer(source, m.end(), min(len(source), m.end() + MAX_CONDITION_BYTES)):
+            depth += 1 if paren.group() == b"(" else -1
+            if depth == 0:
+                end = paren.start()
+                break
+        else:
+            end = min(len(source), m.end() + MAX_CONDITION_BYTES)
+        names.update(_IDENT.findall(_QUALIFIER.sub("", source[m.end():end].decode("utf-8", "replace"))))
+    return names
 
 
 def could_gate(source: bytes) -> bool:
@@ -307,16 +332,45 @@ def _included_constants(ctx: CppContext, names: set[str]) -> dict[str, int | Non
             wanted = names & info[1].keys()
             if not wanted:
                 continue
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-            resolve = model.resolver(path, settings) if model is not None else None
-            pp = Conditionals(data, settings.all_rocm_macros, settings.all_nvidia_macros, settings.gate_macro, resolve)
-            for name, value in _constants(ctx, info[1], pp, wanted, set()).items():
+            for name, value in _header_constants(ctx, path, info[1], wanted).items():
                 out.setdefault(name, value)
     return out
+
+
+_NOT_PLATFORM = object()  # a header constant defined from no platform name
+# path -> (stat, model, settings, its #if table, name -> value or _NOT_PLATFORM): the files
+# that include a header ask of the same constants.
+_HEADER_CONSTANTS: dict[str, tuple[tuple[int, int], Any, Any, Conditionals, dict[str, Any]]] = {}
+
+
+def _header_constants(ctx: CppContext, path: str, definitions: _Definitions, wanted: set[str]) -> dict[str, int | None]:
+    """Of ``wanted`` (names the header defines), the platform constants with their AMD value;
+    each header's ``#if`` table is built once per run and each name judged once."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    stamp = (st.st_mtime_ns, st.st_size)
+    settings, model = ctx.settings, ctx.model
+    cached = _HEADER_CONSTANTS.get(path)
+    if cached is None or cached[0] != stamp or cached[1] is not model or cached[2] is not settings:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return {}
+        resolve = model.resolver(path, settings) if model is not None else None
+        pp = Conditionals(data, settings.all_rocm_macros, settings.all_nvidia_macros, settings.gate_macro, resolve)
+        if len(_HEADER_CONSTANTS) > 1024:
+            _HEADER_CONSTANTS.clear()
+        cached = _HEADER_CONSTANTS[path] = (stamp, model, settings, pp, {})
+    pp, judged = cached[3], cached[4]
+    unjudged = wanted - judged.keys()
+    if unjudged:
+        found = _constants(ctx, definitions, pp, unjudged, set())
+        for name in unjudged:
+            judged[name] = found.get(name, _NOT_PLATFORM)
+    return {name: judged[name] for name in wanted if judged[name] is not _NOT_PLATFORM}
 
 
 _RESOLVED: dict[tuple[str, str, str], str | None] = {}

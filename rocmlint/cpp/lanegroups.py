@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..model import Span
 from .dataflow import call_arguments, callee_name, flow_for
 from .full_masks import shifted_mask
+from .lexical import WORD_BYTES
 
 if TYPE_CHECKING:
     from .context import CppContext
@@ -421,9 +422,11 @@ def _names_wave_size_macro(ctx: "CppContext") -> bool:
     if pattern is None:
         if len(_NAMES_PATTERN) > 16:
             _NAMES_PATTERN.clear()
+        # no leading \b: a pattern that starts with its names scans fast; the word start is checked below
         pattern = _NAMES_PATTERN[names] = re.compile(
-            rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
-    return pattern.search(ctx.source) is not None
+            rb"(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True)) + rb")\b")
+    source = ctx.source
+    return any(m.start() == 0 or source[m.start() - 1] not in WORD_BYTES for m in pattern.finditer(source))
 
 
 _NAMES_PATTERN: dict[frozenset[str], "re.Pattern[bytes]"] = {}

@@ -19,6 +19,7 @@ _COMMENTS_AND_LITERALS = (
     rb"|'(?:[^'\\\n]|\\.)*'"
 )
 _NOT_CODE = re.compile(_COMMENTS_AND_LITERALS, re.DOTALL)
+WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # bytes of an identifier
 _NOT_CODE_RAW = re.compile(rb"(?:u8|[uUL])?R\"([^()\\\s\"]{0,16})\(.*?\)\1\"|" + _COMMENTS_AND_LITERALS,
                            re.DOTALL)
 
