@@ -412,3 +412,26 @@ def test_a_project_macro_worth_the_wave_size_keeps_the_model_and_its_finding(tmp
 
     found = [(f["code"], f["path"].removeprefix("./"), f["line"]) for f in json.loads(out)]
     assert found == [("ROC204", "src/strides.cu", 2)], err
+
+
+def test_word_and_constant_searches_match_the_plain_patterns():
+    """``has_word`` and ``_constant_definitions_of`` find by a literal first what the plain
+    \\b-patterns (tried at every byte) find."""
+    import re
+
+    from rocmlint.cpp.lanegroups import _constant_definitions_of
+    from rocmlint.cpp.lexical import has_word
+
+    texts = [b"myconst const int WS = 32;", b"const int WS=64;const int WS = 2;", b"constexpr WS{3}",
+             b"xconst int WS = 1; const WS = 5;", b"WS", b"aWS WS_ WS", b"static constexpr unsigned kWarp = (64u);"]
+    texts += [p.read_bytes() for p in sorted(FIXTURES.rglob("*")) if p.suffix in (".cu", ".cuh", ".hip", ".h")]
+    found = 0
+    for text in texts:
+        for name in ("WS", "WARP_SIZE", "kWarp", "FULL_MASK", "lane", "N"):
+            plain = re.compile(rb"\b(?:const|constexpr)\b[^;{}()=]*\b" + name.encode() +
+                               rb"\s*(?:=\s*|\{\s*)([^;{}]+?)\s*[;}]")
+            expected = [m.span() for m in plain.finditer(text)]
+            assert [m.span() for m in _constant_definitions_of(text, name)] == expected
+            assert has_word(text, name.encode()) == bool(re.search(rb"\b" + name.encode() + rb"\b", text))
+            found += len(expected)
+    assert found > 5

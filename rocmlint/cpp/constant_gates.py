@@ -180,14 +180,15 @@ def _condition_names(source: bytes) -> set[str]:
         line_start = source.rfind(b"\n", 0, m.start()) + 1
         if _DIRECTIVE_BEFORE_IF.fullmatch(source, line_start, m.start()):
             continue
-        depth, end = 1, len(source)
-        for paren in _PAREN.finditer(source, m.end(), min(len(source), m.end() + MAX_CONDITION_BYTES)):
-            depth += 1 if paren.group() == b"(" else -1
-            if depth == 0:
-                end = paren.start()
-                break
-        else:
-            end = min(len(source), m.end() + MAX_CONDITION_BYTES)
+        limit = min(len(source), m.end() + MAX_CONDITION_BYTES)
+        end = source.find(b")", m.end(), limit)
+        if end < 0 or source.find(b"(", m.end(), end) >= 0:  # nested parentheses: count them
+            depth, end = 1, limit
+            for paren in _PAREN.finditer(source, m.end(), limit):
+                depth += 1 if paren.group() == b"(" else -1
+                if depth == 0:
+                    end = paren.start()
+                    break
         names.update(_IDENT.findall(_QUALIFIER.sub("", source[m.end():end].decode("utf-8", "replace"))))
     return names
 

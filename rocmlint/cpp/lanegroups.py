@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..model import Span
 from .dataflow import call_arguments, callee_name, flow_for
 from .full_masks import shifted_mask
-from .lexical import WORD_BYTES
+from .lexical import WORD_BYTES, has_word
 
 if TYPE_CHECKING:
     from .context import CppContext
@@ -1238,16 +1238,13 @@ def constant_value(ctx, name: str, depth: int = 0) -> str | None:
         return ctx.cache[key]
     value = ctx.macro_value(name)
     if value is None:
-        pattern = re.compile(rb"\b(?:const|constexpr)\b[^;{}()=]*\b" + re.escape(name.encode()) +
-                             rb"\s*(?:=\s*|\{\s*)([^;{}]+?)\s*[;}]")
-        for m in pattern.finditer(ctx.source):
+        for m in _constant_definitions_of(ctx.source, name):
             if ctx.in_code(m.start()) and not ctx.nvidia_only(m.start()):
                 value = m.group(1).decode("utf-8", "replace").strip()
                 break
     if value is None and depth < MAX_INCLUDE_DEPTH:  # a header of the project: WS in utils.h
-        spelled = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
         for included in included_files(ctx):
-            if spelled.search(included.data) is not None:
+            if has_word(included.data, name.encode()):
                 value = constant_value(included.ctx, name, depth + 1)
                 if value is not None:
                     break
@@ -1259,6 +1256,24 @@ def constant_value(ctx, name: str, depth: int = 0) -> str | None:
         value = inner if inner is not None else value
     ctx.cache[key] = value
     return value
+
+
+def _constant_definitions_of(source: bytes, name: str) -> Iterator["re.Match[bytes]"]:
+    """The matches of ``\\b(?:const|constexpr)\\b[^;{}()=]*\\bNAME\\s*[={]...`` in order, as
+    ``finditer`` gives them, found by a pattern that starts with its keyword (fast) whose
+    word start is checked here."""
+    pattern = re.compile(rb"(?:const|constexpr)\b[^;{}()=]*\b" + re.escape(name.encode()) +
+                         rb"\s*(?:=\s*|\{\s*)([^;{}]+?)\s*[;}]")
+    pos = 0
+    while True:
+        m = pattern.search(source, pos)
+        if m is None:
+            return
+        if m.start() and source[m.start() - 1] in WORD_BYTES:
+            pos = m.start() + 1  # `myconst`: no match starts here, a later one may
+            continue
+        yield m
+        pos = m.end()
 
 
 def _value_size(ctx, text: str) -> str | None:

@@ -20,6 +20,18 @@ _COMMENTS_AND_LITERALS = (
 )
 _NOT_CODE = re.compile(_COMMENTS_AND_LITERALS, re.DOTALL)
 WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # bytes of an identifier
+
+
+def has_word(data: bytes, word: bytes) -> bool:
+    """``re.search(rb"\\b" + word + rb"\\b", data)`` for an identifier ``word``, by ``find``
+    (a pattern that starts with \\b is tried at every byte)."""
+    at = data.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or data[at - 1] not in WORD_BYTES) and (end == len(data) or data[end] not in WORD_BYTES):
+            return True
+        at = data.find(word, at + 1)
+    return False
 _NOT_CODE_RAW = re.compile(rb"(?:u8|[uUL])?R\"([^()\\\s\"]{0,16})\(.*?\)\1\"|" + _COMMENTS_AND_LITERALS,
                            re.DOTALL)
 
