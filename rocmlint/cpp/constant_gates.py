@@ -362,7 +362,7 @@ def _header_constants(ctx: CppContext, path: str, definitions: _Definitions, wan
             return {}
         resolve = model.resolver(path, settings) if model is not None else None
         pp = Conditionals(data, settings.all_rocm_macros, settings.all_nvidia_macros, settings.gate_macro, resolve)
-        if len(_HEADER_CONSTANTS) > 1024:
+        if len(_HEADER_CONSTANTS) > 256:  # each holds a header's #if table: bounded memory
             _HEADER_CONSTANTS.clear()
         cached = _HEADER_CONSTANTS[path] = (stamp, model, settings, pp, {})
     pp, judged = cached[3], cached[4]
