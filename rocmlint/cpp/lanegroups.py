@@ -377,20 +377,49 @@ def needs_lane_model(ctx: "CppContext") -> bool:
         return True
     if _names_wave_size_macro(ctx):
         return True
-    level = included_files(ctx)
-    if any(included.has_wave_operation for included in level):
+    level = [(path, _header_flags(path, stat)) for path, stat in
+             _quoted_includes(ctx, ctx.path, _own_quoted_includes(ctx))]
+    if any(flags.shuffles_or_votes for _path, flags in level):
         return True
     for depth in range(1, MAX_INCLUDE_DEPTH + 1):
-        if any(included.may_be_wave_sized for included in level):
+        if any(flags.may_be_wave_sized for _path, flags in level):
             return True
         if depth == MAX_INCLUDE_DEPTH:
             break
-        deeper = [d for included in level for d in included_files(included.ctx)]
-        if ctx.project is not None:  # their includers' lists are kept per run: read facts of this file too
-            for included in deeper:
-                ctx.project.record("file-content", included.path, included.stamp)
-        level = deeper
+        # a header's quoted includes, NVIDIA-only lines too: more files, never fewer
+        level = [(path, _header_flags(path, stat)) for includer, flags in level
+                 for path, stat in _quoted_includes(ctx, includer, list(flags.quoted_includes))]
     return False
+
+
+@dataclass(frozen=True)
+class _HeaderFlags:
+    """What the lane-group pre-check needs of a header: kept per run instead of its bytes."""
+
+    shuffles_or_votes: bool
+    may_be_wave_sized: bool
+    quoted_includes: tuple[str, ...]
+
+
+_HEADER_FLAGS: dict[tuple[str, int, int], _HeaderFlags] = {}
+_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+
+
+def _header_flags(path: str, stat: os.stat_result) -> _HeaderFlags:
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    flags = _HEADER_FLAGS.get(key)
+    if flags is None:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            data = b""
+        flags = _HeaderFlags(_WAVE_OPERATION_TEXT.search(data) is not None, _may_be_wave_sized(data),
+                             tuple(m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)))
+        if len(_HEADER_FLAGS) > 8192:
+            _HEADER_FLAGS.clear()
+        _HEADER_FLAGS[key] = flags
+    return flags
 
 
 def _may_be_wave_sized(source: bytes) -> bool:
@@ -522,10 +551,8 @@ class IncludedFile:
     """A file included with quotes: its bytes, and a context only when something in them
     is worth one (most lookups are settled by a byte search)."""
 
-    def __init__(self, path: str, data: bytes, settings, stamp: str) -> None:
+    def __init__(self, path: str, data: bytes, settings) -> None:
         self.path, self.data, self._settings = path, data, settings
-        self.stamp = stamp  # "size:mtime", what a result that read it depends on
-
     @cached_property
     def ctx(self) -> "CppContext":
         from .context import CppContext
@@ -535,11 +562,6 @@ class IncludedFile:
     @cached_property
     def has_wave_operation(self) -> bool:
         return _WAVE_OPERATION_TEXT.search(self.data) is not None
-
-    @cached_property
-    def may_be_wave_sized(self) -> bool:
-        """Its text may give a constant the wave size (``needs_lane_model``)."""
-        return _may_be_wave_sized(self.data)
 
     @cached_property
     def called_words(self) -> frozenset[str]:
@@ -558,35 +580,13 @@ def included_files(ctx) -> list[IncludedFile]:
     if found is not None:
         return found
     found = []
-    here = os.path.dirname(os.path.abspath(ctx.path))
-    for line, header in ctx.pp.includes:
-        if ctx.pp.nvidia_only(line) or '"' not in ctx.lines.line_text(line):
-            continue
-        path = os.path.normpath(os.path.join(here, header))
-        if not os.path.isfile(path) and ctx.project is not None:  # "src/common.h" from the top
-            rooted = os.path.normpath(os.path.join(str(ctx.project.root), header))
-            path = rooted if os.path.isfile(rooted) else path
-        if not os.path.isfile(path) and ctx.model is not None:
-            rel = ctx.model.rel(ctx.path)
-            resolved = ctx.model.resolve_include(rel, header) if rel is not None else None
-            path = os.path.join(str(ctx.model.root), resolved) if resolved else path
-        try:
-            stat = os.stat(path)
-            if stat.st_size > MAX_INCLUDED_BYTES or os.path.samefile(path, ctx.path):
-                continue
-        except OSError:
-            if ctx.project is not None:  # a header that may appear later changes the result
-                ctx.project.record("file", path, "False")
-            continue
-        stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
-        if ctx.project is not None:
-            ctx.project.record("file-content", path, stamp)
+    for path, stat in _quoted_includes(ctx, ctx.path, _own_quoted_includes(ctx)):
         key = (path, stat.st_mtime_ns, stat.st_size)
         included = _INCLUDED.get(key)
         if included is None:
             try:
                 with open(path, "rb") as handle:
-                    included = IncludedFile(path, handle.read(), ctx.settings, stamp)
+                    included = IncludedFile(path, handle.read(), ctx.settings)
             except OSError:
                 continue
             if len(_INCLUDED) > 256:
@@ -595,6 +595,43 @@ def included_files(ctx) -> list[IncludedFile]:
         found.append(included)
     ctx.cache["included-files"] = found
     return found
+
+
+def _own_quoted_includes(ctx) -> list[str]:
+    """The headers the file includes with quotes on lines the AMD build may compile."""
+    return [header for line, header in ctx.pp.includes
+            if not ctx.pp.nvidia_only(line) and '"' in ctx.lines.line_text(line)]
+
+
+def _quoted_includes(ctx, includer: str, headers: list[str]) -> Iterator[tuple[str, os.stat_result]]:
+    """(path, stat) of each of ``headers`` an #include in ``includer`` reaches (next to it, from
+    the project's top, or as the model resolves it); each stamp, or absence, is recorded for
+    the file in hand (its results depend on them)."""
+    here = os.path.dirname(os.path.abspath(includer))
+    for header in headers:
+        path = os.path.normpath(os.path.join(here, header))
+        if not os.path.isfile(path) and ctx.project is not None:  # "src/common.h" from the top
+            rooted = os.path.normpath(os.path.join(str(ctx.project.root), header))
+            path = rooted if os.path.isfile(rooted) else path
+        if not os.path.isfile(path) and ctx.model is not None:
+            rel = ctx.model.rel(includer)
+            resolved = ctx.model.resolve_include(rel, header) if rel is not None else None
+            path = os.path.join(str(ctx.model.root), resolved) if resolved else path
+        try:
+            stat = os.stat(path)
+            if stat.st_size > MAX_INCLUDED_BYTES or os.path.samefile(path, includer):
+                continue
+        except OSError:
+            if ctx.project is not None:  # a header that may appear later changes the result
+                ctx.project.record("file", path, "False")
+            continue
+        if ctx.project is not None:
+            ctx.project.record("file-content", path, _stamp(stat))
+        yield path, stat
+
+
+def _stamp(stat: os.stat_result) -> str:
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _included_files(ctx, depth: int, names: set[str]) -> list["FileLanes"]:
