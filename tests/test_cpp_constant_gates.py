@@ -101,7 +101,7 @@ def test_condition_names_are_the_cpp_ifs_to_their_closing_parenthesis():
 
     source = (b"#if (__CUDA_ARCH__ >= 800)\n#  if (defined(OTHER))\n#endif\n#endif\n"
               b"void f(int i) {\n  if (kIsRocm) ++i;\n  if ((a && b) ||\n      ns::IS_HIP) { g(); }\n"
-              b"  if constexpr (int n = h(); n < LIMIT) return;\n  else if (last) {}\n}\n")
+              b"  if constexpr (int n = h(); n < LIMIT) return;\n  else if (last) {}\n  verif (zzz);\n}\n")
     names = _condition_names(source)
     assert {"kIsRocm", "a", "b", "IS_HIP", "n", "h", "LIMIT", "last"} <= names
-    assert not {"__CUDA_ARCH__", "OTHER", "defined", "ns", "g"} & names
+    assert not {"__CUDA_ARCH__", "OTHER", "defined", "ns", "g", "zzz"} & names

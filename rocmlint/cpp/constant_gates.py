@@ -16,12 +16,12 @@ import os
 import re
 from typing import Any, Iterator
 
+from .lexical import WORD_BYTES
 from .preprocessor import Conditionals, Evaluator
 
 # The file's CppContext (cpp/context.py imports this module: typed loosely to keep one direction).
 CppContext = Any
 
-_CONDITION = re.compile(rb"\bif\s*(?:constexpr\s*)?\(([^;{}]{1,200}?)\)\s*(?:\{|\n|return\b|[A-Za-z_])")
 _CONSTANT = re.compile(r"(?:^|[{;])[ \t]*(?:(?:static|inline|constexpr|const)\s+)+(?:bool|int|unsigned|auto|size_t|int\w*_t)\s+"
                        r"(\w+)\s*(?:=\s*([^;{}]+?)|\{\s*([^;{}]*?)\s*\})\s*;", re.MULTILINE)
 # Where a match of _CONSTANT can start (a line start, `{` or `;`, blanks, a keyword): found
@@ -166,7 +166,8 @@ class ConstantGates:
         return f"`{condition}` is {'true' if value else 'false'} on AMD ({', '.join(names)})"
 
 
-_IF_OPEN = re.compile(rb"\bif\s*(?:constexpr\s*)?\(")
+# Literal first (fast); the word start before `if` is checked in _if_opens.
+_IF_OPEN = re.compile(rb"if\s*(?:constexpr\s*)?\(")
 _DIRECTIVE_BEFORE_IF = re.compile(rb"[ \t]*#[ \t]*")
 _PAREN = re.compile(rb"[()]")
 MAX_CONDITION_BYTES = 2000
@@ -176,7 +177,7 @@ def _condition_names(source: bytes) -> set[str]:
     """Every name a C++ ``if`` condition of the file reads, to its closing parenthesis (a
     ``#if (...)`` line is the preprocessor's: the #if table judges it, not this)."""
     names: set[str] = set()
-    for m in _IF_OPEN.finditer(source):
+    for m in _if_opens(source):
         line_start = source.rfind(b"\n", 0, m.start()) + 1
         if _DIRECTIVE_BEFORE_IF.fullmatch(source, line_start, m.start()):
             continue
@@ -193,9 +194,16 @@ def _condition_names(source: bytes) -> set[str]:
     return names
 
 
+def _if_opens(source: bytes) -> Iterator[re.Match[bytes]]:
+    """Each `if (` / `if constexpr (` that starts a word."""
+    for m in _IF_OPEN.finditer(source):
+        if m.start() == 0 or source[m.start() - 1] not in WORD_BYTES:
+            yield m
+
+
 def could_gate(source: bytes) -> bool:
     """Cheap: the file has an ``if`` or an explicit specialisation at all."""
-    return _CONDITION.search(source) is not None or (b"template" in source and
+    return next(_if_opens(source), None) is not None or (b"template" in source and
                                                       _SPECIALISATION.search(source) is not None)
 
 
