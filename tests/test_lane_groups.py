@@ -435,3 +435,8 @@ def test_word_and_constant_searches_match_the_plain_patterns():
             assert has_word(text, name.encode()) == bool(re.search(rb"\b" + name.encode() + rb"\b", text))
             found += len(expected)
     assert found > 5
+    from rocmlint.cpp.lexical import word_matches
+
+    for text in texts + [b"xif (a) if(b) elif (c) if constexpr (d)", b"ifif (x)", b"if("]:
+        plain = [m.span() for m in re.finditer(rb"\bif\s*(?:constexpr\s*)?\(", text)]
+        assert [m.span() for m in word_matches(re.compile(rb"if\s*(?:constexpr\s*)?\("), text)] == plain

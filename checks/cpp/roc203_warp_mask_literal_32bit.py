@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 
+from rocmlint.cpp.dataflow import BALLOT_FUNCTIONS
 from rocmlint.cpp.full_masks import FULL_MASK_32
 from rocmlint.model import Applicability, Edit
 from rocmlint.rule import Example, Rule
@@ -126,7 +127,7 @@ class WarpMaskLiteral32Bit(Rule):
         from rocmlint.cpp.dataflow import call_arguments, callee_name, flow_for
         from rocmlint.fixers.cpp_gate import build_fix
 
-        if b"_sync" not in ctx.source and _BALLOT_TEXT.search(ctx.source) is None:
+        if b"_sync" not in ctx.source and not any(name.encode() in ctx.source for name in BALLOT_FUNCTIONS):
             return  # a mask reported reaches a *_sync call or meets a ballot: neither here (and no parse)
         for hit in ctx.amd_hits():  # a mask defined in an NVIDIA-only branch is not AMD's
             line = ctx.line_of(hit.start)
@@ -221,9 +222,6 @@ class WarpMaskLiteral32Bit(Rule):
                 return [n for n in ctx.identifiers(scope, name) if n != name_node], \
                     f"`{name}` (= `{literal}`, line {line + 1})"
         return [node], f"`{literal}`"
-
-
-_BALLOT_TEXT = re.compile(rb"__(?:ballot|activemask|lanemask)")  # dataflow.BALLOT_FUNCTIONS, as text
 
 
 def _wrapper_drops_mask(ctx, name: str) -> bool:

@@ -230,8 +230,7 @@ def _constant_definition(ctx, name: str) -> Span | None:
 
 _MIN_CALLS = frozenset({"min", "std::min", "MIN", "std::min<int>", "fmin", "umin", "::min"})
 _WARP_SIZE_TEXT = re.compile(r"(?i)warp_?size|wave_?(?:front_?)?size")
-# The same, spelled case by case: a case-insensitive pattern has no fast first-character scan.
-_WARP_SIZE_BYTES = re.compile(rb"[wW](?:[aA][rR][pP]_?|[aA][vV][eE]_?(?:[fF][rR][oO][nN][tT]_?)?)[sS][iI][zZ][eE]")
+_WARP_SIZE_BYTES = re.compile(_WARP_SIZE_TEXT.pattern.encode())  # the file-level pre-check
 
 
 def _clamps_warp_size(ctx, arguments, literal) -> bool:

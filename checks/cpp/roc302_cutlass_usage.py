@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from rocmlint.cpp.lexical import WORD_BYTES
+from rocmlint.cpp.lexical import starts_word
 from rocmlint.rule import Example, Rule
 
 _INCLUDE_PREFIX = re.compile(rb"[ \t]*#[ \t]*include[ \t]*[<\"]")
@@ -83,7 +83,7 @@ def _is_use(ctx, hit) -> bool:
         start = source.rfind(b"\n", 0, hit.start) + 1
         if not _INCLUDE_PREFIX.fullmatch(source, start, hit.start):
             return False
-    elif hit.start and source[hit.start - 1] in WORD_BYTES:  # `mycutlass::`
+    elif not starts_word(source, hit.start):  # `mycutlass::`
         return False
     return ctx.in_code(start) and not ctx.nvidia_only(hit.start)
 

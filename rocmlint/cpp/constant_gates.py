@@ -16,7 +16,7 @@ import os
 import re
 from typing import Any, Iterator
 
-from .lexical import WORD_BYTES
+from .lexical import word_matches
 from .preprocessor import Conditionals, Evaluator
 
 # The file's CppContext (cpp/context.py imports this module: typed loosely to keep one direction).
@@ -166,8 +166,7 @@ class ConstantGates:
         return f"`{condition}` is {'true' if value else 'false'} on AMD ({', '.join(names)})"
 
 
-# Literal first (fast); the word start before `if` is checked in _if_opens.
-_IF_OPEN = re.compile(rb"if\s*(?:constexpr\s*)?\(")
+_IF_OPEN = re.compile(rb"if\s*(?:constexpr\s*)?\(")  # a word start (lexical.word_matches)
 _DIRECTIVE_BEFORE_IF = re.compile(rb"[ \t]*#[ \t]*")
 _PAREN = re.compile(rb"[()]")
 MAX_CONDITION_BYTES = 2000
@@ -177,7 +176,7 @@ def _condition_names(source: bytes) -> set[str]:
     """Every name a C++ ``if`` condition of the file reads, to its closing parenthesis (a
     ``#if (...)`` line is the preprocessor's: the #if table judges it, not this)."""
     names: set[str] = set()
-    for m in _if_opens(source):
+    for m in word_matches(_IF_OPEN, source):
         line_start = source.rfind(b"\n", 0, m.start()) + 1
         if _DIRECTIVE_BEFORE_IF.fullmatch(source, line_start, m.start()):
             continue
@@ -194,16 +193,9 @@ def _condition_names(source: bytes) -> set[str]:
     return names
 
 
-def _if_opens(source: bytes) -> Iterator[re.Match[bytes]]:
-    """Each `if (` / `if constexpr (` that starts a word."""
-    for m in _IF_OPEN.finditer(source):
-        if m.start() == 0 or source[m.start() - 1] not in WORD_BYTES:
-            yield m
-
-
 def could_gate(source: bytes) -> bool:
     """Cheap: the file has an ``if`` or an explicit specialisation at all."""
-    return next(_if_opens(source), None) is not None or (b"template" in source and
+    return next(word_matches(_IF_OPEN, source), None) is not None or (b"template" in source and
                                                       _SPECIALISATION.search(source) is not None)
 
 
@@ -347,11 +339,7 @@ _HEADER_CONSTANTS: dict[str, tuple[tuple[int, int], Any, Any, Conditionals, dict
 def _header_constants(ctx: CppContext, path: str, definitions: _Definitions, wanted: set[str]) -> dict[str, int | None]:
     """Of ``wanted`` (names the header defines), the platform constants with their AMD value;
     each header's ``#if`` table is built once per run and each name judged once."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return {}
-    stamp = (st.st_mtime_ns, st.st_size)
+    stamp = _HEADER_INFO[path][:2]  # _header_info just read it
     settings, model = ctx.settings, ctx.model
     cached = _HEADER_CONSTANTS.get(path)
     if cached is None or cached[0] != stamp or cached[1] is not model or cached[2] is not settings:

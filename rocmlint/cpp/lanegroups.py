@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..model import Span
 from .dataflow import call_arguments, callee_name, flow_for
 from .full_masks import shifted_mask
-from .lexical import WORD_BYTES, has_word
+from .lexical import WORD_BYTES, has_word, word_matches
 
 if TYPE_CHECKING:
     from .context import CppContext
@@ -346,12 +346,11 @@ class LaneVerdict:
 
 _WAVE_OPERATION_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask")
 _CALLED_WORD = re.compile(rb"\b(\w+)\s*\(")
-_WORD = re.compile(r"[A-Za-z0-9_]+")
 # What can make a lane group wave-sized (``_value_size``, ``_index_of``, ``_WAVE_LANE_TEXT``):
 # a wave-wide operation or lane index, the wave size, or a constant worth 64 (see _defines_64).
 _WAVE_SIZED_TEXT = re.compile(rb"__(?:shfl|ballot|any|all|activemask|lanemask|lane_id|builtin_amdgcn|AMDGCN_WAVEFRONT_SIZE)"
                               rb"|warpSize|tiled_partition|thread_block_tile")  # literal first: 5x faster than \b...
-_WAVEFRONT_SIZE_TEXT = re.compile(rb"[wW][aA][vV][eE]_?[fF][rR][oO][nN][tT]_?[sS][iI][zZ][eE]")
+_WAVEFRONT_SIZE_TEXT = re.compile(rb"(?i)wave_?front_?size")
 # A macro body that is the wave size (``_value_size`` reads a warp-named 64 so too).
 _WAVE_SIZE_BODY = r"warpSize|(?i:wave_?front_?size)|__AMDGCN_WAVEFRONT_SIZE|^[(\s]*64[uUlL]*[)\s]*$"
 # explain shows the lane facts of any file that may hold some, consistent or not.
@@ -377,8 +376,7 @@ def needs_lane_model(ctx: "CppContext") -> bool:
         return True
     if _names_wave_size_macro(ctx):
         return True
-    level = [(path, _header_flags(path, stat)) for path, stat in
-             _quoted_includes(ctx, ctx.path, _own_quoted_includes(ctx))]
+    level = [(path, _header_flags(path, stat)) for path, stat in _own_includes(ctx)]
     if any(flags.shuffles_or_votes for _path, flags in level):
         return True
     for depth in range(1, MAX_INCLUDE_DEPTH + 1):
@@ -451,11 +449,9 @@ def _names_wave_size_macro(ctx: "CppContext") -> bool:
     if pattern is None:
         if len(_NAMES_PATTERN) > 16:
             _NAMES_PATTERN.clear()
-        # no leading \b: a pattern that starts with its names scans fast; the word start is checked below
         pattern = _NAMES_PATTERN[names] = re.compile(
             rb"(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True)) + rb")\b")
-    source = ctx.source
-    return any(m.start() == 0 or source[m.start() - 1] not in WORD_BYTES for m in pattern.finditer(source))
+    return next(word_matches(pattern, ctx.source), None) is not None
 
 
 _NAMES_PATTERN: dict[frozenset[str], "re.Pattern[bytes]"] = {}
@@ -553,6 +549,7 @@ class IncludedFile:
 
     def __init__(self, path: str, data: bytes, settings) -> None:
         self.path, self.data, self._settings = path, data, settings
+
     @cached_property
     def ctx(self) -> "CppContext":
         from .context import CppContext
@@ -580,7 +577,7 @@ def included_files(ctx) -> list[IncludedFile]:
     if found is not None:
         return found
     found = []
-    for path, stat in _quoted_includes(ctx, ctx.path, _own_quoted_includes(ctx)):
+    for path, stat in _own_includes(ctx):
         key = (path, stat.st_mtime_ns, stat.st_size)
         included = _INCLUDED.get(key)
         if included is None:
@@ -597,10 +594,15 @@ def included_files(ctx) -> list[IncludedFile]:
     return found
 
 
-def _own_quoted_includes(ctx) -> list[str]:
-    """The headers the file includes with quotes on lines the AMD build may compile."""
-    return [header for line, header in ctx.pp.includes
-            if not ctx.pp.nvidia_only(line) and '"' in ctx.lines.line_text(line)]
+def _own_includes(ctx) -> list[tuple[str, os.stat_result]]:
+    """(path, stat) of the files this one includes with quotes on lines the AMD build may
+    compile (resolved once per file: the pre-check and the model both ask)."""
+    found = ctx.cache.get("own-includes")
+    if found is None:
+        headers = [header for line, header in ctx.pp.includes
+                   if not ctx.pp.nvidia_only(line) and '"' in ctx.lines.line_text(line)]
+        found = ctx.cache["own-includes"] = list(_quoted_includes(ctx, ctx.path, headers))
+    return found
 
 
 def _quoted_includes(ctx, includer: str, headers: list[str]) -> Iterator[tuple[str, os.stat_result]]:
@@ -638,7 +640,7 @@ def _included_files(ctx, depth: int, names: set[str]) -> list["FileLanes"]:
     """The lane models of the files this one includes with quotes that define one of the
     helpers ``names`` and hold a shuffle or a vote (the others cannot change a verdict)."""
     out = []
-    words = {n for n in names if _WORD.fullmatch(n)}
+    words = {n for n in names if n and frozenset(n.encode()) <= WORD_BYTES}
     others = sorted(names - words)  # `ns::f`: searched for as written
     spelled = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in others) + rb")\s*\(") if others else None
     for included in included_files(ctx):
@@ -1296,21 +1298,9 @@ def constant_value(ctx, name: str, depth: int = 0) -> str | None:
 
 
 def _constant_definitions_of(source: bytes, name: str) -> Iterator["re.Match[bytes]"]:
-    """The matches of ``\\b(?:const|constexpr)\\b[^;{}()=]*\\bNAME\\s*[={]...`` in order, as
-    ``finditer`` gives them, found by a pattern that starts with its keyword (fast) whose
-    word start is checked here."""
-    pattern = re.compile(rb"(?:const|constexpr)\b[^;{}()=]*\b" + re.escape(name.encode()) +
-                         rb"\s*(?:=\s*|\{\s*)([^;{}]+?)\s*[;}]")
-    pos = 0
-    while True:
-        m = pattern.search(source, pos)
-        if m is None:
-            return
-        if m.start() and source[m.start() - 1] in WORD_BYTES:
-            pos = m.start() + 1  # `myconst`: no match starts here, a later one may
-            continue
-        yield m
-        pos = m.end()
+    """``\\b(?:const|constexpr)\\b[^;{}()=]*\\bNAME\\s*[={]...`` matches, in order."""
+    return word_matches(re.compile(rb"(?:const|constexpr)\b[^;{}()=]*\b" + re.escape(name.encode()) +
+                                   rb"\s*(?:=\s*|\{\s*)([^;{}]+?)\s*[;}]"), source)
 
 
 def _value_size(ctx, text: str) -> str | None:

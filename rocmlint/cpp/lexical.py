@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from typing import Iterator
 
 # One alternation, left to right, so a `//` inside a string or a `"` inside a comment is
 # read as part of the enclosing token. Line comments continue over a backslash-newline.
@@ -19,21 +20,39 @@ _COMMENTS_AND_LITERALS = (
     rb"|'(?:[^'\\\n]|\\.)*'"
 )
 _NOT_CODE = re.compile(_COMMENTS_AND_LITERALS, re.DOTALL)
+_NOT_CODE_RAW = re.compile(rb"(?:u8|[uUL])?R\"([^()\\\s\"]{0,16})\(.*?\)\1\"|" + _COMMENTS_AND_LITERALS,
+                           re.DOTALL)
 WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # bytes of an identifier
 
 
+def starts_word(data: bytes, at: int) -> bool:
+    """No identifier byte just before ``at`` (what ``\\b`` before a word means)."""
+    return at == 0 or data[at - 1] not in WORD_BYTES
+
+
+def word_matches(pattern: "re.Pattern[bytes]", data: bytes) -> Iterator["re.Match[bytes]"]:
+    """``re.finditer(rb"\\b" + pattern)`` for a pattern that starts with a word, by a scan of
+    ``pattern`` itself (one that starts with \\b is tried at every byte; one that starts with
+    a literal skips ahead): a match inside a word is dropped and the scan goes on after its
+    first byte, so a word start it covered is still found."""
+    pos = 0
+    while (m := pattern.search(data, pos)) is not None:
+        if starts_word(data, m.start()):
+            yield m
+            pos = m.end()
+        else:
+            pos = m.start() + 1
+
+
 def has_word(data: bytes, word: bytes) -> bool:
-    """``re.search(rb"\\b" + word + rb"\\b", data)`` for an identifier ``word``, by ``find``
-    (a pattern that starts with \\b is tried at every byte)."""
+    """``re.search(rb"\\b" + word + rb"\\b", data)`` for an identifier ``word``, by ``find``."""
     at = data.find(word)
     while at >= 0:
         end = at + len(word)
-        if (at == 0 or data[at - 1] not in WORD_BYTES) and (end == len(data) or data[end] not in WORD_BYTES):
+        if starts_word(data, at) and (end == len(data) or data[end] not in WORD_BYTES):
             return True
         at = data.find(word, at + 1)
     return False
-_NOT_CODE_RAW = re.compile(rb"(?:u8|[uUL])?R\"([^()\\\s\"]{0,16})\(.*?\)\1\"|" + _COMMENTS_AND_LITERALS,
-                           re.DOTALL)
 
 
 class NonCode:
