@@ -440,3 +440,26 @@ def test_word_and_constant_searches_match_the_plain_patterns():
     for text in texts + [b"xif (a) if(b) elif (c) if constexpr (d)", b"ifif (x)", b"if("]:
         plain = [m.span() for m in re.finditer(rb"\bif\s*(?:constexpr\s*)?\(", text)]
         assert [m.span() for m in word_matches(re.compile(rb"if\s*(?:constexpr\s*)?\("), text)] == plain
+
+
+def test_a_warps_first_thread_moves_with_its_warp_index_and_a_per_warp_stack_does_not():
+    """``first = warp * WARP_SIZE`` is the first thread of the warp the index names: a group
+    fix that moved ``warp`` alone pointed every warp's leader test at the wrong thread.
+    ``warp * MAX_DEPTH`` (32 too) is where the warp's stack starts: data, left as it is."""
+    code = (
+        "#include <hip/hip_runtime.h>\n"
+        "#define WARP_SIZE 32\n"
+        "#define MAX_DEPTH 32\n"
+        "__global__ void walk(const float* limit, int* hits) {\n"
+        "  __shared__ int stack[MAX_DEPTH * 8];\n"
+        "  const int warp = threadIdx.x / WARP_SIZE;\n"
+        "  const int first = warp * WARP_SIZE;\n"
+        "  const int top = warp * MAX_DEPTH;\n"
+        "  stack[top] = 0;\n"
+        "  if (__all(limit[threadIdx.x] > 0.f) && first == threadIdx.x) atomicAdd(hits, stack[top]);\n"
+        "}\n"
+    )
+    fixed = fix(code)
+    assert "threadIdx.x / warpSize" in fixed and "warp * warpSize" in fixed
+    assert "warp * MAX_DEPTH" in fixed and "stack[MAX_DEPTH * 8]" in fixed
+    assert [f.line for f in lint(code)] == [2, 6]  # the constant and the index; the first thread moves with them

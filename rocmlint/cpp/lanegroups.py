@@ -276,7 +276,7 @@ class FileLanes:
         edits = []
         for member in context.members:
             for fact in member.facts:
-                if fact.size != G32 or fact.kind not in REPORTED_MEMBER_KINDS | {"tile", "slot-loop"}:
+                if fact.size != G32 or fact.kind not in REPORTED_MEMBER_KINDS | {"tile", "slot-loop", "warp-start"}:
                     continue
                 if member.foreign or fact.wave_edit is None:
                     return None  # another file, or no mechanical form
@@ -873,6 +873,25 @@ class _Extractor:
             self._index_fact(node, operator, left, right)
         elif operator in _COMPARE:
             self._compare_fact(node, operator, left, right)
+        elif operator == "*":
+            self._warp_start_fact(left, right)
+
+    def _warp_start_fact(self, left, right) -> None:
+        """``warp * 32`` for a warp index of 32-lane groups: the warp's first thread, which
+        must move with the index (``base = tid / 32; first = base * 32``). Not reported on
+        its own; a group fix that left it would point every warp at the wrong first lane."""
+        from .constant_uses import name_says
+
+        ctx = self.ctx
+        for warp, size in ((left, right), (right, left)):
+            known = self.out.variables.get(ctx.node_text(warp)) if warp.type == "identifier" else None
+            text = ctx.node_text(size).strip("() ")
+            # 32 or a name that says warp size (not MAXDEPTH = 32: a per-warp stack of 32 entries)
+            if known == (G32, "warp") and (text == "32" or name_says(text) == "warp") and \
+                    _value_size(ctx, text) == G32:
+                span = Span(size.start_byte, size.end_byte)
+                self._add(G32, "warp-start", span, "the first thread of a 32-lane warp", wave_edit=(span, "warpSize"))
+                return
 
     def _index_fact(self, node, operator: str, left, right) -> None:
         ctx = self.ctx
