@@ -1,5 +1,5 @@
-"""Cache soundness, differentially: random edits (seeded) to the headers and build files of
-a small dual-platform project; after each edit a cached run must report exactly what a run
+"""Cache soundness, differentially: random edits (seeded) to the headers, kernels and build
+files of a small dual-platform project; after each edit a cached run must report exactly what a run
 without the cache reports. A cached result must rest on every outside fact it read:
 another header's #define bodies, shims, includes, build-file definitions, file existence."""
 from __future__ import annotations
@@ -64,9 +64,18 @@ class Tree:
         self.local_header = False
         self.clock = 1_700_000_000_000_000_000
         (root / "pyproject.toml").write_text("[tool.rocmlint]\nroot = true\n")
-        for rel, text in KERNELS.items():
-            self.write(rel, text)
+        # Kernel edits: code lines added after the #include (no directive moves: the stored
+        # model is kept) and a #define toggled on top (directives move: it is rebuilt).
+        self.padding = {rel: 0 for rel in KERNELS}
+        self.local_define = {rel: False for rel in KERNELS}
+        for rel in KERNELS:
+            self.write_kernel(rel)
         self.flush()
+
+    def write_kernel(self, rel: str) -> None:
+        head, _, body = KERNELS[rel].partition("\n")
+        define = "#define LOCAL_TILE 8\n" if self.local_define[rel] else ""
+        self.write(rel, define + head + "\n" + "static int spare_slot;\n" * self.padding[rel] + body)
 
     def write(self, rel: str, text: str) -> None:
         path = self.root / rel
@@ -88,7 +97,16 @@ class Tree:
             local.unlink()
 
     def edit(self) -> str:
-        kind = self.rng.choice(["config", "config", "shim", "include", "cmake", "local-header"])
+        kind = self.rng.choice(["config", "config", "shim", "include", "cmake", "local-header", "kernel-code",
+                                "kernel-directive"])
+        if kind in ("kernel-code", "kernel-directive"):
+            rel = self.rng.choice(sorted(KERNELS))
+            if kind == "kernel-code":
+                self.padding[rel] = (self.padding[rel] + 1) % 3
+            else:
+                self.local_define[rel] = not self.local_define[rel]
+            self.write_kernel(rel)
+            return kind
         if kind == "config":
             key = self.rng.choice(sorted(CONFIG_CHOICES))
             self.config[key] = self.rng.choice(CONFIG_CHOICES[key])
@@ -123,7 +141,12 @@ def findings(root: Path, use_cache: bool) -> list[tuple]:
     return sorted((f.path, f.line, f.code, f.message) for r in results for f in r.findings)
 
 
-def test_cached_runs_equal_uncached_runs_over_random_header_edits(tmp_path):
+def test_cached_runs_equal_uncached_runs_over_random_header_edits(tmp_path, monkeypatch):
+    from rocmlint.project import cpp_cache
+
+    described = []  # whether a changed kernel's directives stayed put: the stored model was kept
+    original = cpp_cache._still_described
+    monkeypatch.setattr(cpp_cache, "_still_described", lambda *a: described.append(original(*a)) or described[-1])
     rng = random.Random(SEED)
     tree = Tree(tmp_path, rng)
     previous = findings(tmp_path, use_cache=True)
@@ -140,3 +163,4 @@ def test_cached_runs_equal_uncached_runs_over_random_header_edits(tmp_path):
     # the edits reach the results: the test is not comparing two constant answers
     assert changed >= EDITS // 5, changed
     assert strided == {True, False}  # the lane-group pre-check's facts were exercised both ways
+    assert set(described) == {True, False}  # the stored model was kept over kernel edits, and dropped

@@ -453,7 +453,7 @@ def test_fingerprint_changes_only_for_files_reading_the_edited_macro(toy):
 
 
 def test_warm_model_comes_from_the_cache(toy, tmp_path_factory, monkeypatch):
-    from rocmlint.project import cpp
+    from rocmlint.project import cpp, cpp_cache
 
     cache = tmp_path_factory.mktemp("cache")
     built = []
@@ -463,9 +463,52 @@ def test_warm_model_comes_from_the_cache(toy, tmp_path_factory, monkeypatch):
     second = model_for(toy, cache_dir=cache)
     assert len(built) == 1
     assert second.macro("TOY_USE_HIP").state is first.macro("TOY_USE_HIP").state is True
-    (toy / "src/cp-async.cuh").write_text(CP_ASYNC + "\n")
+    # An edit that leaves every directive where it was keeps the model (what a pre-commit
+    # run after editing a kernel's code sees)...
+    (toy / "src/cp-async.cuh").write_text(CP_ASYNC + "static __device__ int spare;\n")
+    kept = model_for(toy, cache_dir=cache)
+    assert len(built) == 1 and kept.macro("CP_ASYNC_AVAILABLE").state is first.macro("CP_ASYNC_AVAILABLE").state
+    # ...and is stored under the new stats: the next run reads no file to know it.
+    monkeypatch.setattr(cpp_cache, "_still_described", lambda *a: pytest.fail("the edited file was read again"))
+    model_for(toy, cache_dir=cache)
+    monkeypatch.undo()
+    monkeypatch.setattr(cpp, "_build", lambda *a, **k: built.append(1) or original(*a, **k))
+    # A directive moved, a file added: rebuilt.
+    (toy / "src/cp-async.cuh").write_text("\n" + CP_ASYNC)
     model_for(toy, cache_dir=cache)
     assert len(built) == 2
+    (toy / "src/extra.cu").write_text("__global__ void k() {}\n")
+    model_for(toy, cache_dir=cache)
+    assert len(built) == 3
+
+
+def test_a_rebuilt_model_reads_unchanged_build_files_from_the_cache(toy, tmp_path_factory, monkeypatch, capsys):
+    from rocmlint.project import cpp
+
+    cache = tmp_path_factory.mktemp("cache")
+    cmake = toy / "CMakeLists.txt"
+    cmake.write_text("if(TOY_HIP)\n  enable_language(HIP)\n  add_compile_definitions(TOY_TILE=64)\nendif()\n")
+    reads = []
+    original = cpp.read_cmake_files
+    monkeypatch.setattr(cpp, "read_cmake_files", lambda *a, **k: reads.append(1) or original(*a, **k))
+    first = model_for(toy, cache_dir=cache)
+    assert "TOY_TILE" in first.facts.amd_defines
+    (toy / "src/cp-async.cuh").write_text("\n" + CP_ASYNC)  # a directive moves: the model is rebuilt
+    second = model_for(toy, cache_dir=cache)
+    assert len(reads) == 1
+    assert second.facts.amd_defines.keys() == first.facts.amd_defines.keys()
+    cmake.write_text(cmake.read_text() + "# touched\n")
+    model_for(toy, cache_dir=cache)
+    assert len(reads) == 2
+    # A reader that failed warns on every run: its partial facts are not kept.
+    monkeypatch.delenv("ROCMLINT_DEBUG")
+    monkeypatch.setattr(cpp, "read_cmake_files", lambda *a, **k: reads.append(1) or 1 / 0)
+    cmake.write_text(cmake.read_text() + "# again\n")
+    model_for(toy, cache_dir=cache)
+    (toy / "src/cp-async.cuh").write_text(CP_ASYNC)
+    model_for(toy, cache_dir=cache)
+    assert len(reads) == 4
+    assert capsys.readouterr().err.count("CMake files not read") == 2
 
 
 # --- explain ------------------------------------------------------------------------

@@ -46,6 +46,7 @@ class BuildFacts:
     generated_headers: dict[str, Evidence] = field(default_factory=dict)
     # header -> (its new name, why): the project's own hipify custom map (hipify_torch)
     hipify_renames: dict[str, tuple[str, Evidence]] = field(default_factory=dict)
+    complete: bool = True  # False when a reader failed (warned): such facts are not cached
 
     def generated_header(self, header: str) -> Evidence | None:
         """Why an ``#include`` names a header the project's build generates (``nccl.h`` from

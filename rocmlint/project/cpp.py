@@ -39,6 +39,7 @@ from .buildfiles import (
     read_setup_py,
     setup_helpers,
 )
+from .cpp_cache import cached_build_facts, load_model, model_keys, save_model
 from .summaries import (
     C_FAMILY_EXTENSIONS,
     SOURCE_EXTENSIONS,
@@ -541,7 +542,8 @@ def build(project: "Project") -> "LazyPart":
         if not nothing_to_model(i):
             return False
         if len(i.stats) <= MAX_FILES:  # cached as a built model is: the next run reads no file for it
-            _save_model(p.cache_dir, _model_key(i.root, i.stats, i.build_stats, p.settings, i.location), None, i.root)
+            save_model(p.cache_dir, i.root, model_keys(i.root, i.stats, i.build_stats, p.settings, i.location),
+                       i.stats, None)
         return True
 
     def read_build_files(_p) -> None:
@@ -571,6 +573,7 @@ class _Inputs:
         self._add_build_files(hipify_custom_maps(self.root, self.build_texts))
         self.location, self.database = location, database
         self.build_options = project.settings.build_options if project.settings is not None else ()
+        self.cache_dir = project.cache_dir
 
     def _add_build_files(self, rels: list[str]) -> None:
         stats = {}
@@ -585,7 +588,9 @@ class _Inputs:
 
     @cached_property
     def facts(self) -> BuildFacts:
-        facts = _read_build_facts(self.build_texts, self.helpers, dict(self.build_options))
+        options = dict(self.build_options)
+        facts = cached_build_facts(self.cache_dir, self.root, self.build_texts, self.helpers, options,
+                                   lambda: _read_build_facts(self.build_texts, self.helpers, options))
         _python_listing(facts, self.root, self.build_texts, self.stats, self.python_stats)
         return facts
 
@@ -629,8 +634,8 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
     if inputs.too_many():
         return None
     cache_dir = project.cache_dir
-    key = _model_key(inputs.root, inputs.stats, inputs.build_stats, project.settings, inputs.location)
-    cached = _load_model(cache_dir, key, inputs.root)
+    keys = model_keys(inputs.root, inputs.stats, inputs.build_stats, project.settings, inputs.location)
+    cached = load_model(cache_dir, inputs.root, keys, inputs.stats)
     if cached is not None:
         return cached if cached != "none" else None
     try:
@@ -645,7 +650,7 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
         print(f"rocmlint: warning: no project model ({type(exc).__name__}: {exc}); files are judged "
               "one by one. Please report it (ROCMLINT_DEBUG=1 shows the traceback).", file=sys.stderr)
         return None
-    _save_model(cache_dir, key, model, inputs.root)
+    save_model(cache_dir, inputs.root, keys, inputs.stats, model)
     return model
 
 
@@ -662,16 +667,16 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
         elif rel in helpers:
             read_setup_py(facts, rel, text, folder=helpers[rel])
             folder = helpers[rel]
-            _guarded_read("op builder", lambda: _merge_python_build(facts, read_builders(rel, text, folder), []))
-            _guarded_read("build helper", lambda: _merge_python_build(facts, *read_python_build(rel, text, folder)))
+            _guarded_read(facts, "op builder", lambda: _merge_python_build(facts, read_builders(rel, text, folder), []))
+            _guarded_read(facts, "build helper", lambda: _merge_python_build(facts, *read_python_build(rel, text, folder)))
         elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
-            _guarded_read("setup.py", lambda: _merge_python_build(facts, *read_python_build(rel, text)))
+            _guarded_read(facts, "setup.py", lambda: _merge_python_build(facts, *read_python_build(rel, text)))
     cmake = {rel: text for rel, text in build_texts.items() if rel.endswith((".txt", ".cmake"))}
-    _guarded_read("CMake", lambda: read_cmake_files(facts, cmake, options))
+    _guarded_read(facts, "CMake", lambda: read_cmake_files(facts, cmake, options))
     meson = {rel: text for rel, text in build_texts.items() if rel.endswith("meson.build")}
     if meson:
-        _guarded_read("meson.build", lambda: read_meson_files(facts, meson, options))
+        _guarded_read(facts, "meson.build", lambda: read_meson_files(facts, meson, options))
     return facts
 
 
@@ -712,12 +717,14 @@ def _merge_python_build(facts: BuildFacts, uses: list, hipify_outputs: list) -> 
     facts.hipify_outputs.extend(hipify_outputs)
 
 
-def _guarded_read(what: str, read) -> None:
+def _guarded_read(facts: BuildFacts, what: str, read) -> None:
     """A reader's bug costs its facts (a warning), never the lint."""
     try:
         read()
     except Exception as exc:  # noqa: BLE001
         import sys
+
+        facts.complete = False
 
         if os.environ.get("ROCMLINT_DEBUG"):
             raise
@@ -820,56 +827,6 @@ def _send_directives(root: str, stats: dict, cache_dir, connection) -> None:
         connection.send(summary_directives(root, stats, cache_dir))
     finally:
         connection.close()
-
-
-def _model_key(root: str, stats: dict, build_stats: dict, settings, location: str) -> str:
-    from ..cache import build_key
-
-    items = [root, build_key(), settings.fingerprint if settings is not None else "", location]
-    if location:
-        try:
-            st = os.stat(location if not os.path.isdir(location) else os.path.join(location, "compile_commands.json"))
-            items.append(f"{st.st_mtime_ns}:{st.st_size}")
-        except OSError:
-            items.append("missing")
-    items.extend(f"{rel}:{m}:{n}" for rel, (m, n) in sorted(stats.items()))
-    items.extend(f"{rel}:{m}:{n}" for rel, (m, n) in sorted(build_stats.items()))
-    return digest(*items)
-
-
-def _model_file(cache_dir, root: str) -> str:
-    return os.path.join(str(cache_dir), f"cppmodel-{digest(os.path.abspath(str(root)))}.pickle")  # one per project
-
-
-def _load_model(cache_dir, key: str, root: str):
-    if cache_dir is None:
-        return None
-    import pickle
-
-    try:
-        with open(_model_file(cache_dir, root), "rb") as fh:
-            stored_key, model = pickle.load(fh)
-    except Exception:  # noqa: BLE001 - a missing, stale or corrupt cache is rebuilt
-        return None
-    return model if stored_key == key else None
-
-
-def _save_model(cache_dir, key: str, model: "CppModel | None", root: str) -> None:
-    if cache_dir is None:
-        return
-    import pickle
-
-    from ..source import write_replacing
-
-    if model is not None:
-        model._memo, model._facts = {}, {}
-    try:
-        os.makedirs(str(cache_dir), exist_ok=True)
-        write_replacing(_model_file(cache_dir, root),
-                        lambda fh: pickle.dump((key, model if model is not None else "none"), fh,
-                                               protocol=pickle.HIGHEST_PROTOCOL), binary=True)
-    except OSError:
-        pass  # read-only: rebuilt next time
 
 
 def _fixed_facts(settings, database: CompileDatabase | None) -> dict[str, MacroFact]:
