@@ -8,7 +8,8 @@ Each tree is checked by every ``--rocmlint`` executable (default: the one next t
 Python) cold (``--no-cache``) and warm (a second run with the cache the first one filled),
 and by ruff on the same tree, all in one run so the ratios compare like with like. Then one
 file at a time (pre-commit latency): ``--cu`` (default: a .cu file inside a ggml tree among
-TREEs) and ``--py`` (default: a small clean file), cold and warm. Peak memory is the largest
+TREEs) and ``--py`` (default: a small clean file), cold, warm, and warm just after an edit
+(on a copy of the file's tree in the scratch folder). Peak memory is the largest
 sum of the resident sizes of the process and its workers, sampled during one extra run.
 
 Nothing is written into the checkout or the trees: every command runs in a temporary folder,
@@ -186,11 +187,25 @@ def bench_trees(runner: Runner, trees: list[Path], exes: list[str], repeat: int)
             print(f"{'all trees':<28} {'':>13} {label:<12} {cold:8.2f} {warm:8.2f} {warm / cold:9.2f} {ratio}")
 
 
-def bench_single_files(runner: Runner, files: list[Path], exes: list[str], repeat: int) -> None:
-    """One file per run, as a pre-commit hook runs: median of several runs, cold and warm."""
-    print(f"\n{'single file':<40} {'tool':<12} {'cold ms':>8} {'warm ms':>8}")
+def bench_single_files(runner: Runner, files: list[Path], trees: list[Path], exes: list[str], repeat: int) -> None:
+    """One file per run, as a pre-commit hook runs: median of several runs, cold, warm (nothing
+    changed since the last run) and after an edit (warm cache, the file just changed: what a
+    hook sees), on a copy of the file's tree: a code line added, then a ``#define`` added (the
+    C++ model is re-solved)."""
+    print(f"\n{'single file':<40} {'tool':<12} {'cold ms':>8} {'warm ms':>8} {'edit ms':>8} {'#define ms':>10}")
     cache = runner.scratch / ".rocmlint_cache"
     for path in files:
+        tree = next((t for t in trees if path.is_relative_to(t)), None)
+        copy = runner.scratch / "edited" / (tree.name if tree is not None else path.stem)
+        if tree is not None:
+            shutil.copytree(tree, copy, ignore=shutil.ignore_patterns(".git", ".rocmlint_cache", "__pycache__"))
+            edited = copy / path.relative_to(tree)
+        else:  # a loose file (the clean .py): alone in its folder
+            copy.mkdir(parents=True)
+            edited = copy / path.name
+            shutil.copyfile(path, edited)
+        original = edited.read_bytes()
+        comment = b"#" if path.suffix in PY_EXT else b"//"
         for exe in exes:
             cmd = [exe, "check", "--exit-zero", "-q", str(path)]
             runner.wall(cmd + ["--no-cache"])  # compiles the byte-code into the scratch prefix
@@ -199,7 +214,23 @@ def bench_single_files(runner: Runner, files: list[Path], exes: list[str], repea
             runner.wall(cmd)
             warm = runner.median(cmd, repeat)
             shutil.rmtree(cache, ignore_errors=True)
-            print(f"{str(path)[-40:]:<40} {rocmlint_label(exe, exes):<12} {cold * 1000:8.0f} {warm * 1000:8.0f}")
+            edit_cmd = [exe, "check", "--exit-zero", "-q", str(edited)]
+            figures = []
+            for change in (lambda n: original + comment + b" edited %d\n" % n,
+                           lambda n: b"#define ROCMLINT_BENCH_EDIT %d\n" % n + original if comment == b"//"
+                           else original + b"# edited %d\n" % n):
+                edited.write_bytes(original)
+                runner.wall(edit_cmd)  # the cache holds the tree as it was
+                walls = []
+                for n in range(repeat):
+                    edited.write_bytes(change(n))
+                    walls.append(runner.wall(edit_cmd)[0])
+                figures.append(statistics.median(walls))
+            edited.write_bytes(original)
+            shutil.rmtree(cache, ignore_errors=True)
+            print(f"{str(path)[-40:]:<40} {rocmlint_label(exe, exes):<12} {cold * 1000:8.0f} {warm * 1000:8.0f} "
+                  f"{figures[0] * 1000:8.0f} {figures[1] * 1000:10.0f}")
+        shutil.rmtree(copy, ignore_errors=True)
 
 
 def bench_semgrep(runner: Runner, trees: list[Path], exes: list[str]) -> None:
@@ -257,7 +288,7 @@ def main() -> int:
         clean = scratch / "clean.py"
         clean.write_text(CLEAN_PY)
         singles = [f for f in (args.cu or find_ggml_cu(trees), args.py or clean) if f is not None]
-        bench_single_files(runner, [Path(f).resolve() for f in singles], exes, max(args.repeat, 5))
+        bench_single_files(runner, [Path(f).resolve() for f in singles], trees, exes, max(args.repeat, 5))
         if not args.skip_semgrep:
             bench_semgrep(runner, trees, exes)
     finally:
