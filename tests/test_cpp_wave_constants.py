@@ -118,6 +118,26 @@ def test_host_clamp_of_queried_warp_size():
     assert [(f.code, f.line) for f in lint(code)] == [("ROC204", 6)]
 
 
+@pytest.mark.parametrize("call, reported", [
+    ("std::min<int>(prop.warpSize, 32)", True),
+    ("MIN((int)prop.warpSize, 32)", True),
+    ("min(/* (cap) */ prop.warpSize, 32)", True),
+    ("::min(prop.warpSize, 32)", True),
+    ("pick(prop.warpSize, 32)", False),
+    ("pick(std::min(prop.warpSize, 64), 32)", False),
+])
+def test_host_clamp_is_read_from_the_call_before_any_parse(call, reported):
+    """The text before ``, 32)`` rules out most candidates (no parse); what it keeps is judged
+    on the tree as before."""
+    from rocmlint.checks.cpp.roc204_warp_size_hardcoded import _may_be_min_call
+
+    code = ("__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
+            f"int lanes(const hipDeviceProp_t& prop) {{\n  return {call};\n}}\n")
+    assert [(f.code, f.line) for f in lint(code)] == ([("ROC204", 3)] if reported else [])
+    comma = code.rindex(", 32)")
+    assert _may_be_min_call(code.encode(), comma) is (reported or "/*" in call)
+
+
 SHADOWED = (
     "#include <hip/hip_runtime.h>\n"
     "__device__ float tree(float v) {\n"

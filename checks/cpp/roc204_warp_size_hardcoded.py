@@ -150,7 +150,8 @@ class WarpSizeHardcoded(Rule):
         queried = _WARP_SIZE_BYTES.search(ctx.source) is not None  # what _clamps_warp_size needs
         for hit in ctx.amd_hits() if queried else ():  # a queried warp size capped at 32 (host code)
             text = ctx.source[hit.start:hit.end]
-            if text.lstrip(b", (").startswith(b"32") and re.match(rb"\s*,\s*32\s*\)", text):
+            if text.lstrip(b", (").startswith(b"32") and re.match(rb"\s*,\s*32\s*\)", text) and \
+                    _may_be_min_call(ctx.source, hit.start):
                 self._cap(ctx, hit)
         for line, value in ctx.pp.defines.get("warpSize", []):  # the builtin redefined: every use is 32
             if re.fullmatch(r"\(?\s*32[uUlL]*\s*\)?", value) and not ctx.pp.nvidia_only(line):
@@ -231,6 +232,29 @@ def _constant_definition(ctx, name: str) -> Span | None:
 _MIN_CALLS = frozenset({"min", "std::min", "MIN", "std::min<int>", "fmin", "umin", "::min"})
 _WARP_SIZE_TEXT = re.compile(r"(?i)warp_?size|wave_?(?:front_?)?size")
 _WARP_SIZE_BYTES = re.compile(_WARP_SIZE_TEXT.pattern.encode())  # the file-level pre-check
+
+
+_MIN_NAME_BEFORE = re.compile(rb"(?:min|MIN)\s*(?:<[^<>()]*>\s*)?$")
+_LOOK_BACK = 2048  # bytes searched for the call's opening parenthesis
+
+
+def _may_be_min_call(source: bytes, comma: int) -> bool:
+    """Whether the argument list ``, 32)`` closes may be a call of a ``_MIN_CALLS`` name, read
+    from the text before it (no parse: two 1 MB files of ggml have hundreds of ``, 32)``).
+    Unsure (a quote or a comment between, the parenthesis too far back): True."""
+    depth = 0
+    low = max(0, comma - _LOOK_BACK)
+    for at in range(comma - 1, low - 1, -1):
+        byte = source[at]
+        if byte == 0x29:  # )
+            depth += 1
+        elif byte == 0x28:  # (
+            if depth == 0:
+                return _MIN_NAME_BEFORE.search(source, max(0, at - 64), at) is not None
+            depth -= 1
+        elif byte in b"\"'/;{}":
+            return True
+    return True
 
 
 def _clamps_warp_size(ctx, arguments, literal) -> bool:
