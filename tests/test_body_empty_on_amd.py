@@ -54,3 +54,58 @@ def test_code_no_build_compiles_and_a_compiler_barrier_are_not_amd_gaps():
     # An NVIDIA architecture test around a real write is the gap the rule exists for.
     mma = "__device__ void mma(float* d) {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n  d[0] = 1.f;\n#endif\n}\n"
     assert _roc304(mma) == [(1, "`mma` is empty on AMD")]
+
+
+GATE = "#if defined(__CUDA_ARCH__)\n"
+
+
+def _outside(code: str) -> set[int]:
+    """1-based lines of the #if directives the text filter puts outside every function."""
+    from rocmlint.checks.cpp.roc304_body_empty_on_amd import _outside_functions
+    from rocmlint.config import Settings
+    from rocmlint.cpp.context import CppContext
+
+    return {line + 1 for line in _outside_functions(CppContext("k.cu", code.encode(), Settings()))}
+
+
+def test_gates_around_whole_declarations_are_known_without_a_parse():
+    code = ("#include <cuda.h>\n"
+            "namespace tiles {\n" + GATE + "__device__ void mma(float* d) { d[0] = 1.f; }\n#endif\n"  # 3
+            'extern "C" {\n' + GATE + "int host_count;\n#endif\n}\n"  # 7
+            "struct Tile : Base<int> {\n  int rows;\npublic:\n" + GATE + "  float4 acc;\n#endif\n};\n"  # 14
+            "/* { a brace in a comment */ const char* s = \"}\";\n"
+            "#define OPEN_BLOCK { \\\n  }\n"
+            + GATE + "__device__ void scale(float* x) { x[0] = 2.f; }\n#endif\n"  # 21
+            "}  // namespace tiles\n")
+    assert _outside(code) == {3, 7, 14, 21}
+
+
+def test_gates_that_may_sit_in_a_function_are_left_to_the_parse():
+    inside = "__device__ void f(float* d) {\n" + GATE + "  d[0] = 1.f;\n#endif\n}\n"
+    header = "__device__ void f(float* d)\n" + GATE + "  __attribute__((noinline))\n#endif\n{ d[0] = 1.f; }\n"
+    initialiser = "struct S {\n  int a;\n  S() :\n" + GATE + "  a(1)\n#endif\n  {}\n};\n"
+    local_class = "void f() {\n  struct L {\n" + GATE + "    int x;\n#endif\n  };\n}\n"
+    lambda_ = "auto g = [](float* d) {\n" + GATE + "  d[0] = 1.f;\n#endif\n};\n"
+    returns_struct = "struct Pair make() {\n" + GATE + "  return {};\n#endif\n}\n"
+    for code in (inside, header, initialiser, local_class, lambda_, returns_struct):
+        assert _outside(code) == set(), code
+    # Braces that balance only across branches: the whole file is left to the parse.
+    split = "namespace n {\n#if A\nvoid f() {\n#else\nvoid f(int) {\n#endif\n}\n" + GATE + "int x;\n#endif\n}\n"
+    assert _outside(split) == set()
+    # An #if splitting a declaration: what follows is left to the parse, which may recover
+    # from it by wrapping the next lines in a function (CUTLASS's SIMT epilogue does this).
+    mid = "struct S {\n  using P = Shape<0, 4\n#if SCALAR\n  + 1\n#endif\n  >;\n" + GATE + "  int y;\n#endif\n};\n"
+    assert _outside(GATE + "int x;\n#endif\n" + mid) == {1}
+
+
+def test_a_file_whose_gates_all_sit_between_declarations_is_not_parsed():
+    from rocmlint.config import Settings
+    from rocmlint.cpp.context import CppContext
+    from rocmlint.registry import all_rules
+
+    code = "namespace tiles {\n" + GATE + "__device__ void mma(float* d) { d[0] = 1.f; }\n#endif\n}\n"
+    ctx = CppContext("k.cu", code.encode(), Settings())
+    all_rules()["ROC304"]().check(ctx)
+    assert "tree" not in ctx.__dict__ and not ctx.findings
+    assert _roc304(code.replace("namespace tiles {\n", "__device__ void mma2(float* d) {\n")) == \
+        [(1, "`mma2` is empty on AMD")]

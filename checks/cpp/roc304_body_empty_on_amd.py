@@ -99,6 +99,8 @@ class BodyEmptyOnAmd(Rule):
                 and not _dead_everywhere(chain)]
         if not dead:
             return  # no parse: most files stop here
+        outside = _outside_functions(ctx)
+        dead = [chain for chain in dead if chain.start not in outside]
         found: dict[int, _Empty] = {}
         for chain in dead:
             function = _function_around(ctx, chain.start)
@@ -149,6 +151,103 @@ def _unit_local(ctx, chain) -> bool:
             if where and where != own and os.path.splitext(where)[1].lower() in SOURCE_EXTENSIONS:
                 return True
     return False
+
+
+_BRACE = re.compile(rb"[{}]")
+_DIRECTIVE_LINE = re.compile(rb"[ \t]*#")
+_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.DOTALL)
+# Heads of blocks that hold declarations, never statements (no parenthesis: ``struct
+# alignas(16) S`` or a function returning a struct is left to the parse).
+_DECLARATION_BLOCK = re.compile(rb"(?:inline\s+)?namespace(?:\s+[A-Za-z_][\w:]*)?|extern\s*\"C(?:\+\+)?\""
+                                rb"|(?:template\s*<[^(){};=\"]*>\s*)?(?:struct|class|union|enum(?:\s+class|\s+struct)?)"
+                                rb"\b[^(){};=\"]*")
+_ACCESS_LABEL = re.compile(rb"(?:public|private|protected)\s*:")
+
+
+def _outside_functions(ctx) -> set[int]:
+    """0-based lines of ``#if`` directives that lie, read from the text, between declarations
+    of a namespace, ``extern "C"`` or class body: no function holds them (CUTLASS's arch
+    headers gate whole declarations, and a parse only to learn so cost a second). Braces
+    are counted in code outside directives, every branch alike; a file whose braces do not
+    balance so is left to the parse (empty set), and so is everything after an ``#if``
+    inside a declaration (tree-sitter's error recovery there may wrap the code after it in
+    a function: what the rule reads is the parse). Where tree-sitter reads a class head
+    with an export macro (``struct EXPORT Handle : Base {``) as a function, this reads a
+    class: its members are not a function's body, and are no longer judged as one."""
+    source = ctx.source
+    chains = sorted((ctx.lines.line_start(line), line) for line in {chain.start for chain in ctx.pp.chains})
+    stack: list[bool] = []  # per open brace: whether it holds declarations only
+    out: set[int] = set()
+    index = 0
+    for m in _BRACE.finditer(source):
+        at = m.start()
+        if not _is_code(ctx, at):
+            continue
+        while index < len(chains) and chains[index][0] < at:
+            if all(stack):
+                if not _starts_declaration(ctx, chains[index][0]):
+                    return out  # an #if inside a declaration: tree-sitter's recovery may wrap what follows
+                out.add(chains[index][1])
+            index += 1
+        if m.group() == b"{":
+            head_start = _last_token(ctx, at)[1]
+            stack.append(_DECLARATION_BLOCK.fullmatch(_code_between(source, head_start, at)) is not None)
+        elif not stack:
+            return set()
+        else:
+            stack.pop()
+    if stack:
+        return set()
+    for _offset, line in chains[index:]:
+        if not _starts_declaration(ctx, _offset):
+            break
+        out.add(line)
+    return out
+
+
+def _is_code(ctx, at: int) -> bool:
+    """Outside comments, literals and preprocessor lines (a ``#define``'s continuation lines too)."""
+    if not ctx.in_code(at):
+        return False
+    source = ctx.source
+    start = source.rfind(b"\n", 0, at) + 1
+    while start >= 2 and source[start - 2] == 0x5C or (start >= 3 and source[start - 3:start - 1] == b"\\\r"):
+        start = source.rfind(b"\n", 0, start - 1) + 1
+    return _DIRECTIVE_LINE.match(source, start) is None
+
+
+def _last_token(ctx, at: int) -> tuple[bytes, int]:
+    """The last code ``{`` ``}`` or ``;`` before ``at``, and the offset just after it (b"", 0: none)."""
+    source = ctx.source
+    end = at
+    while True:
+        found = max(source.rfind(b"{", 0, end), source.rfind(b"}", 0, end), source.rfind(b";", 0, end))
+        if found < 0:
+            return b"", 0
+        if _is_code(ctx, found):
+            return source[found:found + 1], found + 1
+        end = found
+
+
+def _code_between(source: bytes, start: int, end: int) -> bytes:
+    """The code of ``source[start:end]`` on one line: comments and directives (with their
+    continuation lines) dropped."""
+    kept: list[bytes] = []
+    continued = False
+    for line in _COMMENT.sub(b" ", source[start:end]).split(b"\n"):
+        directive = continued or _DIRECTIVE_LINE.match(line) is not None
+        continued = directive and line.rstrip(b"\r").endswith(b"\\")
+        if not directive:
+            kept.append(line)
+    return b" ".join(b" ".join(kept).split())
+
+
+def _starts_declaration(ctx, at: int) -> bool:
+    """Nothing but comments and directives since the last ``{`` ``}`` ``;`` (or an access
+    label after it): the ``#if`` at ``at`` starts a declaration, inside none."""
+    token, end = _last_token(ctx, at)
+    between = _code_between(ctx.source, end, at)
+    return not between or (token != b"" and _ACCESS_LABEL.fullmatch(between) is not None)
 
 
 def _function_around(ctx, line: int):
