@@ -91,6 +91,9 @@ class CMakeFacts:
     generated: dict[str, Evidence] = field(default_factory=dict)
 
 
+_UNSET: list[Item] = []  # a macro parameter's name had no variable in the caller before the call
+
+
 class _Stop(Exception):
     """The evaluation budget ran out: what is known so far stands."""
 
@@ -112,6 +115,11 @@ class _Command:
     name: str
     args: list[tuple[str, bool]]  # (text, quoted)
     line: int  # 1-based
+    # The arguments as items when none reads a variable (most commands): expanded once
+    plain: "list[Item] | None" = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.plain = None if any("${" in text for text, _ in self.args) else _split_items(self.args)
 
 
 @dataclass
@@ -438,7 +446,7 @@ class Interpreter:
             return cond
         if block.kind == "foreach":
             head, body = block.branches[0]
-            args = self._expand(head.args, scope)
+            args = list(head.plain) if head.plain is not None else self._expand(head.args, scope)
             if not args:
                 return cond
             var = args[0].text
@@ -513,7 +521,7 @@ class Interpreter:
             return cond
         if name == "return":
             raise _Return
-        args = self._expand(cmd.args, scope)
+        args = list(cmd.plain) if cmd.plain is not None else self._expand(cmd.args, scope)
         words = [a.text for a in args]
         if name == "set" and words:
             self._set(scope, words[0], args[1:], cond, where)
@@ -663,7 +671,12 @@ class Interpreter:
         if self.depth > MAX_DEPTH:
             return
         params = [a for a, _ in block.head.args[1:]]
-        inner = _Scope(scope)
+        # A function runs in a copy of the caller's variables; a macro in the caller's own,
+        # its parameters set for the call only (CMake substitutes them as text).
+        macro = block.kind == "macro"
+        inner = scope if macro else _Scope(scope)
+        own = (*params, "ARGN", "ARGV")
+        saved = {name: inner.vars.get(name, _UNSET) for name in own} if macro else {}
         for i, param in enumerate(params):
             inner.vars[param] = [args[i]] if i < len(args) else []
         inner.vars["ARGN"] = args[len(params):]
@@ -676,8 +689,11 @@ class Interpreter:
             pass
         finally:
             self.depth -= 1
-        if block.kind == "macro":
-            scope.vars.update({k: v for k, v in inner.vars.items() if k not in params and k not in ("ARGN", "ARGV")})
+            for name, value in saved.items():
+                if value is _UNSET:
+                    inner.vars.pop(name, None)
+                else:
+                    inner.vars[name] = value
 
     def _definitions(self, name: str, args: list[Item], cond: Cond, where: str, rel: str) -> None:
         items = args
@@ -730,10 +746,7 @@ class Interpreter:
         out: list[Item] = []
         for text, quoted in args:
             if "${" not in text:  # most words: nothing to substitute
-                if quoted or ";" not in text:
-                    out.append(Item(text))
-                else:
-                    out.extend(Item(part) for part in text.split(";") if part)
+                _split_item(out, text, quoted)
                 continue
             whole = _VAR_REF.fullmatch(text)
             if whole and not quoted:
@@ -968,6 +981,21 @@ def _cuda_setting(name: str) -> bool:
     one of them (it stays unknown: another build file may compile the same sources)."""
     parts = set(name.upper().split("_"))
     return bool(parts & {"CUDA", "NVCC"}) and not parts & {"HIP", "ROCM", "FOUND", "COMPILER"}
+
+
+def _split_item(out: list[Item], text: str, quoted: bool) -> None:
+    """A word without variables as list items (an unquoted ``a;b`` is two)."""
+    if quoted or ";" not in text:
+        out.append(Item(text))
+    else:
+        out.extend(Item(part) for part in text.split(";") if part)
+
+
+def _split_items(args: list[tuple[str, bool]]) -> list[Item]:
+    out: list[Item] = []
+    for text, quoted in args:
+        _split_item(out, text, quoted)
+    return out
 
 
 def _live(items: list[Item] | None) -> list[Item] | None:
