@@ -136,8 +136,18 @@ class Discovery:
         claimed: list[Target] = []
         if not self.unclaimed:
             return claimed
+        kept_names = self._name_index()
+        folders: dict[str, str] = {}  # an includer's folder -> its real path (torch: 9,000 includers)
         for includer, names in includers:
-            folder = os.path.dirname(os.path.realpath(includer))
+            # A name can only reach a kept file of the same file name (or climb with "..").
+            if not any(os.path.basename(name) in kept_names or ".." in name for name in names):
+                continue
+            text = str(includer)
+            if os.path.islink(text):
+                folder = os.path.dirname(os.path.realpath(text))
+            else:
+                parent = os.path.dirname(text)
+                folder = folders.get(parent) or folders.setdefault(parent, os.path.realpath(parent))
             for name in names:
                 local = os.path.normpath(os.path.join(folder, name))
                 found = [local] if local in self.unclaimed else []
@@ -150,12 +160,16 @@ class Discovery:
                         claimed.append(Target(Path(path), kept.display, kept.settings, "cpp"))
         return claimed
 
-    def _named(self, basename: str) -> list[str]:
+    def _name_index(self) -> dict[str, list[str]]:
+        """File name -> kept files of that name (built when first asked: every file is found)."""
         if self._by_name is None:
             self._by_name = {}
             for path in self.unclaimed:
                 self._by_name.setdefault(os.path.basename(path), []).append(path)
-        return [p for p in self._by_name.get(basename, ()) if p in self.unclaimed]
+        return self._by_name
+
+    def _named(self, basename: str) -> list[str]:
+        return [p for p in self._name_index().get(basename, ()) if p in self.unclaimed]
 
     def unread_named(self) -> list[str]:
         """Warnings for the files named on the command line that rocmlint did not read."""
