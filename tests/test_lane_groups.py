@@ -463,3 +463,31 @@ def test_a_warps_first_thread_moves_with_its_warp_index_and_a_per_warp_stack_doe
     assert "threadIdx.x / warpSize" in fixed and "warp * warpSize" in fixed
     assert "warp * MAX_DEPTH" in fixed and "stack[MAX_DEPTH * 8]" in fixed
     assert [f.line for f in lint(code)] == [2, 6]  # the constant and the index; the first thread moves with them
+
+
+SORT_THROUGH_A_HELPER = (
+    "#define WARP_SIZE 32\n"
+    "__device__ int shuffle_xor(int value, int mask, int width = WARP_SIZE) {\n"
+    "  return __shfl_xor(value, mask, width);\n}\n"
+    "__device__ void exchange(int& key, int mask, bool up) {\n"
+    "  const int other = shuffle_xor(key, mask);\n"
+    "  key = up ? min(key, other) : max(key, other);\n}\n"
+    "__global__ void sort_pairs(int* keys, int* flags) {\n"
+    "  const int lane = threadIdx.x % WARP_SIZE;\n"
+    "  int key = keys[threadIdx.x];\n"
+    "  for (int mask = 1; mask < 16; mask <<= 1) exchange(key, mask, (lane & mask) == 0);\n"
+    "  if (__any(key < 0)) flags[blockIdx.x] = 1;\n"
+    "  keys[threadIdx.x] = key;\n}\n")
+
+
+def test_a_group_reached_through_a_helper_the_model_did_not_read_keeps_no_fix():
+    """`exchange` has no lane text, so the model does not read it, yet it passes the kernel's
+    lanes to a shuffle whose width defaults to 32: moving the lane index alone would split
+    the sort. The finding stands, display-only; with a helper that reaches no modelled
+    function, the group fix is offered as before."""
+    found = [f for f in lint(SORT_THROUGH_A_HELPER) if f.code == "ROC204" and f.line == 10]
+    assert len(found) == 1 and found[0].fix is None
+    plain = SORT_THROUGH_A_HELPER.replace("const int other = shuffle_xor(key, mask);", "const int other = key ^ mask;")
+    found = [f for f in lint(plain) if f.code == "ROC204" and f.line == 10]
+    assert len(found) == 1 and found[0].fix is not None
+    assert "threadIdx.x % warpSize" in fix(plain)

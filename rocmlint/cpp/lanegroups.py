@@ -171,7 +171,13 @@ class FileLanes:
         self.ctx = ctx
         self.functions: list[FunctionLanes] = []
         by_name: dict[str, list[FunctionLanes]] = {}
-        for node in _function_nodes(ctx):
+        relevant, unread = _function_nodes(ctx)
+        # Functions without lane text are not modelled; one that calls a modelled function
+        # hides part of a group from its callers (``group_fix_edits``).
+        self._unread: dict[str, list[Any]] = {}
+        for node in unread:
+            self._unread.setdefault(function_name(ctx, node), []).append(node)
+        for node in relevant:
             function = _Extractor(ctx, node, origin).run()
             if function is None:
                 continue
@@ -274,6 +280,8 @@ class FileLanes:
         """The edits that move every 32-lane member of ``context`` to the whole wave at once
         (None when one of them has no mechanical form: the group cannot move piecemeal)."""
         edits = []
+        if self._hides_members(context):
+            return None
         for member in context.members:
             for fact in member.facts:
                 if fact.size != G32 or fact.kind not in REPORTED_MEMBER_KINDS | {"tile", "slot-loop", "warp-start"}:
@@ -282,6 +290,28 @@ class FileLanes:
                     return None  # another file, or no mechanical form
                 edits.append(fact.wave_edit)
         return sorted(set(edits)) or None
+
+    def _hides_members(self, context: Context) -> bool:
+        """A member calls a function of this file the model did not read (no lane text) that
+        calls, at any depth through such functions, one it did read: what that path passes
+        (a shuffle width by default argument, a lane count) is not known, so the group is
+        not known whole (HeCBench collision: a sort's swap helper reaches a shuffle whose
+        width defaults to 32)."""
+        source = self.ctx.source
+        seen: set[str] = set()
+        todo = [name for member in context.members for name in member.calls if name in self._unread]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for node in self._unread[name]:
+                called = {m.group(1).decode() for m in _CALLED_WORD.finditer(source, node.start_byte, node.end_byte)}
+                called.discard(name)
+                if called & self.by_name.keys():
+                    return True
+                todo.extend(called & self._unread.keys())
+        return False
 
     def explain(self, line: int) -> list[str]:
         """The lane-group facts of the function at ``line`` and of its contexts."""
@@ -657,9 +687,13 @@ def _included_files(ctx, depth: int, names: set[str]) -> list["FileLanes"]:
 
 
 # --- extraction ---------------------------------------------------------------------
-def _function_nodes(ctx) -> list:
-    return [n for n in ctx.descendants(ctx.root, {"function_definition"})
-            if _RELEVANT.search(ctx.source, n.start_byte, n.end_byte)]
+def _function_nodes(ctx) -> tuple[list, list]:
+    """The file's function definitions: (those with lane text, the others)."""
+    relevant: list = []
+    others: list = []
+    for node in ctx.descendants(ctx.root, {"function_definition"}):
+        (relevant if _RELEVANT.search(ctx.source, node.start_byte, node.end_byte) else others).append(node)
+    return relevant, others
 
 
 def function_name(ctx, node) -> str:
