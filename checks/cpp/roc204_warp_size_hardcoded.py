@@ -48,8 +48,8 @@ class WarpSizeHardcoded(Rule):
     Unsafe, and for a whole lane group at once: every 32-lane member of the kernel and the
     helpers it calls (lane and warp indices, warps per block, lane strides, lane loops,
     reduction starts and shuffle widths) moves to `warpSize` in one fix, or none does (an
-    unrolled reduction, a tile of 32 or a helper in another file leaves every member
-    display-only). A constant worth 32 is replaced where a member uses it; the constant
+    unrolled reduction, a tile of 32, a helper in another file, or a helper without lane
+    text that passes the lanes on to a shuffling one leaves every member display-only). A constant worth 32 is replaced where a member uses it; the constant
     keeps 32 for what else reads it (bits of a word, a launch size), so its own finding is
     display-only: host code must query `hipDeviceAttributeWarpSize` at run time, never
     read a device-only wave size. Never hard-code 64: RDNA is wave32.
