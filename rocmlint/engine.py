@@ -134,14 +134,20 @@ _EMBEDDED_PREFILTER = ((EMBEDDED, KERNEL_SOURCE_WORDS),)
 
 def _embedded_findings(display: str, buffer: bytes, settings: Settings, rules: tuple[Rule, ...],
                        build_fixes: bool | frozenset[Applicability]) -> list[Finding]:
-    """The C++ rules' findings in kernel sources held by Python strings."""
-    from .python import PythonContext, parse
-    from .python.embedded import lint_kernels
+    """The C++ rules' findings in kernel sources held by Python strings. The module is parsed
+    as a skeleton around the constructor calls (a 1.4 MB test table of torch names a
+    jiterator once)."""
+    from .python import PythonLanguage
+    from .python.embedded import constructor_anchors, lint_kernels
 
+    anchors = constructor_anchors(buffer)
+    if not anchors:
+        return []  # a trigger word inside another word: no constructor is called
     project = active_project()
     if project is not None and project.deferring:
         project.part("python")  # reachability of the calls: wait for the model before parsing
-    return lint_kernels(PythonContext(display, buffer, settings, parse(buffer)), rules, analyse_buffer, build_fixes)
+    ctx = PythonLanguage().make_context(display, buffer, settings, anchors)
+    return lint_kernels(ctx, rules, analyse_buffer, build_fixes)
 
 
 def drop_reason(ctx: FileContext, rule_cls: type[Rule] | None, start: int) -> str | None:

@@ -413,3 +413,39 @@ def test_a_fix_applied_twice_is_a_no_op():
     once = fixed(source)
     assert fixed(once) == once
     assert apply_edits(once.encode(), []) == once.encode()
+
+
+def _filler(count: int) -> str:
+    return "".join(f"def helper_{i}(x):\n    total = x\n    for k in range(10):\n        total += k * {i}\n"
+                   f"    return total\n\n\n" for i in range(count))
+
+
+def test_a_big_module_is_read_around_its_kernel_calls(monkeypatch):
+    """A module past the skeleton's size keeps what the kernel call needs: the module-level
+    source string, the alias an import binds (`build` calls a renamed `load_inline`) and the
+    function that calls it; the hundreds of other functions are not parsed."""
+    import rocmlint.python as python_front_end
+
+    source = ("from torch.utils.cpp_extension import load_inline as build\n"
+              f"KERNEL = '''__global__ void k(float* v) {{ v[0] = {SHFL}; }}'''\n\n\n"
+              + _filler(150) +
+              "def compile_kernels():\n    return build(name='k', cpp_sources='', cuda_sources=KERNEL)\n")
+    assert len(source) > 12_000
+    parsed: list[int] = []
+    original = python_front_end.parse
+    monkeypatch.setattr(python_front_end, "parse", lambda data: parsed.append(len(data)) or original(data))
+    found = [(f.code, f.line) for f in findings(source) if f.code.startswith("ROC2")]
+    assert found == [("ROC203", 2)]
+    assert parsed and max(parsed) < len(source) // 4  # the helpers were blanked before the parse
+    from rocmlint.python.embedded import constructor_anchors
+    from rocmlint.python.skeleton import skeleton
+
+    kept = skeleton(source.encode(), constructor_anchors(source.encode()))
+    assert kept is not None and b"helper_7" not in kept and b"def compile_kernels" in kept
+
+
+def test_a_trigger_inside_another_word_calls_no_kernel_and_parses_nothing(monkeypatch):
+    import rocmlint.python as python_front_end
+
+    monkeypatch.setattr(python_front_end, "parse", lambda data: pytest.fail("parsed"))
+    assert findings("def my_load_inline_wrapper():\n    return 1\n") == []

@@ -100,6 +100,12 @@ def has_trigger(buffer: bytes) -> bool:
     return any(trigger in buffer for trigger in TRIGGERS)
 
 
+def constructor_anchors(buffer: bytes) -> list[int]:
+    """Where a kernel constructor's name stands as a word: ``find_kernels`` reads calls
+    there, and calls through an alias whose import names it (none: the file has no kernel)."""
+    return [m.start() for m in _TRIGGER.finditer(buffer)]
+
+
 # Finding the kernels ---------------------------------------------------------------------------
 def find_kernels(ctx: "PythonContext") -> list[Kernel]:
     """Every argument of a run-time kernel constructor whose text is (partly) known."""

@@ -167,7 +167,7 @@ def _users_of_anchored_names(source: bytes, anchors: list[int], statements: list
     to follow."""
     positions: list[int] = []
     seen: set[bytes] = set()
-    frontier = {name for name in (_bound_name(source, statements, anchor) for anchor in anchors) if name}
+    frontier = {name for anchor in anchors for name in _bound_names(source, statements, anchor)}
     for _round in range(MAX_CHAIN):
         frontier -= seen
         if not frontier:
@@ -181,6 +181,33 @@ def _users_of_anchored_names(source: bytes, anchors: list[int], statements: list
 
 
 MAX_CHAIN = 8
+
+
+def _bound_names(source: bytes, statements: list[int], position: int) -> list[bytes]:
+    """The names the module-level statement holding ``position`` binds: a def's, a class's,
+    an assignment's, or an import's (``from m import f as g`` binds ``g``: calls of ``g``
+    decide about the anchor on ``f``)."""
+    start = statements[bisect.bisect_right(statements, position) - 1]
+    imported = _IMPORT.match(source, start)
+    if imported is None:
+        name = _bound_name(source, statements, position)
+        return [name] if name else []
+    following = bisect.bisect_right(statements, position)
+    end = statements[following] if following < len(statements) else len(source)
+    names = []
+    for item in re.sub(rb"[()\\]", b" ", source[imported.end():end]).split(b","):
+        words = item.split()
+        if len(words) >= 3 and words[-2] == b"as":
+            names.append(words[-1])
+        elif words and imported.group(1) is not None:
+            names.append(words[0])  # from m import f
+        elif words:
+            names.append(words[0].split(b".")[0])  # import a.b binds a
+    return [n for n in names if _WORD.fullmatch(n)]
+
+
+_IMPORT = re.compile(rb"(from[ \t]+[\w.]+[ \t]+)?import[ \t]+")
+_WORD = re.compile(rb"[A-Za-z_]\w*")
 
 
 def _bound_name(source: bytes, statements: list[int], position: int, functions_only: bool = False) -> bytes | None:
