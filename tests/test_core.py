@@ -170,6 +170,34 @@ def test_discovery_honours_gitignore_and_excludes(tmp_path):
     assert explicit == {"generated/b.py"}
 
 
+def test_gitignore_fast_path_agrees_with_pathspec(tmp_path):
+    """discovery joins a .gitignore's patterns into one regex to skip the files none of them
+    matches; what is left is decided by pathspec as before (negations, folders, anchors)."""
+    import itertools
+
+    from pathspec import GitIgnoreSpec
+
+    from rocmlint.discovery import _IgnoreStack
+
+    lines = ["*.o", "build/", "/top-only.py", "!build/keep.cu", "docs/**/*.md", "tmp*", "!tmp_keep.py",
+             "a/**/b", "[Cc]ache/", "\\#literal", "# a comment", "", "x?.cu", "**/logs", "!/logs"]
+    (tmp_path / ".gitignore").write_text("\n".join(lines) + "\n")
+    stack = _IgnoreStack()
+    assert stack.load(str(tmp_path)) == 1 and stack.specs[0][2] is not None
+    spec = GitIgnoreSpec.from_lines(lines)
+    names = ["x.o", "build", "keep.cu", "top-only.py", "readme.md", "tmp1", "tmp_keep.py", "b", "Cache", "cache",
+             "#literal", "x1.cu", "logs", "docs", "a", "plain.py"]
+    checked = 0
+    for depth in (1, 2, 3):
+        for parts in itertools.product(names, repeat=depth):
+            for is_dir in (False, True):
+                rel = "/".join(parts)
+                expected = spec.check_file(rel + ("/" if is_dir else "")).include
+                assert stack.ignored(str(tmp_path / rel), is_dir) == bool(expected), (rel, is_dir)
+                checked += 1
+    assert checked > 8000
+
+
 def test_settings_fingerprint_tracks_analysis_inputs():
     assert Settings().fingerprint == Settings().fingerprint
     assert Settings().fingerprint != Settings(ignore=("ROC101",)).fingerprint
