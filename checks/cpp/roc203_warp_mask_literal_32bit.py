@@ -20,7 +20,8 @@ class WarpMaskLiteral32Bit(Rule):
 
     ## What it does
     Reports `0xffffffff`, `~0u` and macros or constants defined so when they are passed
-    as the mask of a `*_sync` intrinsic or compared with a ballot as "every lane voted".
+    as the mask of a `*_sync` intrinsic or compared with a ballot as "every lane voted",
+    in files that hold device code (a host function named `*_sync` takes no warp mask).
 
     ## Why is this bad?
     A wavefront on CDNA has 64 lanes: a 32-bit mask names only half of them. HIP's `*_sync`
@@ -129,6 +130,10 @@ class WarpMaskLiteral32Bit(Rule):
 
         if b"_sync" not in ctx.source and not any(name.encode() in ctx.source for name in BALLOT_FUNCTIONS):
             return  # a mask reported reaches a *_sync call or meets a ballot: neither here (and no parse)
+        from rocmlint.cpp.device_code import has_device_code
+
+        if not has_device_code(ctx):
+            return  # host code: a `*_sync(0xffffffff, ...)` there is no warp operation
         for hit in ctx.amd_hits():  # a mask defined in an NVIDIA-only branch is not AMD's
             line = ctx.line_of(hit.start)
             if ctx.source.startswith(b"__", hit.start):

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..model import Span
 from .dataflow import call_arguments, callee_name, flow_for
+from .device_code import has_device_code, names_project_macro
 from .full_masks import shifted_mask
 from .lexical import WORD_BYTES, has_word, word_matches
 
@@ -398,8 +399,11 @@ def needs_lane_model(ctx: "CppContext") -> bool:
     wave-wide operation, the wave size or a constant worth 64 in this file, a macro of the
     project whose body is one of those, a ``#define`` under a wave-size ``#if``, or a file
     it includes with quotes (a helper with a shuffle or vote joins its callers; a header's
-    constants are read MAX_INCLUDE_DEPTH deep)."""
+    constants are read MAX_INCLUDE_DEPTH deep). And the file must hold device code
+    (``has_device_code``)."""
     source = ctx.source
+    if not has_device_code(ctx):
+        return False  # lanes exist only in device code: a host file's `tid % 64` is no lane group
     if _may_be_wave_sized(source):
         return True
     if any(ctx.pp.wave_size_aware(line) for defs in ctx.pp.defines.values() for line, _value in defs):
@@ -467,24 +471,9 @@ _DEFINE_64 = re.compile(rb"define[ \t]+\w+[ \t]+[( \t]*64[uUlL]*\b")
 
 def _names_wave_size_macro(ctx: "CppContext") -> bool:
     """The file names a macro the project defines as the wave size (or as 64)."""
-    model = ctx.model
-    if model is None:
-        return False
-    names = model.macros_matching(_WAVE_SIZE_BODY)
-    if ctx.project is not None:  # a header's edit may add one
-        ctx.project.record("cpp:macros-matching", _WAVE_SIZE_BODY, ",".join(sorted(names)))
-    if not names:
-        return False
-    pattern = _NAMES_PATTERN.get(names)
-    if pattern is None:
-        if len(_NAMES_PATTERN) > 16:
-            _NAMES_PATTERN.clear()
-        pattern = _NAMES_PATTERN[names] = re.compile(
-            rb"(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True)) + rb")\b")
-    return next(word_matches(pattern, ctx.source), None) is not None
+    return names_project_macro(ctx, _WAVE_SIZE_BODY)
 
 
-_NAMES_PATTERN: dict[frozenset[str], "re.Pattern[bytes]"] = {}
 
 
 def lane_groups(ctx: "CppContext") -> FileLanes:
