@@ -148,10 +148,10 @@ class WarpSizeHardcoded(Rule):
         from rocmlint.fixers.lane_group_fix import lane_group_fix
 
         queried = _WARP_SIZE_BYTES.search(ctx.source) is not None  # what _clamps_warp_size needs
-        for hit in ctx.amd_hits() if queried else ():  # a queried warp size capped at 32 (host code)
+        for hit in ctx.hits() if queried else ():  # a queried warp size capped at 32 (host code)
             text = ctx.source[hit.start:hit.end]
             if text.lstrip(b", (").startswith(b"32") and re.match(rb"\s*,\s*32\s*\)", text) and \
-                    _may_be_min_call(ctx.source, hit.start):
+                    _may_be_min_call(ctx.source, hit.start) and ctx.amd_hit(hit):
                 self._cap(ctx, hit)
         for line, value in ctx.pp.defines.get("warpSize", []):  # the builtin redefined: every use is 32
             if re.fullmatch(r"\(?\s*32[uUlL]*\s*\)?", value) and not ctx.pp.nvidia_only(line):

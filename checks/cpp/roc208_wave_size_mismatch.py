@@ -104,10 +104,15 @@ class WaveSizeMismatch(Rule):
     )
 
     def check(self, ctx) -> None:
-        hits = [ctx.source[h.start:h.end] for h in ctx.amd_hits()]
-        if any(hit.startswith(b"__") for hit in hits):
+        from rocmlint.cpp.lanegroups import wave_dependent_macros
+
+        hits = [(hit, ctx.source[hit.start:hit.end].startswith(b"__")) for hit in ctx.hits()]
+        if any(wave_wide and ctx.amd_hit(hit) for hit, wave_wide in hits):
             self._lane_groups(ctx)
-        if any(not hit.startswith(b"__") for hit in hits):
+        # a launch or dim3 the AMD build compiles, where a macro picks a wave size (asked first:
+        # a host file's one `dim3` costs no #if or C++ gate table)
+        if any(not wave_wide for _hit, wave_wide in hits) and wave_dependent_macros(ctx) and \
+                any(not wave_wide and ctx.amd_hit(hit) for hit, wave_wide in hits):
             self._host_device(ctx)
 
     @staticmethod

@@ -73,8 +73,8 @@ class DeprecatedWaveSizeMacro(Rule):
 
         device = f"device code: select with `#if defined({WAVE64_MACRO})` (wave64 on CDNA, wave32 on RDNA)"
         host = f"host code: ask the device at run time ({_HOST_QUERY})"
-        for hit in ctx.amd_hits():
-            if not ctx.in_code(hit.start):
+        for hit in ctx.hits():
+            if not ctx.in_code(hit.start) or not ctx.amd_hit(hit):  # the cheap test first
                 continue
             name = ctx.text(hit)
             line_text = ctx.lines.line_text(ctx.line_of(hit.start)).lstrip()

@@ -94,8 +94,8 @@ class MaskInNonSyncShuffle(Rule):
         from rocmlint.cpp.lanegroups import constant_value
         from rocmlint.fixers.cpp_gate import build_fix
 
-        for hit in ctx.amd_hits():
-            if not ctx.in_code(hit.start):
+        for hit in ctx.hits():
+            if not ctx.in_code(hit.start) or not ctx.amd_hit(hit):  # the cheap test first
                 continue
             node = ctx.root.named_descendant_for_byte_range(hit.start, hit.start + 1)
             call = node.parent if node is not None else None

@@ -205,8 +205,11 @@ class CppContext(FileContext):
         """The current rule's anchors that the AMD build compiles. The engine drops findings
         on NVIDIA-only lines, so a rule whose findings lie inside their anchor skips the
         others (after a gated fix most anchors sit in ``#else`` branches)."""
-        return [hit for hit in self.hits()
-                if not (self.nvidia_only(hit.start) and self.nvidia_only(max(hit.end - 1, hit.start)))]
+        return [hit for hit in self.hits() if self.amd_hit(hit)]
+
+    def amd_hit(self, hit: Span) -> bool:
+        """One of ``amd_hits``: a rule that drops most anchors by their text asks after it."""
+        return not (self.nvidia_only(hit.start) and self.nvidia_only(max(hit.end - 1, hit.start)))
 
     def in_gate_amd_branch(self, offset: int) -> bool:
         """Inside ``#if defined(<gate macro>)``: code only the AMD build sees, rewritten directly."""

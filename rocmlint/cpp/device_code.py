@@ -24,13 +24,20 @@ _DEVICE_BODY = r"__device__|__global__"
 def has_device_code(ctx: "CppContext") -> bool:
     """The file holds device code (``_DEVICE_TEXT`` in code, or a project macro that is a
     device qualifier): without it, no lane group, warp mask or wave-wide operation runs."""
+    found = ctx.cache.get("device-code")
+    if found is None:
+        found = ctx.cache["device-code"] = _device_text_in_code(ctx) or names_project_macro(ctx, _DEVICE_BODY)
+    return found
+
+
+def _device_text_in_code(ctx: "CppContext") -> bool:
     source = ctx.source
     for m in _DEVICE_TEXT.finditer(source):
         if m.group() == b"DEVICE" and not _device_macro_word(source, m.start()):
             continue
         if ctx.in_code(m.start()):
             return True
-    return names_project_macro(ctx, _DEVICE_BODY)
+    return False
 
 
 def _device_macro_word(source: bytes, at: int) -> bool:
