@@ -105,3 +105,19 @@ def test_condition_names_are_the_cpp_ifs_to_their_closing_parenthesis():
     names = _condition_names(source)
     assert {"kIsRocm", "a", "b", "IS_HIP", "n", "h", "LIMIT", "last"} <= names
     assert not {"__CUDA_ARCH__", "OTHER", "defined", "ns", "g", "zzz"} & names
+
+
+def test_constants_are_not_read_where_no_platform_macro_is_named():
+    """Without a project model a constant gates a branch only if its value or its #if stack
+    reads a configured platform macro: a file naming none skips reading its constants."""
+    from rocmlint.cpp.constant_gates import ConstantGates
+    from rocmlint.cpp.context import CppContext
+
+    body = "void f(int* x) {\n  if (kFast)\n    x[0] = 1;\n  else\n    x[0] = 2;\n}\n"
+    plain = "constexpr bool kFast = true;\n" + body
+    gates = ConstantGates(CppContext("k.cu", plain.encode(), Settings()))
+    assert not gates.active and "definitions" not in gates.__dict__ and gates.reason(5) is None
+    gated = "#ifdef __HIP_PLATFORM_AMD__\nconstexpr bool kFast = true;\n#else\nconstexpr bool kFast = false;\n#endif\n" + body
+    gates = ConstantGates(CppContext("k.cu", gated.encode(), Settings()))
+    assert gates.active and "definitions" in gates.__dict__
+    assert gates.reason(9) is not None and gates.reason(7) is None  # the else is NVIDIA's

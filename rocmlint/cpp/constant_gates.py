@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import cached_property, lru_cache
 from typing import Any, Iterator
 
 from .lexical import word_matches
@@ -42,11 +43,9 @@ class ConstantGates:
 
     def __init__(self, ctx: CppContext) -> None:
         self.ctx = ctx
-        self.text = ctx.source.decode("utf-8", "replace")
         self.values: dict[str, int | None] = {}  # platform constants found so far
         self.platform_names: set[str] = set()
         self.looked_up: set[str] = set()
-        self.definitions = constant_definitions(self.text)
         self._lines: dict[int, str | None] = {}
         self._nodes: dict[tuple[int, int], str | None] = {}  # (start, end) of a judged node -> why
         # Whether any condition or specialisation argument of the file reads a platform name
@@ -58,6 +57,23 @@ class ConstantGates:
                 names.update(_IDENT.findall(_QUALIFIER.sub("", use.group(1))))
         self._look_up(names - _NOT_NAMES)
         self.active = bool(self.platform_names)
+
+    @cached_property
+    def text(self) -> str:
+        return self.ctx.source.decode("utf-8", "replace")
+
+    @cached_property
+    def definitions(self) -> "_Definitions":
+        return constant_definitions(self.text)
+
+    def _may_define_platform_constants(self) -> bool:
+        """A constant of this file is a platform constant only where its value or its #if
+        stack reads a platform name: without a project model, one of the configured
+        platform macros (searched for once), or one found already."""
+        ctx = self.ctx
+        if self.platform_names or ctx.model is not None:
+            return True
+        return _platform_words(ctx.settings).search(ctx.source) is not None
 
     def reason(self, line: int) -> str | None:
         """Why the AMD build never runs this 0-based line, or None."""
@@ -152,7 +168,8 @@ class ConstantGates:
             return
         self.looked_up |= new
         self.platform_names |= {n for n in new if _platform_macro(ctx, n, ctx.path)}
-        local = _constants(ctx, self.definitions, ctx.pp, new, self.platform_names)
+        local = _constants(ctx, self.definitions, ctx.pp, new, self.platform_names) \
+            if self._may_define_platform_constants() else {}
         self.values.update(local)
         self.platform_names |= set(local)
         missing = {n for n in new if n not in self.values and ctx.pp.evaluator.is_defined(n) != 1}
@@ -197,6 +214,16 @@ def could_gate(source: bytes) -> bool:
     """Cheap: the file has an ``if`` or an explicit specialisation at all."""
     return next(word_matches(_IF_OPEN, source), None) is not None or (b"template" in source and
                                                       _SPECIALISATION.search(source) is not None)
+
+
+@lru_cache(maxsize=8)
+def _platform_words_for(names: frozenset[str]) -> "re.Pattern[bytes]":
+    return re.compile(b"|".join(re.escape(n.encode()) for n in sorted(names)) or rb"(?!)")
+
+
+def _platform_words(settings) -> "re.Pattern[bytes]":
+    """The configured platform macros, any of them (a substring: more files, never fewer)."""
+    return _platform_words_for(frozenset(settings.all_rocm_macros) | frozenset(settings.all_nvidia_macros))
 
 
 def _platform_macro(ctx: CppContext, name: str, path: str) -> bool:
