@@ -34,14 +34,18 @@ def _anchored_matches(pattern: "re.Pattern[bytes]", anchors: "tuple[re.Pattern[b
     size = len(buffer)
     windows = []
     for anchor in anchors:
+        covered = -1  # the end of this anchor's last window
         for m in anchor.finditer(buffer):
+            if m.end() <= covered and buffer[m.end():covered].strip():
+                continue  # a later match on that window's last line: its own window is inside it
             start = buffer.rfind(b"\n", 0, m.start()) + 1
             while start > 0 and not buffer[start:m.start()].strip():  # blank up to the anchor
                 start = buffer.rfind(b"\n", 0, start - 1) + 1
             end = buffer.find(b"\n", m.end())
             while 0 <= end < size and not buffer[m.end():end].strip():
                 end = buffer.find(b"\n", end + 1)
-            windows.append((start, size if end < 0 else end))
+            covered = size if end < 0 else end
+            windows.append((start, covered))
     windows.sort()
     merged: list[list[int]] = []
     for start, end in windows:

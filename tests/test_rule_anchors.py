@@ -25,6 +25,8 @@ AWKWARD = [
     b"v << (\n  lane);\nmask = 1u <<\n\n laneid;\n__popc\n(\n m);\n",
     b"if (warpSize\n== 32) {} WARP_SIZE_32 kWarpSize warp_size",
     b"x32 32x 3.32 .31 132 320 >>> >> 5 >>\n\n5",
+    # a second anchor at the end of a window's last line still reaches into the next line
+    b"call(x, 31, y, 32\n);\nf(a, 31, 32\n\n)\n",
     b"\n\n\n",
     b"",
 ]
