@@ -161,8 +161,14 @@ def drop_reason(ctx: FileContext, rule_cls: type[Rule] | None, start: int) -> st
     return None
 
 
-@lru_cache(maxsize=64)
 def _prefilter(rules: tuple[Rule, ...], extra: tuple[tuple[str, tuple[bytes, ...]], ...] = ()):
+    """``_prefilter_for`` the rules' classes: a worker receives each job's rules unpickled
+    (new instances), and one automaton per rule set must serve them all."""
+    return _prefilter_for(tuple(type(rule) for rule in rules), extra)
+
+
+@lru_cache(maxsize=64)
+def _prefilter_for(rules: tuple[type[Rule], ...], extra: tuple[tuple[str, tuple[bytes, ...]], ...] = ()):
     """A function buffer -> codes of the rules worth running their regex on.
 
     One Aho-Corasick pass over the bytes finds every rule's literal factors and

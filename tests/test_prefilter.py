@@ -40,3 +40,18 @@ def test_gpu_markers_gate_warp_size_arithmetic():
     device = b"__device__ int lane_of() { return threadIdx.x % 32 + __popcll(__ballot(1)); }\n"
     assert analyse_buffer("host.h", host, "cpp", settings, rules) == []
     assert [f.code for f in analyse_buffer("k.cu", device, "cpp", settings, rules)] == ["ROC204"]
+
+
+def test_one_prefilter_serves_every_copy_of_a_rule_set():
+    """A worker receives each job's rules unpickled, as new instances: the automaton is built
+    once per rule set, not once per job (CK's two workers built 330, 45 MB more each)."""
+    import pickle
+
+    from rocmlint.config import Settings
+    from rocmlint.engine import _prefilter, active_rules
+
+    rules = active_rules(Settings(), "cpp")
+    copy = pickle.loads(pickle.dumps(rules))
+    assert copy[0] is not rules[0]
+    assert _prefilter(copy) is _prefilter(rules)
+    assert _prefilter(copy[1:]) is not _prefilter(rules)
