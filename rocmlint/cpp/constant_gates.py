@@ -358,8 +358,9 @@ def _included_constants(ctx: CppContext, names: set[str]) -> dict[str, int | Non
 
 
 _NOT_PLATFORM = object()  # a header constant defined from no platform name
-# path -> (stat, model, settings, its #if table, name -> value or _NOT_PLATFORM): the files
-# that include a header ask of the same constants.
+# path -> (stat, model, settings' fingerprint, its #if table, name -> value or _NOT_PLATFORM):
+# the files that include a header ask of the same constants (settings by value: a worker
+# receives each job's settings as a new object).
 _HEADER_CONSTANTS: dict[str, tuple[tuple[int, int], Any, Any, Conditionals, dict[str, Any]]] = {}
 
 
@@ -369,7 +370,7 @@ def _header_constants(ctx: CppContext, path: str, definitions: _Definitions, wan
     stamp = _HEADER_INFO[path][:2]  # _header_info just read it
     settings, model = ctx.settings, ctx.model
     cached = _HEADER_CONSTANTS.get(path)
-    if cached is None or cached[0] != stamp or cached[1] is not model or cached[2] is not settings:
+    if cached is None or cached[0] != stamp or cached[1] is not model or cached[2] != settings.fingerprint:
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
@@ -379,7 +380,7 @@ def _header_constants(ctx: CppContext, path: str, definitions: _Definitions, wan
         pp = Conditionals(data, settings.all_rocm_macros, settings.all_nvidia_macros, settings.gate_macro, resolve)
         if len(_HEADER_CONSTANTS) > 256:  # each holds a header's #if table: bounded memory
             _HEADER_CONSTANTS.clear()
-        cached = _HEADER_CONSTANTS[path] = (stamp, model, settings, pp, {})
+        cached = _HEADER_CONSTANTS[path] = (stamp, model, settings.fingerprint, pp, {})
     pp, judged = cached[3], cached[4]
     unjudged = wanted - judged.keys()
     if unjudged:
