@@ -41,6 +41,35 @@ class Job:
     cache: bool = False  # hash the content for the result cache
     build_fixes: bool = True  # check mode: fix edits are shown (json, sarif, github), not only counted
 
+    def __reduce__(self):
+        # To a worker the rules travel as their codes and come back as that process's own
+        # instances: one set per rule selection, not new objects with every job.
+        codes = tuple(rule.code for rule in self.rules)
+        if _registered(self.rules):
+            return (_job_with_rules, (self.target, self.language, codes, self.mode, self.unsafe, self.cache,
+                                      self.build_fixes))
+        return (Job, (self.target, self.language, self.rules, self.mode, self.unsafe, self.cache, self.build_fixes))
+
+
+def _registered(rules: tuple) -> bool:
+    from .registry import all_rules
+
+    known = all_rules()
+    return all(known.get(rule.code) is type(rule) for rule in rules)
+
+
+_RULE_SETS: dict[tuple[str, ...], tuple] = {}
+
+
+def _job_with_rules(target: Target, language: str, codes: tuple[str, ...], *rest) -> Job:
+    rules = _RULE_SETS.get(codes)
+    if rules is None:
+        from .registry import all_rules
+
+        known = all_rules()
+        rules = _RULE_SETS[codes] = tuple(known[code]() for code in codes)
+    return Job(target, language, rules, *rest)
+
 
 def run_job(job: Job) -> FileResult:
     """One file; a crash in a rule or fixer is reported for that file, the run goes on."""

@@ -169,3 +169,20 @@ def test_a_pool_run_leaves_the_callers_collector_as_it_found_it(tree):
         assert not gc.isenabled()  # a caller's own choice is kept too
     finally:
         gc.enable()
+
+
+def test_a_job_sends_its_rules_as_codes_and_a_worker_keeps_one_set_of_them():
+    import pickle
+    from pathlib import Path
+
+    from rocmlint.config import Settings
+    from rocmlint.discovery import Target
+    from rocmlint.engine import active_rules
+    from rocmlint.runner import Job
+
+    settings = Settings()
+    rules = active_rules(settings, "cpp")
+    job = Job(Target(Path("k.cu"), "k.cu", settings, "cpp"), "cpp", rules, "check")
+    first, second = pickle.loads(pickle.dumps(job)), pickle.loads(pickle.dumps(job))
+    assert first.rules is second.rules and first.rules is not rules
+    assert [type(r) for r in first.rules] == [type(r) for r in rules] and first.target == job.target
