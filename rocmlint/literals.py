@@ -115,16 +115,20 @@ def _sequence(seq) -> set[str] | None:
     return _best(candidates)
 
 
-def literal_matcher(words: list[bytes], longest: bool = False):
+def literal_matcher(words: list[bytes], longest: bool = False, dfa: bool = False):
     """buffer -> [(word index, start)] in one Aho-Corasick pass (a regex fallback); with
-    ``longest``, of words starting at one place the longest (whole identifiers)."""
+    ``longest``, of words starting at one place the longest (whole identifiers); ``dfa``: a
+    matcher kept for the run (faster scans, a slower build)."""
     try:
-        from ahocorasick_rs import BytesAhoCorasick, MatchKind
+        from ahocorasick_rs import BytesAhoCorasick, Implementation, MatchKind
     except ImportError:
         ordered = sorted(words, key=len, reverse=True) if longest else words
         pattern = re.compile(b"|".join(re.escape(w) for w in ordered))
         return lambda buffer: [(words.index(m.group()), m.start()) for m in pattern.finditer(buffer)]
-    automaton = BytesAhoCorasick(words, matchkind=MatchKind.LeftmostLongest) if longest else BytesAhoCorasick(words)
+    options: dict = {"implementation": Implementation.DFA} if dfa else {}
+    if longest:
+        options["matchkind"] = MatchKind.LeftmostLongest
+    automaton = BytesAhoCorasick(words, **options)
     return lambda buffer: [(index, start) for index, start, _end in automaton.find_matches_as_indexes(buffer)]
 
 

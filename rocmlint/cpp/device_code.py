@@ -4,6 +4,7 @@ is none). Rules skip their parse without it."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .lexical import WORD_BYTES, word_matches
@@ -15,14 +16,15 @@ if TYPE_CHECKING:
 # or lane index, a wave-wide operation, a barrier, a launch; a qualifier macro named so
 # (CUTLASS_DEVICE, CK_TILE_HOST_DEVICE, __DEVICE__, DEVICE_INLINE), or a project macro whose
 # body is a qualifier (`#define KERNEL __global__`).
-_DEVICE_TEXT = re.compile(rb"__global__|__device__|threadIdx|blockIdx|__shfl|__ballot|__activemask|__any|__all"
-                          rb"|__lane_id|__lanemask|__builtin_amdgcn|warpSize|__syncthreads|__syncwarp|thread_rank"
-                          rb"|tiled_partition|thread_block_tile|<<<|LaunchKernel|DEVICE")
+_DEVICE_WORDS = (b"__global__", b"__device__", b"threadIdx", b"blockIdx", b"__shfl", b"__ballot", b"__activemask",
+                 b"__any", b"__all", b"__lane_id", b"__lanemask", b"__builtin_amdgcn", b"warpSize", b"__syncthreads",
+                 b"__syncwarp", b"thread_rank", b"tiled_partition", b"thread_block_tile", b"<<<", b"LaunchKernel",
+                 b"DEVICE")
 _DEVICE_BODY = r"__device__|__global__"
 
 
 def has_device_code(ctx: "CppContext") -> bool:
-    """The file holds device code (``_DEVICE_TEXT`` in code, or a project macro that is a
+    """The file holds device code (``_DEVICE_WORDS`` in code, or a project macro that is a
     device qualifier): without it, no lane group, warp mask or wave-wide operation runs."""
     found = ctx.cache.get("device-code")
     if found is None:
@@ -32,12 +34,20 @@ def has_device_code(ctx: "CppContext") -> bool:
 
 def _device_text_in_code(ctx: "CppContext") -> bool:
     source = ctx.source
-    for m in _DEVICE_TEXT.finditer(source):
-        if m.group() == b"DEVICE" and not _device_macro_word(source, m.start()):
+    for index, start in _device_words()(source):
+        if _DEVICE_WORDS[index] == b"DEVICE" and not _device_macro_word(source, start):
             continue
-        if ctx.in_code(m.start()):
+        if ctx.in_code(start):
             return True
     return False
+
+
+@lru_cache(maxsize=1)
+def _device_words():
+    """One Aho-Corasick pass for all of ``_DEVICE_WORDS`` (4x a regex alternation)."""
+    from ..literals import literal_matcher
+
+    return literal_matcher(list(_DEVICE_WORDS), dfa=True)
 
 
 def _device_macro_word(source: bytes, at: int) -> bool:
