@@ -87,10 +87,11 @@ class InlinePtx(Rule):
 
         covered = -1  # end of the last asm statement read: one finding per statement
         for hit in ctx.hits():
-            if hit.start < covered or not ctx.in_code(hit.start) or ctx.nvidia_only(hit.start):
+            if hit.start < covered or not ctx.in_code(hit.start):
                 continue
             asm = read_asm(ctx.source, hit.start)
-            if asm is None or not is_ptx(asm.template):
+            # PTX first, from the text: reach builds the file's gate tables (x86 asm needs none)
+            if asm is None or not is_ptx(asm.template) or ctx.nvidia_only(hit.start):
                 continue
             covered = asm.span.end
             replacement = hip_equivalent(asm) if asm.closed else None
