@@ -73,7 +73,7 @@ class ConstantGates:
         ctx = self.ctx
         if self.platform_names or ctx.model is not None:
             return True
-        return _platform_words(ctx.settings).search(ctx.source) is not None
+        return bool(_platform_words(ctx.settings)(ctx.source))
 
     def reason(self, line: int) -> str | None:
         """Why the AMD build never runs this 0-based line, or None."""
@@ -217,12 +217,15 @@ def could_gate(source: bytes) -> bool:
 
 
 @lru_cache(maxsize=8)
-def _platform_words_for(names: frozenset[str]) -> "re.Pattern[bytes]":
-    return re.compile(b"|".join(re.escape(n.encode()) for n in sorted(names)) or rb"(?!)")
+def _platform_words_for(names: frozenset[str]):
+    from ..literals import literal_matcher
+
+    words = sorted(n.encode() for n in names)
+    return literal_matcher(words, dfa=True) if words else (lambda _buffer: [])
 
 
-def _platform_words(settings) -> "re.Pattern[bytes]":
-    """The configured platform macros, any of them (a substring: more files, never fewer)."""
+def _platform_words(settings):
+    """buffer -> where the configured platform macros stand (substrings: more files, never fewer)."""
     return _platform_words_for(frozenset(settings.all_rocm_macros) | frozenset(settings.all_nvidia_macros))
 
 
