@@ -491,3 +491,19 @@ def test_a_group_reached_through_a_helper_the_model_did_not_read_keeps_no_fix():
     found = [f for f in lint(plain) if f.code == "ROC204" and f.line == 10]
     assert len(found) == 1 and found[0].fix is not None
     assert "threadIdx.x % warpSize" in fix(plain)
+
+
+@pytest.mark.parametrize("text", [b"int n = WaveFrontSize;", b"wave_front_size", b"WAVEFRONT_SIZE", b"frontend only",
+                                  b"x = __shfl_xor(v, 1);", b"cg::thread_block_tile<32> t;", b"#define W 64\n",
+                                  b"plain code", b"front ... __ballot(p)", b""])
+def test_the_wave_sized_pre_check_equals_its_patterns(text):
+    from rocmlint.cpp import lanegroups
+
+    expected = lanegroups._WAVE_SIZED_TEXT.search(text) is not None or \
+        lanegroups._WAVEFRONT_SIZE_TEXT.search(text) is not None or lanegroups._defines_64(text)
+    assert lanegroups._may_be_wave_sized(text) is expected
+    for path in sorted(FIXTURES.glob("*")):
+        data = path.read_bytes()
+        assert lanegroups._may_be_wave_sized(data) is (lanegroups._WAVE_SIZED_TEXT.search(data) is not None or
+                                                      lanegroups._WAVEFRONT_SIZE_TEXT.search(data) is not None or
+                                                      lanegroups._defines_64(data)), path
