@@ -502,8 +502,16 @@ def test_the_wave_sized_pre_check_equals_its_patterns(text):
     expected = lanegroups._WAVE_SIZED_TEXT.search(text) is not None or \
         lanegroups._WAVEFRONT_SIZE_TEXT.search(text) is not None or lanegroups._defines_64(text)
     assert lanegroups._may_be_wave_sized(text) is expected
-    for path in sorted(FIXTURES.glob("*")):
+
+
+def test_the_wave_sized_pre_check_equals_its_patterns_on_the_fixtures():
+    from rocmlint.cpp import lanegroups
+
+    seen = set()
+    for path in sorted(p for p in FIXTURES.rglob("*") if p.is_file()):
         data = path.read_bytes()
-        assert lanegroups._may_be_wave_sized(data) is (lanegroups._WAVE_SIZED_TEXT.search(data) is not None or
-                                                      lanegroups._WAVEFRONT_SIZE_TEXT.search(data) is not None or
-                                                      lanegroups._defines_64(data)), path
+        expected = lanegroups._WAVE_SIZED_TEXT.search(data) is not None or \
+            lanegroups._WAVEFRONT_SIZE_TEXT.search(data) is not None or lanegroups._defines_64(data)
+        assert lanegroups._may_be_wave_sized(data) is expected, path
+        seen.add(expected)
+    assert seen == {True, False}
