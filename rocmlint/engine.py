@@ -187,8 +187,19 @@ def _prefilter_for(rules: tuple[type[Rule], ...], extra: tuple[tuple[str, tuple[
         needs[rule.code] = groups
     literals = sorted({lit for groups in needs.values() for group in groups for lit in group})
 
+    unconditional = frozenset(code for code, groups in needs.items() if not groups)
+    # literal -> the codes it may decide (a file with none of them is decided at once)
+    deciding: dict[bytes, set[str]] = {}
+    for code, groups in needs.items():
+        for group in groups:
+            for literal in group:
+                deciding.setdefault(literal, set()).add(code)
+
     def decide(found: set[bytes]) -> set[str]:
-        return {code for code, groups in needs.items() if all(group & found for group in groups)}
+        if not found:
+            return set(unconditional)
+        candidates = set().union(*(deciding[literal] for literal in found))
+        return set(unconditional) | {code for code in candidates if all(group & found for group in needs[code])}
 
     if not literals:
         return lambda buffer: decide(set())
@@ -201,7 +212,7 @@ def _prefilter_for(rules: tuple[type[Rule], ...], extra: tuple[tuple[str, tuple[
 
     def scan(buffer: bytes) -> set[str]:
         hits = automaton.find_matches_as_indexes(buffer, overlapping=True)
-        return decide({literals[index] for index, _start, _end in hits})
+        return decide({literals[index] for index, _start, _end in hits} if hits else set())
     return scan
 
 
