@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,6 +20,12 @@ CACHE_DIR = ".rocmlint_cache"
 
 
 @lru_cache(maxsize=1)
+def stat_stamp(stat: os.stat_result) -> str:
+    """What a result that read another file depends on: its size and modification time (the
+    fact recorded for it, and the value the fact is checked against)."""
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
+
+
 def build_key() -> str:
     """Version plus the state of rocmlint's own source files (editable installs change)."""
     digest = hashlib.sha256(__version__.encode())

@@ -415,11 +415,11 @@ def test_a_project_macro_worth_the_wave_size_keeps_the_model_and_its_finding(tmp
 
 
 def test_word_and_constant_searches_match_the_plain_patterns():
-    """``has_word`` and ``_constant_definitions_of`` find by a literal first what the plain
+    """``has_word`` and ``constant_definitions_of`` find by a literal first what the plain
     \\b-patterns (tried at every byte) find."""
     import re
 
-    from rocmlint.cpp.lanegroups import _constant_definitions_of
+    from rocmlint.cpp.lanegroups import constant_definitions_of
     from rocmlint.cpp.lexical import has_word
 
     texts = [b"myconst const int WS = 32;", b"const int WS=64;const int WS = 2;", b"constexpr WS{3}",
@@ -431,7 +431,7 @@ def test_word_and_constant_searches_match_the_plain_patterns():
             plain = re.compile(rb"\b(?:const|constexpr)\b[^;{}()=]*\b" + name.encode() +
                                rb"\s*(?:=\s*|\{\s*)([^;{}]+?)\s*[;}]")
             expected = [m.span() for m in plain.finditer(text)]
-            assert [m.span() for m in _constant_definitions_of(text, name)] == expected
+            assert [m.span() for m in constant_definitions_of(text, name)] == expected
             assert has_word(text, name.encode()) == bool(re.search(rb"\b" + name.encode() + rb"\b", text))
             found += len(expected)
     assert found > 5

@@ -49,10 +49,11 @@ class WarpSizeHardcoded(Rule):
     helpers it calls (lane and warp indices, warps per block, lane strides, lane loops,
     reduction starts and shuffle widths) moves to `warpSize` in one fix, or none does (an
     unrolled reduction, a tile of 32, a helper in another file, or a helper without lane
-    text that passes the lanes on to a shuffling one leaves every member display-only). A constant worth 32 is replaced where a member uses it; the constant
-    keeps 32 for what else reads it (bits of a word, a launch size), so its own finding is
-    display-only: host code must query `hipDeviceAttributeWarpSize` at run time, never
-    read a device-only wave size. Never hard-code 64: RDNA is wave32.
+    text that passes the lanes on to a shuffling one leaves every member display-only). A
+    constant worth 32 is replaced where a member uses it; the constant keeps 32 for what
+    else reads it (bits of a word, a launch size), so its own finding is display-only: host
+    code must query `hipDeviceAttributeWarpSize` at run time, never read a device-only wave
+    size. Never hard-code 64: RDNA is wave32.
 
     ## References
     - https://github.com/ORNL/HeCBench/issues/167
@@ -221,12 +222,16 @@ def _constant_definition(ctx, name: str) -> Span | None:
             start = ctx.lines.line_start(line)
             at = ctx.source.find(b"32", start + ctx.lines.line_text(line).index(name) + len(name))
             return Span(at, at + 2) if at >= 0 else None
-    pattern = re.compile(rb"\b(?:const|constexpr)\b[^;{}()=]*\b" + re.escape(name.encode()) +
-                         rb"\s*(?:=\s*|\{\s*)\(?(32)[uUlL]*\)?\s*[;}]")
-    for m in pattern.finditer(ctx.source):
-        if ctx.in_code(m.start()) and not ctx.nvidia_only(m.start()):
-            return Span(m.start(1), m.end(1))
+    from rocmlint.cpp.lanegroups import constant_definitions_of
+
+    for m in constant_definitions_of(ctx.source, name):
+        if _THIRTY_TWO.fullmatch(m.group(1)) and ctx.in_code(m.start()) and not ctx.nvidia_only(m.start()):
+            at = m.start(1) + m.group(1).index(b"32")
+            return Span(at, at + 2)
     return None
+
+
+_THIRTY_TWO = re.compile(rb"\(?32[uUlL]*\)?")
 
 
 _MIN_CALLS = frozenset({"min", "std::min", "MIN", "std::min<int>", "fmin", "umin", "::min"})

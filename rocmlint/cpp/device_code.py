@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .lexical import WORD_BYTES, word_matches
+from .markers import WAVE_OPERATIONS
 
 if TYPE_CHECKING:
     from .context import CppContext
@@ -16,10 +17,9 @@ if TYPE_CHECKING:
 # or lane index, a wave-wide operation, a barrier, a launch; a qualifier macro named so
 # (CUTLASS_DEVICE, CK_TILE_HOST_DEVICE, __DEVICE__, DEVICE_INLINE), or a project macro whose
 # body is a qualifier (`#define KERNEL __global__`).
-_DEVICE_WORDS = (b"__global__", b"__device__", b"threadIdx", b"blockIdx", b"__shfl", b"__ballot", b"__activemask",
-                 b"__any", b"__all", b"__lane_id", b"__lanemask", b"__builtin_amdgcn", b"warpSize", b"__syncthreads",
-                 b"__syncwarp", b"thread_rank", b"tiled_partition", b"thread_block_tile", b"<<<", b"LaunchKernel",
-                 b"DEVICE")
+_DEVICE_WORDS = WAVE_OPERATIONS + (b"__global__", b"__device__", b"threadIdx", b"blockIdx", b"__lane_id",
+                                   b"__builtin_amdgcn", b"warpSize", b"__syncthreads", b"__syncwarp", b"thread_rank",
+                                   b"tiled_partition", b"thread_block_tile", b"<<<", b"LaunchKernel", b"DEVICE")
 _DEVICE_BODY = r"__device__|__global__"
 
 

@@ -36,10 +36,12 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Iterator
 
+from ..cache import stat_stamp
 from ..model import Span
 from .dataflow import call_arguments, callee_name, flow_for
 from .device_code import has_device_code, names_project_macro
 from .full_masks import shifted_mask
+from .markers import WAVE_OPERATIONS
 from .lexical import WORD_BYTES, has_word, word_matches
 
 if TYPE_CHECKING:
@@ -376,18 +378,19 @@ class LaneVerdict:
                 "read the first group's lanes")
 
 
-_WAVE_OPERATION_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask")
+_WAVE_OPERATION_TEXT = re.compile(b"|".join(WAVE_OPERATIONS))
 _CALLED_WORD = re.compile(rb"\b(\w+)\s*\(")
 # What can make a lane group wave-sized (``_value_size``, ``_index_of``, ``_WAVE_LANE_TEXT``):
 # a wave-wide operation or lane index, the wave size, or a constant worth 64 (see _defines_64).
-_WAVE_SIZED_TEXT = re.compile(rb"__(?:shfl|ballot|any|all|activemask|lanemask|lane_id|builtin_amdgcn|AMDGCN_WAVEFRONT_SIZE)"
-                              rb"|warpSize|tiled_partition|thread_block_tile")  # literal first: 5x faster than \b...
+_WAVE_SIZED_WORDS = WAVE_OPERATIONS + (b"__lane_id", b"__builtin_amdgcn", b"__AMDGCN_WAVEFRONT_SIZE", b"warpSize",
+                                       b"tiled_partition", b"thread_block_tile")
+_WAVE_SIZED_TEXT = re.compile(b"|".join(_WAVE_SIZED_WORDS))  # what _may_be_wave_sized finds by one DFA pass
 _WAVEFRONT_SIZE_TEXT = re.compile(rb"(?i)wave_?front_?size")
 # A macro body that is the wave size (``_value_size`` reads a warp-named 64 so too).
 _WAVE_SIZE_BODY = r"warpSize|(?i:wave_?front_?size)|__AMDGCN_WAVEFRONT_SIZE|^[(\s]*64[uUlL]*[)\s]*$"
 # explain shows the lane facts of any file that may hold some, consistent or not.
-_LANE_TEXT = re.compile(rb"__shfl|__ballot|__any|__all|__activemask|__lanemask|__lane_id|\bwarpSize\b"
-                        rb'|tiled_partition|thread_block_tile|#\s*include\s*"')
+_LANE_TEXT = re.compile(b"|".join(WAVE_OPERATIONS) + rb'|__lane_id|\bwarpSize\b|tiled_partition|thread_block_tile'
+                        rb'|#\s*include\s*"')
 
 
 def may_hold_lane_facts(ctx: "CppContext") -> bool:
@@ -462,11 +465,8 @@ def _may_be_wave_sized(source: bytes) -> bool:
     return _defines_64(source)
 
 
-# _WAVE_SIZED_TEXT's words, then "ront" in every case (inside every _WAVEFRONT_SIZE_TEXT
-# match): one Aho-Corasick pass decides most files (CUTLASS: 0.4 s of regex scans)
-_WAVE_SIZED_WORDS = (b"__shfl", b"__ballot", b"__any", b"__all", b"__activemask", b"__lanemask", b"__lane_id",
-                     b"__builtin_amdgcn", b"__AMDGCN_WAVEFRONT_SIZE", b"warpSize", b"tiled_partition",
-                     b"thread_block_tile")
+# The wave-sized words, then "ront" in every case (inside every _WAVEFRONT_SIZE_TEXT match):
+# one Aho-Corasick pass decides most files (CUTLASS: 0.4 s of regex scans)
 _RONT = tuple(bytes(ch - 32 if up else ch for ch, up in zip(b"ront", bits))
               for bits in itertools.product((False, True), repeat=4))
 
@@ -491,8 +491,6 @@ _DEFINE_64 = re.compile(rb"define[ \t]+\w+[ \t]+[( \t]*64[uUlL]*\b")
 def _names_wave_size_macro(ctx: "CppContext") -> bool:
     """The file names a macro the project defines as the wave size (or as 64)."""
     return names_project_macro(ctx, _WAVE_SIZE_BODY)
-
-
 
 
 def lane_groups(ctx: "CppContext") -> FileLanes:
@@ -666,12 +664,8 @@ def _quoted_includes(ctx, includer: str, headers: list[str]) -> Iterator[tuple[s
                 ctx.project.record("file", path, "False")
             continue
         if ctx.project is not None:
-            ctx.project.record("file-content", path, _stamp(stat))
+            ctx.project.record("file-content", path, stat_stamp(stat))
         yield path, stat
-
-
-def _stamp(stat: os.stat_result) -> str:
-    return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _included_files(ctx, depth: int, names: set[str]) -> list["FileLanes"]:
@@ -1338,7 +1332,7 @@ def constant_value(ctx, name: str, depth: int = 0) -> str | None:
         return ctx.cache[key]
     value = ctx.macro_value(name)
     if value is None:
-        for m in _constant_definitions_of(ctx.source, name):
+        for m in constant_definitions_of(ctx.source, name):
             if ctx.in_code(m.start()) and not ctx.nvidia_only(m.start()):
                 value = m.group(1).decode("utf-8", "replace").strip()
                 break
@@ -1358,7 +1352,7 @@ def constant_value(ctx, name: str, depth: int = 0) -> str | None:
     return value
 
 
-def _constant_definitions_of(source: bytes, name: str) -> Iterator["re.Match[bytes]"]:
+def constant_definitions_of(source: bytes, name: str) -> Iterator["re.Match[bytes]"]:
     """``\\b(?:const|constexpr)\\b[^;{}()=]*\\bNAME\\s*[={]...`` matches, in order."""
     return word_matches(re.compile(rb"(?:const|constexpr)\b[^;{}()=]*\b" + re.escape(name.encode()) +
                                    rb"\s*(?:=\s*|\{\s*)([^;{}]+?)\s*[;}]"), source)

@@ -234,11 +234,13 @@ class Project:
 def content_stamp(path: str) -> str:
     """What a result that read ``path`` depends on: its size and modification time ("" when
     it is gone)."""
+    from ..cache import stat_stamp
+
     try:
         stat = os.stat(path)
     except OSError:
         return ""
-    return f"{stat.st_size}:{stat.st_mtime_ns}"
+    return stat_stamp(stat)
 
 
 def _relative(root: Path, path: Path) -> str | None:

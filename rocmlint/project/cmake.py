@@ -21,8 +21,8 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
 from functools import lru_cache
+from typing import NamedTuple
 
 from ..evidence import KIND_BUILD_FILE, Evidence
 from .conditions import TRUE, Cond, SourceUse, and3, describe, or3

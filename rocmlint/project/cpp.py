@@ -595,6 +595,14 @@ class _Inputs:
         return facts
 
     @cached_property
+    def names_no_amd_build(self) -> bool:
+        """No compile database, no .hip file, and no build file holds a word by which a build
+        reader recognises an AMD build: ``_builds_for_amd`` is False, known without reading
+        them (the pre-check and the build both ask: searched once)."""
+        return self.database is None and not any(rel.endswith(".hip") for rel in self.stats) and \
+            not _AMD_BUILD_WORDS.search("\n".join(self.build_texts.values()))
+
+    @cached_property
     def hip_mentioned(self) -> bool:
         """Some C-family file names HIP (reads files up to the first that does)."""
         return mentions_hip(self.root, self.stats)
@@ -725,7 +733,6 @@ def _guarded_read(facts: BuildFacts, what: str, read) -> None:
         import sys
 
         facts.complete = False
-
         if os.environ.get("ROCMLINT_DEBUG"):
             raise
         print(f"rocmlint: warning: {what} files not read ({type(exc).__name__}: {exc}); please report it "
@@ -752,16 +759,9 @@ def nothing_to_model(inputs: _Inputs) -> bool:
         return True
     if inputs.hip_mentioned:  # asked first: the build files are then read while the workers run
         return False
-    if _names_no_amd_build(inputs):
+    if inputs.names_no_amd_build:
         return True
     return not _builds_for_amd(inputs.facts, inputs.database, inputs.stats)
-
-
-def _names_no_amd_build(inputs: _Inputs) -> bool:
-    """No compile database, no .hip file, and no build file holds a word by which a build
-    reader recognises an AMD build: ``_builds_for_amd`` is False, known without reading them."""
-    return inputs.database is None and not any(rel.endswith(".hip") for rel in inputs.stats) and \
-        not _AMD_BUILD_WORDS.search("\n".join(inputs.build_texts.values()))
 
 
 def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
@@ -769,7 +769,7 @@ def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
     # A small run has no workers that summarised the files for the model: where it will be
     # built (a file names HIP), a forked process summarises them while this one reads the
     # build files.
-    if not inputs.hip_mentioned and _names_no_amd_build(inputs):
+    if not inputs.hip_mentioned and inputs.names_no_amd_build:
         return None  # CUDA-only code, no HIP anywhere, and no build file can say otherwise
     directives = _summarise_meanwhile(inputs, project.cache_dir) \
         if not known and project.jobs > 1 and inputs.hip_mentioned else None

@@ -187,12 +187,11 @@ def _bound_names(source: bytes, statements: list[int], position: int) -> list[by
     """The names the module-level statement holding ``position`` binds: a def's, a class's,
     an assignment's, or an import's (``from m import f as g`` binds ``g``: calls of ``g``
     decide about the anchor on ``f``)."""
-    start = statements[bisect.bisect_right(statements, position) - 1]
-    imported = _IMPORT.match(source, start)
+    following = bisect.bisect_right(statements, position)
+    imported = _IMPORT.match(source, statements[following - 1])
     if imported is None:
         name = _bound_name(source, statements, position)
         return [name] if name else []
-    following = bisect.bisect_right(statements, position)
     end = statements[following] if following < len(statements) else len(source)
     names = []
     for item in re.sub(rb"[()\\]", b" ", source[imported.end():end]).split(b","):
