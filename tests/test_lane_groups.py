@@ -515,3 +515,37 @@ def test_the_wave_sized_pre_check_equals_its_patterns_on_the_fixtures():
         assert lanegroups._may_be_wave_sized(data) is expected, path
         seen.add(expected)
     assert seen == {True, False}
+
+
+SHADOWED_REDUCTION = (
+    "__device__ short warp_max(short v) {\n"
+    "  int warpSize = 32;\n"
+    "  for (int offset = warpSize / 2; offset > 0; offset /= 2) v = max(v, __shfl_down(v, offset));\n"
+    "  return v;\n}\n"
+    "__global__ void best(const short* x, short* out) {\n"
+    "  __shared__ short tops[32];\n"
+    "  int lane = threadIdx.x % 32;\n"
+    "  int warp = threadIdx.x / 32;\n"
+    "  short v = warp_max(x[threadIdx.x]);\n"
+    "  if (lane == 0) tops[warp] = v;\n"
+    "}\n")
+
+
+def test_a_local_warp_size_is_that_variable_not_the_wave():
+    """`int warpSize = 32;` in a helper (a hipified port's stand-in): its reduction from
+    `warpSize / 2` covers 32 lanes, so the kernel's 32-lane lanes agree with it (lanes 0 and
+    32 each read their own half). Read as the wave size, every index was a false alarm whose
+    fix moved the kernel to 64-lane groups and left the reduction at 32 (HeCBench bsw)."""
+    assert [f for f in lint(SHADOWED_REDUCTION) if f.code == "ROC204"] == []
+    builtin = SHADOWED_REDUCTION.replace("  int warpSize = 32;\n", "")
+    found = [f for f in lint(builtin) if f.code == "ROC204"]
+    assert [f.line for f in found] == [7, 8] and all(f.fix is not None for f in found)
+
+
+def test_a_parameter_named_warp_size_shadows_it_and_a_default_of_warp_size_does_not():
+    by_parameter = SHADOWED_REDUCTION.replace("__device__ short warp_max(short v) {\n  int warpSize = 32;\n",
+                                              "__device__ short warp_max(short v, int warpSize = 32) {\n")
+    assert [f for f in lint(by_parameter) if f.code == "ROC204"] == []
+    by_default = SHADOWED_REDUCTION.replace("__device__ short warp_max(short v) {\n  int warpSize = 32;\n",
+                                            "__device__ short warp_max(short v, int width = warpSize) {\n")
+    assert [f.line for f in lint(by_default) if f.code == "ROC204"] == [7, 8]

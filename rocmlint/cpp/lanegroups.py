@@ -24,7 +24,8 @@ half's result) or the whole wave throughout. Where they disagree:
   helper that is consistent with some of its callers is not blamed for another caller.
 
 Facts inside branches that select on the wave size (``__GFX9__``, ``warpSize == 64``, ...)
-and on NVIDIA-only lines are not recorded. 32 as data (a tile, a row, 32 banks, bits of a
+and on NVIDIA-only lines are not recorded, nor those of a function that declares its own
+``warpSize`` (``int warpSize = 32;`` in a port: the name is its variable, not the wave). 32 as data (a tile, a row, 32 banks, bits of a
 word) is judged by name (``constant_uses.name_says``) and by what the index feeds.
 """
 from __future__ import annotations
@@ -120,6 +121,7 @@ class FunctionLanes:
     variables: dict[str, tuple[str, str]] = field(default_factory=dict)
     explicit_group_32: bool = False  # cooperative-groups tiles of 32
     foreign: str = ""  # the path of the included file that defines it (its facts are reported there)
+    shadows_wave_size: bool = False  # declares its own `warpSize` (a local or a parameter)
 
     def has(self, size: str) -> bool:
         return any(f.size == size for f in self.facts)
@@ -134,7 +136,8 @@ class Context:
 
     def facts(self) -> Iterator[Fact]:
         for member in self.members:
-            yield from member.facts
+            if not member.shadows_wave_size:  # its `warpSize` is its own variable, not the wave
+                yield from member.facts
 
     @cached_property
     def sized_32(self) -> list[Fact]:
@@ -267,7 +270,8 @@ class FileLanes:
                     add(LaneVerdict(fact, context, "mismatch"))
             if not context.wave_structure:
                 continue
-            blamed = [(fact, member) for member in context.members if not self.exempt(member)
+            blamed = [(fact, member) for member in context.members
+                      if not self.exempt(member) and not member.shadows_wave_size
                       for fact in member.facts if fact.size == G32 and fact.kind in REPORTED_MEMBER_KINDS]
             for fact, member in blamed:
                 if not member.foreign:
@@ -284,8 +288,8 @@ class FileLanes:
         """The edits that move every 32-lane member of ``context`` to the whole wave at once
         (None when one of them has no mechanical form: the group cannot move piecemeal)."""
         edits = []
-        if self._hides_members(context):
-            return None
+        if self._hides_members(context) or any(member.shadows_wave_size for member in context.members):
+            return None  # part of the group is not known
         for member in context.members:
             for fact in member.facts:
                 if fact.size != G32 or fact.kind not in REPORTED_MEMBER_KINDS | {"tile", "slot-loop", "warp-start"}:
@@ -698,6 +702,23 @@ def _function_nodes(ctx) -> tuple[list, list]:
     return relevant, others
 
 
+def _parameter_names(ctx, function) -> set[str]:
+    """The names a function definition's parameters declare (``int warpSize = 32`` declares
+    ``warpSize``; ``unsigned width = warpSize`` declares ``width``)."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    names = set()
+    for parameter in parameters.named_children if parameters is not None else ():
+        name = parameter.child_by_field_name("declarator")
+        while name is not None and name.type != "identifier":
+            name = name.child_by_field_name("declarator")
+        if name is not None:
+            names.add(ctx.node_text(name))
+    return names
+
+
 def function_name(ctx, node) -> str:
     declarator = node.child_by_field_name("declarator")
     while declarator is not None and declarator.type not in ("identifier", "field_identifier",
@@ -751,6 +772,7 @@ class _Extractor:
             else:
                 self._assignment(item)
         self._slot_loops(body)
+        self.out.shadows_wave_size = "warpSize" in self.flow.declarations or "warpSize" in _parameter_names(ctx, node)
         return self.out
 
     def _slot_loops(self, body) -> None:
