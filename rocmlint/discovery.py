@@ -40,12 +40,9 @@ class _IgnoreStack:
     """gitignore specs from the repository root down to the current folder."""
 
     def __init__(self) -> None:
-        # (folder, spec, one regex any of whose patterns matches, or None)
-        self.specs: list[tuple[str, GitIgnoreSpec, re.Pattern[str] | None]] = []
+        self.files: list[tuple[str, _IgnoreFile]] = []  # (folder, its patterns)
 
     def load(self, directory: str) -> int:
-        from pathspec import GitIgnoreSpec
-
         added = 0
         for name in (".gitignore", os.path.join(".git", "info", "exclude")):
             candidate = os.path.join(directory, name)
@@ -54,39 +51,114 @@ class _IgnoreStack:
                     lines = fh.read().splitlines()
             except OSError:
                 continue
-            spec = GitIgnoreSpec.from_lines(lines)
-            self.specs.append((directory, spec, _any_pattern(spec)))
+            self.files.append((directory, _IgnoreFile(lines)))
             added += 1
         return added
 
     def ignored(self, path: str, is_dir: bool) -> bool:
         # Deeper files win; within one file the last matching pattern wins (pathspec).
-        from pathspec.util import normalize_file
-
-        for base, spec, any_pattern in reversed(self.specs):
+        for base, patterns in reversed(self.files):
             rel = path[len(base) + 1 :].replace(os.sep, "/") + ("/" if is_dir else "")
-            if any_pattern is not None and any_pattern.search(normalize_file(rel)) is None:
-                continue  # no pattern of this file matches: it decides nothing
-            result = spec.check_file(rel)
-            if result.include is not None:
-                return bool(result.include)
+            include = patterns.include(rel)
+            if include is not None:
+                return include
         return False
 
 
-def _any_pattern(spec: "GitIgnoreSpec") -> "re.Pattern[str] | None":
-    """One regex matching where any of the spec's patterns matches (pathspec tries each in
-    turn: torchao's 262 patterns cost more than the rest of a warm run's discovery); None
-    when they cannot be joined."""
-    patterns = [p.regex for p in spec.patterns if p.include is not None and p.regex is not None]
-    if not patterns:
-        return re.compile(r"(?!)")  # matches nothing
-    if len({p.flags for p in patterns}) != 1 or any(isinstance(p.pattern, bytes) or "(?P=" in p.pattern for p in patterns):
-        return None
+class _IgnoreFile:
+    """One ignore file. A path is tried only against the patterns whose literal part it
+    holds (one Aho-Corasick pass), each pattern compiled when first tried; pathspec
+    compiles and tries every pattern, and torchao's 329 cost a third of a warm run.
+    Patterns that match nothing cannot change pathspec's answer (the last matching pattern
+    wins), so a spec of the matching ones answers as the whole file's would."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.unanchored: list[int] = []  # lines with no literal: candidates for every path
+        by_literal: dict[str, list[int]] = {}
+        for index, line in enumerate(lines):
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue  # blank or a comment: no pattern
+            literal = _required_literal(line)
+            if literal:
+                by_literal.setdefault(literal, []).append(index)
+            else:
+                self.unanchored.append(index)
+        self.literals = list(by_literal)
+        self.lines_of = list(by_literal.values())
+        self.matcher = _substring_matcher(self.literals)
+        self.regexes: dict[int, re.Pattern[str] | None] = {}
+        self.specs: dict[tuple[int, ...], GitIgnoreSpec] = {}
+
+    def include(self, rel: str) -> bool | None:
+        """True: ignored; False: re-included by a negation; None: no pattern matches."""
+        from pathspec.util import normalize_file
+
+        normal = normalize_file(rel)
+        candidates = {index for literal in self.matcher(normal) for index in self.lines_of[literal]}
+        candidates.update(self.unanchored)
+        matching = tuple(sorted(index for index in candidates if self._matches(index, normal)))
+        if not matching:
+            return None
+        spec = self.specs.get(matching)
+        if spec is None:
+            from pathspec import GitIgnoreSpec
+
+            spec = self.specs[matching] = GitIgnoreSpec.from_lines([self.lines[index] for index in matching])
+        result = spec.check_file(rel).include
+        return None if result is None else bool(result)
+
+    def _matches(self, index: int, normal: str) -> bool:
+        if index not in self.regexes:
+            self.regexes[index] = _pattern_regex(self.lines[index])
+        regex = self.regexes[index]
+        return regex is not None and regex.search(normal) is not None
+
+
+def _pattern_regex(line: str) -> "re.Pattern[str] | None":
+    """pathspec's regex for one gitignore line (None: no pattern, or one git ignores as
+    invalid, such as a lone '!', on which pathspec raises)."""
+    from pathspec import GitIgnoreSpec
+
     try:
-        return re.compile("|".join("(?:%s)" % re.sub(r"\(\?P<\w+>", "(?:", p.pattern) for p in patterns),
-                          patterns[0].flags)
-    except re.error:
+        patterns = GitIgnoreSpec.from_lines([line]).patterns
+    except ValueError:
         return None
+    if not patterns or patterns[0].include is None:
+        return None
+    regex = patterns[0].regex
+    # a regex this cannot run itself (another pathspec backend): pathspec decides every path
+    return regex if isinstance(regex, re.Pattern) and isinstance(regex.pattern, str) else _ANY_PATH
+
+
+_ANY_PATH = re.compile("")
+
+
+# What a matching path need not hold verbatim: separators, wildcards, a bracket expression
+# (a piece still holding a bracket is not trusted); a pattern with an escape has no literal.
+_NOT_LITERAL = re.compile(r"[/*?]|\[[!^]?\]?[^\]]*\]")
+
+
+def _required_literal(line: str) -> str:
+    """The longest run of a gitignore pattern that every path it matches contains."""
+    pattern = line.rstrip()
+    if "\\" in pattern:
+        return ""
+    if pattern.startswith("!"):
+        pattern = pattern[1:]
+    return max((piece for piece in _NOT_LITERAL.split(pattern) if "[" not in piece and "]" not in piece),
+               key=len, default="")
+
+
+def _substring_matcher(words: list[str]):
+    """text -> indices of the words it contains (overlapping occurrences)."""
+    if not words:
+        return lambda text: []
+    from ahocorasick_rs import AhoCorasick
+
+    automaton = AhoCorasick(words)
+    return lambda text: {index for index, _start, _end in automaton.find_matches_as_indexes(text, overlapping=True)}
 
 
 def _repo_root(start: str) -> str | None:
@@ -242,7 +314,7 @@ def _walk(top: str, resolver: ConfigResolver, cwd: str, seen: set[str],
             stack.load(folder)
         if stack.ignored(top, True):
             # The user named an ignored folder (a vendored tree, site-packages): check it.
-            stack.specs.clear()
+            stack.files.clear()
     yield from _walk_dir(top, top, stack, resolver, cwd, seen, unclaimed)
 
 
@@ -284,4 +356,4 @@ def _walk_dir(directory: str, top: str, stack: _IgnoreStack, resolver: ConfigRes
             yield Target(Path(path), display_path(path, cwd), settings, language)
     for sub in subdirs:
         yield from _walk_dir(sub, top, stack, resolver, cwd, seen, unclaimed)
-    del stack.specs[len(stack.specs) - added :]
+    del stack.files[len(stack.files) - added :]

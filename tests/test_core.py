@@ -170,23 +170,28 @@ def test_discovery_honours_gitignore_and_excludes(tmp_path):
     assert explicit == {"generated/b.py"}
 
 
-def test_gitignore_fast_path_agrees_with_pathspec(tmp_path):
-    """discovery joins a .gitignore's patterns into one regex to skip the files none of them
-    matches; what is left is decided by pathspec as before (negations, folders, anchors)."""
+def test_gitignore_literal_prefilter_agrees_with_pathspec(tmp_path):
+    """discovery tries a path only against the patterns whose literal part it holds; the
+    answer must be pathspec's over the whole file (negations, folders, anchors, bracket
+    expressions, escapes, patterns with no literal at all)."""
     import itertools
 
     from pathspec import GitIgnoreSpec
 
-    from rocmlint.discovery import _IgnoreStack
+    from rocmlint.discovery import _IgnoreStack, _required_literal
 
     lines = ["*.o", "build/", "/top-only.py", "!build/keep.cu", "docs/**/*.md", "tmp*", "!tmp_keep.py",
-             "a/**/b", "[Cc]ache/", "\\#literal", "# a comment", "", "x?.cu", "**/logs", "!/logs"]
+             "a/**/b", "[Cc]ache/", "\\#literal", "# a comment", "", "x?.cu", "**/logs", "!/logs", "!!x",
+             "[Bb]in[0-9]", "*~", "keep.cu  "]
     (tmp_path / ".gitignore").write_text("\n".join(lines) + "\n")
     stack = _IgnoreStack()
-    assert stack.load(str(tmp_path)) == 1 and stack.specs[0][2] is not None
+    assert stack.load(str(tmp_path)) == 1
+    # the literal is what every matching path holds: never inside a bracket expression
+    assert _required_literal("[Bb]in[0-9]") == "in" and _required_literal("docs/**/*.md") == "docs"
+    assert _required_literal("\\#literal") == "" and _required_literal("!tmp_keep.py") == "tmp_keep.py"
     spec = GitIgnoreSpec.from_lines(lines)
     names = ["x.o", "build", "keep.cu", "top-only.py", "readme.md", "tmp1", "tmp_keep.py", "b", "Cache", "cache",
-             "#literal", "x1.cu", "logs", "docs", "a", "plain.py"]
+             "#literal", "x1.cu", "logs", "docs", "a", "plain.py", "Bin7", "bin", "!x", "f.c~"]
     checked = 0
     for depth in (1, 2, 3):
         for parts in itertools.product(names, repeat=depth):
@@ -195,7 +200,17 @@ def test_gitignore_fast_path_agrees_with_pathspec(tmp_path):
                 expected = spec.check_file(rel + ("/" if is_dir else "")).include
                 assert stack.ignored(str(tmp_path / rel), is_dir) == bool(expected), (rel, is_dir)
                 checked += 1
-    assert checked > 8000
+    assert checked > 16000
+
+
+def test_gitignore_invalid_pattern_is_skipped_as_git_does(tmp_path):
+    """A lone '!' is no pattern to git; pathspec raises on it. The other lines still apply."""
+    (tmp_path / ".git").mkdir()
+    _write(tmp_path / ".gitignore", "!\n*.gen.py\n")
+    _write(tmp_path / "a.gen.py", "x = 1\n")
+    _write(tmp_path / "b.py", "x = 1\n")
+    found = {t.display for t in discover([str(tmp_path)], ConfigResolver(), cwd=tmp_path)}
+    assert found == {"b.py"}
 
 
 def test_settings_fingerprint_tracks_analysis_inputs():
