@@ -33,6 +33,44 @@ def test_non_code_spans():
     assert not spans.covers(src.index(b"int c"))
 
 
+# The spans as the plain (not unrolled) alternation finds them: what NonCode must agree with.
+_PLAIN_NOT_CODE = (
+    rb"//[^\n]*(?:(?:(?<=\\)|(?<=\\\r))\n[^\n]*)*"
+    rb"|/\*.*?(?:\*/|\Z)"
+    rb"|\"(?:[^\"\\\n]|\\.)*\""
+    rb"|'(?:[^'\\\n]|\\.)*'"
+)
+
+
+@pytest.mark.parametrize("src", [
+    b"/* a ** b ***/ x /***/ y /* unterminated ** ",
+    b"/* ends in stars **",
+    b'"esc \\" /* not */ still" code "" \'\\\'\' \'"\' /**/',
+    b'"continued \\\n line" x "open on its line\n y = 1; // c\\\r\n still',
+    b"'unterminated\n /* c */ 'x' \"a\\\\\" b",
+    b'R"d(raw */ "" )d" /* c */ u8R"(x)" // z',
+    b"x \"a\"\"b\"'c'/**//* d */\"e\"// f",  # spans that touch: one ends where the next starts
+])
+def test_non_code_spans_agree_with_the_plain_pattern_in_any_query_order(src):
+    """The unrolled pattern finds what the plain alternation finds, and the spans read as
+    far as a query reaches answer every offset as the whole file's would, asked in any order."""
+    import random
+    import re
+
+    prefix = rb'(?:u8|[uUL])?R"([^()\\\s"]{0,16})\(.*?\)\1"|' if b'R"' in src else b""
+    plain = [m.span() for m in re.compile(prefix + _PLAIN_NOT_CODE, re.DOTALL).finditer(src)]
+    expected = [any(a <= offset < b for a, b in plain) for offset in range(len(src) + 1)]
+    whole = NonCode(src)
+    assert [whole.covers(offset) for offset in range(len(src) + 1)] == expected
+    assert list(zip(whole.starts, whole.ends)) == plain
+    offsets = list(range(len(src) + 1))
+    random.Random(len(src)).shuffle(offsets)
+    lazy = NonCode(src)
+    assert {offset: lazy.covers(offset) for offset in offsets} == dict(enumerate(expected))
+    for offset in range(len(src) + 1):  # first question of a fresh reader, at every offset
+        assert NonCode(src).covers(offset) == expected[offset]
+
+
 @pytest.mark.parametrize("template,ptx", [
     ("mov.u32 %0, %%laneid;", True),
     ("{ .reg .pred p; setp.ne.b32 p, %1, 0; selp.u32 %0, 1, 0, p; }", True),
