@@ -117,9 +117,21 @@ class _Command:
     line: int  # 1-based
     # The arguments as items when none reads a variable (most commands): expanded once
     plain: "list[Item] | None" = field(init=False, repr=False, compare=False)
+    # Otherwise what each argument needs (``Interpreter._expand``), read once from the text:
+    # its items (no variable), the name of the one variable it is (unquoted), or its text
+    plan: "tuple[tuple[list[Item] | None, str | None, str, bool], ...]" = \
+        field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.plain = None if any("${" in text for text, _ in self.args) else _split_items(self.args)
+        self.plan = () if self.plain is not None else tuple(_plan_argument(text, quoted) for text, quoted in self.args)
+
+
+def _plan_argument(text: str, quoted: bool) -> "tuple[list[Item] | None, str | None, str, bool]":
+    if "${" not in text:
+        return _split_items([(text, quoted)]), None, text, quoted
+    whole = _VAR_REF.fullmatch(text)
+    return None, whole.group(1) if whole and not quoted else None, text, quoted
 
 
 @dataclass
@@ -446,7 +458,7 @@ class Interpreter:
             return cond
         if block.kind == "foreach":
             head, body = block.branches[0]
-            args = list(head.plain) if head.plain is not None else self._expand(head.args, scope)
+            args = list(head.plain) if head.plain is not None else self._expand(head, scope)
             if not args:
                 return cond
             var = args[0].text
@@ -521,7 +533,7 @@ class Interpreter:
             return cond
         if name == "return":
             raise _Return
-        args = list(cmd.plain) if cmd.plain is not None else self._expand(cmd.args, scope)
+        args = list(cmd.plain) if cmd.plain is not None else self._expand(cmd, scope)
         words = [a.text for a in args]
         if name == "set" and words:
             self._set(scope, words[0], args[1:], cond, where)
@@ -742,15 +754,14 @@ class Interpreter:
                 f"{name}() compiles it {describe(effective)}{listed}", where, KIND_BUILD_FILE)))
 
     # --- values -----------------------------------------------------------------------
-    def _expand(self, args: list[tuple[str, bool]], scope: _Scope) -> list[Item]:
+    def _expand(self, command: _Command, scope: _Scope) -> list[Item]:
         out: list[Item] = []
-        for text, quoted in args:
-            if "${" not in text:  # most words: nothing to substitute
-                _split_item(out, text, quoted)
+        for items, whole, text, quoted in command.plan:
+            if items is not None:  # most words: nothing to substitute
+                out.extend(items)
                 continue
-            whole = _VAR_REF.fullmatch(text)
-            if whole and not quoted:
-                value = self._value(whole.group(1), scope)
+            if whole is not None:
+                value = self._value(whole, scope)
                 if value is not None:
                     out.extend(value)
                 continue
