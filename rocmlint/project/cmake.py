@@ -55,6 +55,10 @@ _NOT_A_USE = {"set", "list", "message", "set_property", "set_source_files_proper
               "get_filename_component", "string", "file", "install", "source_group", "foreach", "option",
               "get_source_file_property", "set_target_properties", "configure_file", "unset", "math", "cmake_path",
               "if", "elseif", "while", "return", "include", "add_subdirectory", "mark_as_advanced"}
+# Commands the interpreter reads nothing from (``string``, ``get_filename_component``: their
+# variables stay unknown): their arguments are not even expanded (MIOpen runs 68,768).
+_INERT = frozenset(_NOT_A_USE - {"set", "list", "message", "file", "option", "configure_file", "unset", "return",
+                                 "include", "add_subdirectory", "if", "elseif", "while", "foreach"})
 # Keyword arguments of project helpers that mark sources for one platform only.
 _CUDA_SOURCES_KEYWORD = re.compile(r"^CUDA_(?:SPECIFIC_|ONLY_)?(?:SRCS|SOURCES|FILES)$")
 _KEYWORD = re.compile(r"^[A-Z][A-Z0-9_]+$")
@@ -523,6 +527,8 @@ class Interpreter:
     # --- commands -------------------------------------------------------------------
     def _command(self, cmd: _Command, scope: _Scope, cond: Cond, rel: str) -> Cond:
         name = cmd.name
+        if name in _INERT and name not in self.functions:
+            return cond
         where = f"{rel}:{cmd.line}"
         # The folder is read before the command runs (a macro may set it); only for commands
         # that use it: most are set/list/message.
@@ -773,14 +779,15 @@ class Interpreter:
         return out
 
     def _substitute(self, text: str, scope: _Scope) -> str:
-        if "${" not in text:
-            return text
-        for _ in range(4):
-            def one(m: re.Match) -> str:
-                value = _live(self._value(m.group(1), scope))
-                if value is None or len(value) != 1:
-                    return m.group(0) if value is None else ";".join(i.text for i in value)
-                return value[0].text
+        def one(m: re.Match) -> str:
+            value = _live(self._value(m.group(1), scope))
+            if value is None or len(value) != 1:
+                return m.group(0) if value is None else ";".join(i.text for i in value)
+            return value[0].text
+
+        for _ in range(4):  # ${${name}}: a reference made by a substitution is substituted too
+            if "${" not in text:
+                break
             new = _VAR_REF.sub(one, text)
             if new == text:
                 break
