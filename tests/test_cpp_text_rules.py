@@ -186,6 +186,12 @@ def test_logical_lines_skip_block_comments_and_join_continuations():
     src = (b"/* license\n#if 0\n*/ int x;  # not a directive\n#if A \\\n  && B  // why\n"
            b"int y; /* open\n#endif\n*/\n  #  endif\r\n")
     assert list(logical_lines(src)) == [(3, 4, b"#if A    && B  "), (8, 8, b"  #  endif")]
+    # many '#' on one line (token pasting, a continuation holding '#'), a comment opened by a
+    # directive, `//*` (the first slash stays), no newline at the end
+    src = (b"#define CAT(a, b) a##b /* paste\n#undef CAT\n */ #x\n#define S(x) #x \\\n  # x ## y\n"
+           b"#if 1 //* c */\n#endif")
+    assert list(logical_lines(src)) == [(0, 0, b"#define CAT(a, b) a##b "), (3, 4, b"#define S(x) #x    # x ## y"),
+                                        (5, 5, b"#if 1 / "), (6, 6, b"#endif")]
 
 
 def test_template_branches_taken_only_without_the_rocm_gate_are_nvidia_only():

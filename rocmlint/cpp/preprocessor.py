@@ -73,16 +73,14 @@ def logical_lines(data: bytes) -> tuple[tuple[int, int, bytes], ...]:
     out = []
     in_comment = False
     size = len(data)
-    line_no, pos, done = 0, 0, -1
-    for match in _INTERESTING.finditer(data):
-        i = line_no = line_no + data.count(b"\n", pos, match.start())
-        pos = match.start()
-        if i <= done:
-            continue
-        begin = data.rfind(b"\n", 0, pos) + 1
-        end = _line_end(data, pos, size)
+    search, count, directive = _INTERESTING.search, data.count, _DIRECTIVE.match
+    line_no, pos = 0, 0  # the 0-based number of the line starting at `pos`
+    while pos <= size and (match := search(data, pos)) is not None:
+        i = line_no = line_no + count(b"\n", pos, match.start())
+        begin = data.rfind(b"\n", 0, match.start()) + 1
+        end = _line_end(data, match.start(), size)
         line = data[begin:end]
-        if not in_comment and _DIRECTIVE.match(line):
+        if not in_comment and directive(line):
             first = i
             text = line.rstrip(b"\r")
             while text.endswith(b"\\") and end < size:  # a continuation, and a line after this one
@@ -90,10 +88,10 @@ def logical_lines(data: bytes) -> tuple[tuple[int, int, bytes], ...]:
                 begin, end = end + 1, _line_end(data, end + 1, size)
                 text = text[:-1] + b" " + data[begin:end].rstrip(b"\r")
             out.append((first, i, _strip_comments(text)))
-            in_comment = _ends_in_comment(text, False)
+            in_comment = b"/*" in text and _ends_in_comment(text, False)
         else:
             in_comment = _ends_in_comment(line, in_comment)
-        done = i
+        line_no, pos = i + 1, end + 1  # the rest of the line can change nothing: the next one
     return tuple(out)
 
 
@@ -126,9 +124,15 @@ def _ends_in_comment(line: bytes, in_comment: bool) -> bool:
 def _strip_comments(text: bytes) -> bytes:
     if b"/" not in text:
         return text
-    text = re.sub(rb"/\*.*?\*/", b" ", text)
-    text = re.sub(rb"/\*.*$", b"", text)
-    return re.sub(rb"//.*$", b"", text)
+    text = _CLOSED_COMMENT.sub(b" ", text)
+    text = _OPEN_COMMENT.sub(b"", text)
+    return _LINE_COMMENT.sub(b"", text)
+
+
+# In this order (``//*x*/`` keeps its first slash): closed block comments, an unclosed one, a line comment.
+_CLOSED_COMMENT = re.compile(rb"/\*.*?\*/")
+_OPEN_COMMENT = re.compile(rb"/\*.*$")
+_LINE_COMMENT = re.compile(rb"//.*$")
 
 
 # --- three-valued #if expressions ---------------------------------------------------
