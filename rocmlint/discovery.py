@@ -66,7 +66,7 @@ class _IgnoreStack:
 
 
 class _IgnoreFile:
-    """One ignore file. A path is tried only against the patterns whose literal part it
+    """One ignore file. A path is tried only against the patterns whose literal parts it all
     holds (one Aho-Corasick pass), each pattern compiled when first tried; pathspec
     compiles and tries every pattern, and torchao's 329 cost a third of a warm run.
     Patterns that match nothing cannot change pathspec's answer (the last matching pattern
@@ -75,29 +75,38 @@ class _IgnoreFile:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.unanchored: list[int] = []  # lines with no literal: candidates for every path
-        by_literal: dict[str, list[int]] = {}
+        self.pieces_of: dict[int, int] = {}  # line -> how many distinct literal parts it has
+        by_piece: dict[str, list[int]] = {}
         for index, line in enumerate(lines):
             stripped = line.strip()
             if not stripped or stripped.startswith("#"):
                 continue  # blank or a comment: no pattern
-            literal = _required_literal(line)
-            if literal:
-                by_literal.setdefault(literal, []).append(index)
-            else:
+            pieces = _required_pieces(line)
+            if not pieces:
                 self.unanchored.append(index)
-        self.literals = list(by_literal)
-        self.lines_of = list(by_literal.values())
+                continue
+            self.pieces_of[index] = len(pieces)
+            for piece in pieces:
+                by_piece.setdefault(piece, []).append(index)
+        self.literals = list(by_piece)
+        self.lines_of = list(by_piece.values())
         self.matcher = _substring_matcher(self.literals)
         self.regexes: dict[int, re.Pattern[str] | None] = {}
         self.specs: dict[tuple[int, ...], GitIgnoreSpec] = {}
 
     def include(self, rel: str) -> bool | None:
         """True: ignored; False: re-included by a negation; None: no pattern matches."""
+        held: dict[int, int] = {}  # line -> how many of its parts the path holds
+        for piece in self.matcher("/" + rel + "/"):  # rel holds its normalised form: never fewer
+            for index in self.lines_of[piece]:
+                held[index] = held.get(index, 0) + 1
+        candidates = [index for index, count in held.items() if count == self.pieces_of[index]]
+        candidates.extend(self.unanchored)
+        if not candidates:
+            return None
         from pathspec.util import normalize_file
 
         normal = normalize_file(rel)
-        candidates = {index for literal in self.matcher(normal) for index in self.lines_of[literal]}
-        candidates.update(self.unanchored)
         matching = tuple(sorted(index for index in candidates if self._matches(index, normal)))
         if not matching:
             return None
@@ -135,20 +144,33 @@ def _pattern_regex(line: str) -> "re.Pattern[str] | None":
 _ANY_PATH = re.compile("")
 
 
-# What a matching path need not hold verbatim: separators, wildcards, a bracket expression
-# (a piece still holding a bracket is not trusted); a pattern with an escape has no literal.
-_NOT_LITERAL = re.compile(r"[/*?]|\[[!^]?\]?[^\]]*\]")
+# Parts of a pattern that a matching path need not hold verbatim: wildcards and bracket
+# expressions (a piece still holding a bracket is not trusted).
+_WILDCARDS = re.compile(r"[*?]+|\[[!^]?\]?[^\]]*\]")
 
 
-def _required_literal(line: str) -> str:
-    """The longest run of a gitignore pattern that every path it matches contains."""
+def _required_pieces(line: str) -> set[str]:
+    """Runs of a gitignore pattern that every path it matches holds, as found in ``/`` +
+    path + ``/``: a pattern matches whole components, so a run at its start or after a
+    slash starts one (``/log``), and a run at its end or before a slash ends one (``.png/``;
+    ``log`` is not in ``logging.py``). A pattern with an escape or ``//`` gives none."""
     pattern = line.rstrip()
-    if "\\" in pattern:
-        return ""
     if pattern.startswith("!"):
         pattern = pattern[1:]
-    return max((piece for piece in _NOT_LITERAL.split(pattern) if "[" not in piece and "]" not in piece),
-               key=len, default="")
+    if "\\" in pattern or "//" in pattern:
+        return set()
+    bounds = [0, *(at for m in _WILDCARDS.finditer(pattern) for at in m.span()), len(pattern)]
+    pieces = set()
+    for start, end in zip(bounds[::2], bounds[1::2]):
+        piece = pattern[start:end]
+        if "[" in piece or "]" in piece or not piece.strip("/"):
+            continue
+        if start == 0 and not piece.startswith("/"):
+            piece = "/" + piece
+        if end == len(pattern) and not piece.endswith("/"):
+            piece += "/"
+        pieces.add(piece)
+    return pieces
 
 
 def _substring_matcher(words: list[str]):

@@ -178,20 +178,25 @@ def test_gitignore_literal_prefilter_agrees_with_pathspec(tmp_path):
 
     from pathspec import GitIgnoreSpec
 
-    from rocmlint.discovery import _IgnoreStack, _required_literal
+    from rocmlint.discovery import _IgnoreStack, _required_pieces
 
     lines = ["*.o", "build/", "/top-only.py", "!build/keep.cu", "docs/**/*.md", "tmp*", "!tmp_keep.py",
              "a/**/b", "[Cc]ache/", "\\#literal", "# a comment", "", "x?.cu", "**/logs", "!/logs", "!!x",
-             "[Bb]in[0-9]", "*~", "keep.cu  "]
+             "[Bb]in[0-9]", "*~", "keep.cu  ", "lib/sub/*.so*", "a//x", "**/b/c/"]
     (tmp_path / ".gitignore").write_text("\n".join(lines) + "\n")
     stack = _IgnoreStack()
     assert stack.load(str(tmp_path)) == 1
-    # the literal is what every matching path holds: never inside a bracket expression
-    assert _required_literal("[Bb]in[0-9]") == "in" and _required_literal("docs/**/*.md") == "docs"
-    assert _required_literal("\\#literal") == "" and _required_literal("!tmp_keep.py") == "tmp_keep.py"
+    # the parts every matching path holds between slashes: never inside a bracket expression;
+    # a slash inside a part is the path's; a part at the pattern's edge or next to a slash
+    # is at a component's edge (`**/b` matches `b`; `log` is not in `logging.py`)
+    assert _required_pieces("[Bb]in[0-9]") == {"in"} and _required_pieces("docs/**/*.md") == {"/docs/", ".md/"}
+    assert _required_pieces("\\#literal") == set() and _required_pieces("!tmp_keep.py") == {"/tmp_keep.py/"}
+    assert _required_pieces("lib/sub/*.so*") == {"/lib/sub/", ".so"} and _required_pieces("**/b/c/") == {"/b/c/"}
+    assert _required_pieces("/logs") == {"/logs/"} and _required_pieces("x?.cu") == {"/x", ".cu/"}
     spec = GitIgnoreSpec.from_lines(lines)
     names = ["x.o", "build", "keep.cu", "top-only.py", "readme.md", "tmp1", "tmp_keep.py", "b", "Cache", "cache",
-             "#literal", "x1.cu", "logs", "docs", "a", "plain.py", "Bin7", "bin", "!x", "f.c~"]
+             "#literal", "x1.cu", "logs", "docs", "a", "plain.py", "Bin7", "bin", "!x", "f.c~", "lib", "sub",
+             "x.so.1", "c", "x", "logs.txt", "xbuild", "build.py"]
     checked = 0
     for depth in (1, 2, 3):
         for parts in itertools.product(names, repeat=depth):
@@ -200,7 +205,7 @@ def test_gitignore_literal_prefilter_agrees_with_pathspec(tmp_path):
                 expected = spec.check_file(rel + ("/" if is_dir else "")).include
                 assert stack.ignored(str(tmp_path / rel), is_dir) == bool(expected), (rel, is_dir)
                 checked += 1
-    assert checked > 16000
+    assert checked > 30000
 
 
 def test_gitignore_invalid_pattern_is_skipped_as_git_does(tmp_path):
