@@ -352,6 +352,7 @@ def _walk_dir(directory: str, top: str, stack: _IgnoreStack, resolver: ConfigRes
               f"{exc.strerror or exc}", file=sys.stderr)
         entries = []
     subdirs = []
+    folder: Path | None = None  # made once: a child path is joined, not parsed whole (12,000 torch headers)
     for entry in entries:
         try:
             if entry.is_symlink():
@@ -375,7 +376,9 @@ def _walk_dir(directory: str, top: str, stack: _IgnoreStack, resolver: ConfigRes
             if path in seen or stack.ignored(path, False) or is_excluded(path, False, settings, top):
                 continue
             seen.add(path)
-            yield Target(Path(path), display_path(path, cwd), settings, language)
+            if folder is None:
+                folder = Path(directory)
+            yield Target(folder / entry.name, display_path(path, cwd), settings, language)
     for sub in subdirs:
         yield from _walk_dir(sub, top, stack, resolver, cwd, seen, unclaimed)
     del stack.files[len(stack.files) - added :]
