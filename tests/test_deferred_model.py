@@ -93,6 +93,37 @@ def test_two_passes_find_what_a_model_built_first_finds(tmp_path, monkeypatch):
     assert first == c_files + 33 + 1 and second < 10  # every file once (and pyproject.toml), then a few
 
 
+def test_the_workers_summaries_come_prepared_and_the_model_keeps_them(tmp_path, monkeypatch):
+    """A worker makes each C-family summary with what the solve keeps (conditions, guard,
+    HIP and CUDA marks, signature): the model holds those objects, and they equal what the
+    parent would make from the same directives."""
+    from rocmlint.project import cpp, summaries
+
+    root = _tree(tmp_path, dual=True)
+    made: list = []
+    loaded: dict = {}
+    load = summaries.load_summaries
+
+    def recording_load(*args, **kwargs):
+        known = args[3] if len(args) > 3 else kwargs.get("known")
+        made.extend((known or {}).values())
+        out = load(*args, **kwargs)
+        loaded.update(out)
+        return out
+
+    monkeypatch.setattr(cpp, "load_summaries", recording_load)
+    found, known, _ = _run(root, 2, monkeypatch)
+    assert found and known["cpp"] == len(made) > 0
+    assert all(isinstance(s, summaries.Summary) and {"conditions", "guard", "hip", "cuda", "signature"} <= s.__dict__.keys()
+               for s in made)
+    assert {id(s) for s in made} <= {id(s) for s in loaded.values()}  # kept, not made again
+    for rel, summary in loaded.items():
+        again = summaries.Summary(summaries.summarise((root / rel).read_bytes()))
+        assert (summary.conditions, summary.guard, summary.hip, summary.cuda, summary.signature) == \
+            (again.conditions, again.guard, again.hip, again.cuda, again.signature), rel
+    assert any(s.hip for s in loaded.values()) and any(s.conditions for s in loaded.values())
+
+
 def test_the_build_files_are_read_while_the_first_pass_runs(tmp_path, monkeypatch):
     """The model's inputs other than the summaries are read by the parent while the workers
     of the first pass read the files (on a tree that names HIP), not before they start."""

@@ -628,9 +628,9 @@ def _database_location(project: "Project") -> str:
     return location
 
 
-def summarise_file(rel: str, data: bytes) -> list | None:
-    """One C-family file's directives, as the summary cache keeps them."""
-    return summarise(data) if os.path.splitext(rel)[1].lower() in C_FAMILY_EXTENSIONS else None
+def summarise_file(rel: str, data: bytes) -> Summary | None:
+    """One C-family file's summary, made by the worker that reads it (``Summary.prepared``)."""
+    return Summary.prepared(summarise(data)) if os.path.splitext(rel)[1].lower() in C_FAMILY_EXTENSIONS else None
 
 
 def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | None = None) -> CppModel | None:

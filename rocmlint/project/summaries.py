@@ -16,6 +16,7 @@ from .tree import C_FAMILY_EXTENSIONS as C_FAMILY_EXTENSIONS  # re-exported for 
 
 SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip"})
 _KEPT = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include"})
+_CONDITIONS = frozenset({"if", "ifdef", "ifndef", "elif"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _INCLUDED = re.compile(r'[<"]([^>"]+)[>"]')  # what an #include names
 _INCLUDE_NAME = re.compile(rb'#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]')
@@ -39,27 +40,41 @@ class Summary:
         """The include-guard macro (``#ifndef G`` / ``#define G`` wrapping the file)."""
         return include_guard(self.directives)
 
+    @classmethod
+    def prepared(cls, found: list) -> "Summary":
+        """A summary with what ``release`` keeps already made: a worker of a big run makes
+        it while it reads the file, and the model's solve (one process) only reads it."""
+        summary = cls(found)
+        _ = summary.conditions, summary.guard, summary.hip, summary.cuda, summary.signature
+        summary.__dict__.pop("_texts", None)  # what it gave is kept: not sent back
+        return summary
+
+    @cached_property
+    def _texts(self) -> tuple[str, str]:
+        """The #if/#elif conditions and the #include operands, each joined by newlines (no
+        name or mark spans a newline: one search each instead of one per directive)."""
+        conditions, includes = [], []
+        for _, _, name, rest in self.directives:
+            if name in _CONDITIONS:
+                conditions.append(rest)
+            elif name == "include":
+                includes.append(rest)
+        return "\n".join(conditions), "\n".join(includes)
+
     @cached_property
     def hip(self) -> bool:
         """Mentions HIP: includes a hip/ header or tests a HIP / ROCm macro."""
-        return any(_HIP_MARK.search(rest) for _, _, name, rest in self.directives
-                   if name in ("include", "if", "ifdef", "ifndef", "elif"))
+        return any(_HIP_MARK.search(text) for text in self._texts)
 
     @cached_property
     def cuda(self) -> bool:
         """Has a CUDA path: includes a CUDA toolkit header or tests an nvcc-only macro."""
-        return any(_CUDA_MARK.search(rest) for _, _, name, rest in self.directives
-                   if name in ("include", "if", "ifdef", "ifndef", "elif"))
+        return any(_CUDA_MARK.search(text) for text in self._texts)
 
     @cached_property
     def conditions(self) -> frozenset[str]:
         """The macro names the file's #if conditions read."""
-        names: set[str] = set()
-        for _, _, name, rest in self.directives:
-            if name in ("if", "ifdef", "ifndef", "elif"):
-                names.update(_IDENT.findall(rest))
-        names.discard("defined")
-        return frozenset(names)
+        return frozenset(_IDENT.findall(self._texts[0])) - {"defined"}
 
     @cached_property
     def signature(self) -> str:
@@ -72,6 +87,7 @@ class Summary:
         """Keep only what queries need once the model is solved (memory, cache size)."""
         _ = self.conditions, self.guard, self.hip, self.cuda, self.signature
         self.__dict__.pop("_include_branches", None)
+        self.__dict__.pop("_texts", None)
         self.directives = []
 
     @cached_property
@@ -160,9 +176,15 @@ def load_summaries(root: str, stats: dict, cache_dir=None, known: dict | None = 
                    directives: dict[str, list] | None = None) -> dict[str, Summary]:
     """Summaries of the C-family files ``scan`` found (stat-keyed cache; ``known``: made already;
     ``directives``: what ``summary_directives`` gave already, in another process)."""
+    made = {rel: s for rel, s in (known or {}).items() if isinstance(s, Summary)}  # by the workers
     if directives is None:
-        directives = summary_directives(root, stats, cache_dir, known)
-    return {rel: Summary(found) for rel, found in directives.items()}
+        plain = {rel: s.directives if isinstance(s, Summary) else s for rel, s in (known or {}).items()}
+        directives = summary_directives(root, stats, cache_dir, plain)
+    out = {}
+    for rel, found in directives.items():
+        summary = made.get(rel)
+        out[rel] = summary if summary is not None and summary.directives is found else Summary(found)
+    return out
 
 
 def summary_directives(root: str, stats: dict, cache_dir=None, known: dict | None = None) -> dict[str, list]:
