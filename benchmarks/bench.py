@@ -93,16 +93,19 @@ class Runner:
     def median(self, cmd: list[str], repeat: int) -> float:
         return statistics.median(self.walls(cmd, repeat))
 
-    def peak_rss_mb(self, cmd: list[str]) -> float:
-        """The largest sum of resident sizes over the process and its descendants (workers
-        included), sampled every 20 ms from /proc; the process's own peak elsewhere."""
+    def peak_memory_mb(self, cmd: list[str]) -> tuple[float, float]:
+        """The largest sums over the process and its descendants (workers included), sampled
+        every 20 ms from /proc, of resident sizes and of proportional sizes (PSS: a page the
+        forked workers share with the parent counts once, not once per process); elsewhere
+        the process's own peak resident size, twice."""
         proc = subprocess.Popen(cmd, cwd=self.scratch, env=self.env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        peak = [0]
+        peak = [0, 0]
         if os.path.isdir("/proc/self"):
             def sample() -> None:
                 while proc.poll() is None:
-                    peak[0] = max(peak[0], _tree_rss_kb(proc.pid))
+                    rss, pss = _tree_memory_kb(proc.pid)
+                    peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
                     time.sleep(0.02)
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
@@ -110,13 +113,12 @@ class Runner:
             sampler.join()
         else:
             _, _, usage = os.wait4(proc.pid, 0)
-            peak[0] = usage.ru_maxrss
-        return peak[0] / 1024
+            peak = [usage.ru_maxrss, usage.ru_maxrss]
+        return peak[0] / 1024, peak[1] / 1024
 
 
-def _tree_rss_kb(pid: int) -> int:
+def _tree_memory_kb(pid: int) -> tuple[int, int]:
     parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -124,7 +126,6 @@ def _tree_rss_kb(pid: int) -> int:
             with open(f"/proc/{entry}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
             parents[int(entry)] = int(fields[1])
-            rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
         except (OSError, IndexError, ValueError):
             continue
     members, frontier = {pid}, [pid]
@@ -134,7 +135,18 @@ def _tree_rss_kb(pid: int) -> int:
             if ppid == parent and child not in members:
                 members.add(child)
                 frontier.append(child)
-    return sum(rss.get(p, 0) for p in members)
+    rss = pss = 0
+    for member in members:
+        try:
+            with open(f"/proc/{member}/smaps_rollup") as rollup:
+                for line in rollup:
+                    if line.startswith("Rss:"):
+                        rss += int(line.split()[1])
+                    elif line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return rss, pss
 
 
 def rocmlint_label(exe: str, all_exes: list[str]) -> str:
@@ -149,7 +161,7 @@ def bench_trees(runner: Runner, trees: list[Path], exes: list[str], repeat: int)
         if len(exes) > 1:
             print(f"rocmlint[{n}] = {exe}")
     print(f"\n{'tree':<28} {'files py/c++':>13} {'tool':<12} {'cold s':>8} {'warm s':>8} {'warm/cold':>9} "
-          f"{'cold/ruff':>9} {'peak MB':>8}")
+          f"{'cold/ruff':>9} {'peak MB':>8} {'PSS MB':>7}")
     totals: dict[str, list[float]] = {}
     for tree in trees:
         py = tree_stats(tree, PY_EXT)[0]
@@ -174,9 +186,10 @@ def bench_trees(runner: Runner, trees: list[Path], exes: list[str], repeat: int)
             runner.wall(cmd)  # fills the cache
             warm = runner.best(cmd, repeat)
             shutil.rmtree(cache, ignore_errors=True)
-            peak = runner.peak_rss_mb(cmd + ["--no-cache"])
+            peak, proportional = runner.peak_memory_mb(cmd + ["--no-cache"])
             ratio = f"{cold / ruff_cold:9.1f}x" if ruff_cold else f"{'-':>9}"
-            print(f"{'':<28} {'':>13} {label:<12} {cold:8.2f} {warm:8.2f} {warm / cold:9.2f} {ratio} {peak:8.0f}")
+            print(f"{'':<28} {'':>13} {label:<12} {cold:8.2f} {warm:8.2f} {warm / cold:9.2f} {ratio} {peak:8.0f} "
+                  f"{proportional:7.0f}")
             totals.setdefault(label, [0.0, 0.0])
             totals[label][0] += cold
             totals[label][1] += warm
@@ -252,6 +265,24 @@ def bench_semgrep(runner: Runner, trees: list[Path], exes: list[str]) -> None:
         print(f"{tree.name[:48]:<48} {shown} {ours:10.2f}")
 
 
+def own_project(tree: Path, scratch: Path) -> Path:
+    """The tree as a project of its own. A tree inside another project (the installed torch
+    package in a checkout's .venv) is linted as part of that project: the model rocmlint
+    builds is the outer project's, not the tree's. Such a tree is measured on a copy in the
+    scratch folder (without compiled libraries, which no linter reads), and the bench says so."""
+    from rocmlint.project import RootFinder
+
+    root, _vcs = RootFinder().root_of(str(tree))
+    if root is None or Path(root).resolve() == tree:
+        return tree
+    copy = scratch / "trees" / tree.name
+    if not copy.exists():
+        print(f"note: {tree} lies inside the project at {root}; measuring a copy of it as its own project")
+        shutil.copytree(tree, copy, symlinks=True,
+                        ignore=shutil.ignore_patterns(".git", "__pycache__", ".rocmlint_cache", "*.so", "*.so.*"))
+    return copy
+
+
 def find_ggml_cu(trees: list[Path]) -> Path | None:
     for tree in trees:
         if "ggml" in tree.name:
@@ -283,6 +314,7 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="rocmlint-bench-"))
     try:
         runner = Runner(scratch)
+        trees = [own_project(tree, scratch) for tree in trees]
         if not args.no_trees:
             bench_trees(runner, trees, exes, args.repeat)
         clean = scratch / "clean.py"
