@@ -121,3 +121,27 @@ def test_constants_are_not_read_where_no_platform_macro_is_named():
     gates = ConstantGates(CppContext("k.cu", gated.encode(), Settings()))
     assert gates.active and "definitions" in gates.__dict__
     assert gates.reason(9) is not None and gates.reason(7) is None  # the else is NVIDIA's
+
+
+def test_no_more_than_max_headers_are_read_for_constants_even_from_one_includer(tmp_path, monkeypatch):
+    """A header of a thousand #includes (an op-per-file API header) is searched only up to
+    MAX_HEADERS files for a condition's constants, not through every one it names."""
+    from rocmlint.cpp import constant_gates
+    from rocmlint.cpp.constant_gates import MAX_HEADERS, ConstantGates
+    from rocmlint.cpp.context import CppContext
+
+    many = MAX_HEADERS + 20
+    (tmp_path / "ops.h").write_text("".join(f'#include "op{n}.h"\n' for n in range(many)))
+    for n in range(many):
+        (tmp_path / f"op{n}.h").write_text(f"constexpr int kOp{n} = {n};\n")
+    source = '#include "ops.h"\nvoid f(int* x) {\n  if (kOnAmd)\n    x[0] = 1;\n}\n'
+    read: list[str] = []
+    header_info = constant_gates._header_info
+
+    def counting(path):
+        read.append(path)
+        return header_info(path)
+
+    monkeypatch.setattr(constant_gates, "_header_info", counting)
+    ConstantGates(CppContext(str(tmp_path / "k.cu"), source.encode(), Settings()))
+    assert len(read) == MAX_HEADERS  # ops.h and the first op headers, then no more

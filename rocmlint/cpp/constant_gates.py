@@ -343,6 +343,8 @@ def _included_constants(ctx: CppContext, names: set[str]) -> dict[str, int | Non
     while pending and searched < MAX_HEADERS and names - set(out):
         includer, includes = pending.pop(0)
         for header in includes:
+            if searched >= MAX_HEADERS:  # one includer of a thousand op headers counts too
+                break
             path = _resolve(model, includer, header)
             if path is None or path in seen:
                 continue
