@@ -262,11 +262,19 @@ def _run_pools(todo: Iterable[Job], workers: int, batch_size: int,
             if while_waiting is not None:
                 while_waiting()
                 while_waiting = None
+            names: dict[str, str] = {}
             for batch, future in submitted:
                 try:
-                    results.extend(future.result())
+                    done = future.result()
                 except BrokenProcessPool:
                     lost.extend(batch)
+                    continue
+                for job, result in zip(batch, done):
+                    if result.path == job.target.path:
+                        result.path = job.target.path  # one Path per file, not one more per result
+                    if result.includes:  # one object per include name: a header is included by thousands
+                        result.includes = tuple([names.setdefault(name, name) for name in result.includes])
+                results.extend(done)
         except BaseException:  # Ctrl-C: cancel here, the pool's own cancelling can miss a freed pool
             for _job, future in submitted:
                 future.cancel()

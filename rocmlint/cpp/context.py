@@ -182,7 +182,7 @@ class CppContext(FileContext):
         rel = model.rel(self.path)
         todo, seen = [rel], {rel}
         while todo:
-            for includer, _guard in model.nvidia_includers.get(todo.pop(), ()):  # every #include edge
+            for includer, _guard in model.includers_of(todo.pop()):  # every #include edge
                 if includer in seen:
                     continue
                 seen.add(includer)

@@ -58,7 +58,18 @@ def directive_parts(text: bytes) -> tuple[str, bytes]:
     """Name and remainder of a directive from ``logical_lines`` (which yields only directives)."""
     m = _DIRECTIVE.match(text)
     assert m is not None, "logical_lines yields directive lines only"
-    return m.group(1).decode("ascii", "replace"), m.group(2)
+    raw = m.group(1)
+    name = _DIRECTIVE_NAMES.get(raw)
+    if name is None:
+        name = raw.decode("ascii", "replace")
+        if len(_DIRECTIVE_NAMES) < 256:
+            _DIRECTIVE_NAMES[raw] = name
+    return name, m.group(2)
+
+
+# One string per directive name (a summary of torch's headers holds 136,000 directives: one
+# "include" object each cost 7 MB in the parent, and as many unpickled from the workers)
+_DIRECTIVE_NAMES: dict[bytes, str] = {}
 
 
 @lru_cache(maxsize=1)

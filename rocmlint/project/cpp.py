@@ -138,8 +138,10 @@ class CppModel:
     roots: set[str] = field(default_factory=set)
     hipify_setting: object = "auto"
     shims: dict[str, Shim] = field(default_factory=dict)
-    # target -> (includer, #if conditions around the include): the NVIDIA view's include graph
-    nvidia_includers: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # target -> (its includers, the #if conditions around each include), two parallel tuples
+    # (the NVIDIA view's include graph; a pair per edge cost 4 MB on torch's headers, in the
+    # parent and in each worker it forks): read it through ``includers_of``
+    nvidia_includers: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     include_dirs: list[str] = field(default_factory=list)  # relative to root
     _memo: dict = field(default_factory=dict, repr=False)
     _facts: dict = field(default_factory=dict, repr=False)  # (rel or None, name) -> MacroFact
@@ -234,6 +236,11 @@ class CppModel:
                 return None
         return True if True in states else False
 
+    def includers_of(self, rel: str) -> list[tuple[str, str]]:
+        """(includer, #if conditions around its include) of every #include edge to ``rel``."""
+        found = self.nvidia_includers.get(rel)
+        return list(zip(*found)) if found else []
+
     def nvidia_file(self, rel: str) -> bool | None:
         """Whether the NVIDIA build compiles a file (root-relative): False when every
         include of it sits under conditions false there, or in files it never compiles."""
@@ -241,7 +248,7 @@ class CppModel:
         if rel in memo:
             return memo[rel]
         memo[rel] = None  # include cycles: unknown
-        includers = self.nvidia_includers.get(rel)
+        includers = self.includers_of(rel)
         if not includers:
             memo[rel] = True
             return True
@@ -986,7 +993,8 @@ def _solve(model: CppModel) -> None:
         previous = state
     model._memo, model._facts = {}, {}
     _collect_shims(model)
-    model.nvidia_includers = {t: [(e.includer, e.guard) for e in edges] for t, edges in model.includers.items()}
+    model.nvidia_includers = {t: (tuple(e.includer for e in edges), tuple(e.guard for e in edges))
+                              for t, edges in model.includers.items()}
     model.edges, model.includers = {}, {}  # only the solver needs them; chains are in ``parent``
     for summary in model.files.values():
         summary.release()
