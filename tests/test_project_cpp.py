@@ -877,3 +877,14 @@ def test_sources_a_setup_helper_adds_only_off_rocm_are_not_in_the_amd_build(tmp_
     assert where(findings(root, capsys)) == set()
     code, out, _err = run_cli(["explain", "--no-cache", "te/csrc/comm/ring.cu:1"], root, capsys)
     assert "NOT compiled by the AMD build" in out and "build_tools/ext.py" in out
+
+
+@pytest.mark.parametrize("directive,hip", [
+    ("#include <hip/hip_runtime.h>", True), ('#include "vendors/hip/x.h"', True), ("#include <chip/x.h>", False),
+    ("#if defined(USE_ROCM)", True), ("#ifdef USE_ROCM_KERNELS", False), ("#if MY_USE_ROCM", False),
+    ("#ifdef __HIPCC__", True), ("#if __AMDGCN__", True), ("#include <cuda_runtime.h>", False),
+])
+def test_a_summary_names_hip_where_a_word_says_so(directive, hip):
+    from rocmlint.project.summaries import Summary, summarise
+
+    assert Summary(summarise(f"{directive}\nint x;\n#endif\n".encode())).hip is hip

@@ -20,7 +20,9 @@ _CONDITIONS = frozenset({"if", "ifdef", "ifndef", "elif"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _INCLUDED = re.compile(r'[<"]([^>"]+)[>"]')  # what an #include names
 _INCLUDE_NAME = re.compile(rb'#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]')
-_HIP_MARK = re.compile(r"\bhip/|__HIP|\bUSE_ROCM\b|__AMDGCN__")  # __HIP covers __HIPCC__
+# __HIP covers __HIPCC__; each alternative starts with its literal (the word start is checked
+# behind it: a leading \b makes ``re`` try every position, 7x slower on 9,443 torch headers)
+_HIP_MARK = re.compile(r"hip(?<!\whip)/|__HIP|USE_ROCM(?<!\wUSE_ROCM)\b|__AMDGCN__")
 # A CUDA path: a CUDA toolkit header, or a test of an nvcc-only macro.
 _CUDA_MARK = re.compile(r"[<\"](?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h|cute/|cutlass/)"
                         r"|__CUDACC__|__NVCC__|__CUDA_ARCH__")
