@@ -73,7 +73,9 @@ class WarpSizeHardcoded(Rule):
     pattern = (r"#[ \t]*define[ \t]+\w+[ \t]+\(?32\)?[ \t]*(?:$|//|/\*)|=\s*32\s*;"
                r"|[%/&<]\s*3[12]\b|<=\s*3[12]\b|\+=\s*3[12]\b|>>\s*5\b|==\s*31\b|,\s*3[12]\s*\)|\(\s*32\s*,"
                r"|\b__(?:shfl|ballot|any|all|activemask|lane_id)\w*\s*\(|\bwarpSize\b")
-    anchors = (r"3[12]\b", r">>\s*5\b", r"__(?:shfl|ballot|any|all|activemask|lane_id)", r"warpSize")
+    # Every 31/32 of the pattern follows an operator or a space: not `F32`, `int32`, `1.32`
+    # (the check stands behind the literal, which keeps the scan fast)
+    anchors = (r"3[12]\b(?<![\w.]3[12])", r">>\s*5\b", r"__(?:shfl|ballot|any|all|activemask|lane_id)", r"warpSize")
     fix_applicability = Applicability.UNSAFE
     # Warp-size arithmetic only matters in GPU code: skip files with no sign of it.
     requires_any = GPU_CODE_MARKERS
