@@ -19,13 +19,13 @@ from .source import write_replacing
 CACHE_DIR = ".rocmlint_cache"
 
 
-@lru_cache(maxsize=1)
 def stat_stamp(stat: os.stat_result) -> str:
     """What a result that read another file depends on: its size and modification time (the
     fact recorded for it, and the value the fact is checked against)."""
     return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
+@lru_cache(maxsize=1)
 def build_key() -> str:
     """Version plus the state of rocmlint's own source files (editable installs change)."""
     digest = hashlib.sha256(__version__.encode())
