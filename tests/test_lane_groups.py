@@ -546,6 +546,8 @@ def test_a_parameter_named_warp_size_shadows_it_and_a_default_of_warp_size_does_
     by_parameter = SHADOWED_REDUCTION.replace("__device__ short warp_max(short v) {\n  int warpSize = 32;\n",
                                               "__device__ short warp_max(short v, int warpSize = 32) {\n")
     assert [f for f in lint(by_parameter) if f.code == "ROC204"] == []
+    by_reference = by_parameter.replace("int warpSize = 32", "const int &warpSize = 32")  # the name under `&`
+    assert [f for f in lint(by_reference) if f.code == "ROC204"] == []
     by_default = SHADOWED_REDUCTION.replace("__device__ short warp_max(short v) {\n  int warpSize = 32;\n",
                                             "__device__ short warp_max(short v, int width = warpSize) {\n")
     assert [f.line for f in lint(by_default) if f.code == "ROC204"] == [7, 8]

@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from rocmlint.cpp.dataflow import declared_identifier, function_declarator, parameter_declarations
 from rocmlint.cpp.markers import GPU_CODE_MARKERS
 from rocmlint.model import Span
 from rocmlint.rule import Rule
@@ -110,7 +111,7 @@ class BodyEmptyOnAmd(Rule):
             if empty is not None:
                 found[function.start_byte] = empty
         for empty in found.values():
-            declarator = _function_declarator(empty.function)
+            declarator = function_declarator(empty.function)
             name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
             anchor = name_node or empty.function
             gates = "; ".join(f"`#{c.branches[0].kind} {c.branches[0].condition}` (lines {c.start + 1}-{c.endif + 1})"
@@ -258,17 +259,10 @@ def _function_around(ctx, line: int):
     return node
 
 
-def _function_declarator(function):
-    node = function.child_by_field_name("declarator")
-    while node is not None and node.type != "function_declarator":
-        node = node.child_by_field_name("declarator")
-    return node
-
-
 def _empty_on_amd(ctx, function) -> _Empty | None:
     """Why the function is empty on AMD (a verdict with the chains), or None."""
     body = function.child_by_field_name("body")
-    declarator = _function_declarator(function)
+    declarator = function_declarator(function)
     if body is None or declarator is None:
         return None
     pp = ctx.pp
@@ -348,32 +342,16 @@ def _chains_holding(pp, lines: list[int]) -> list | None:
     return chains
 
 
-def _parameters(declarator) -> list:
-    params = declarator.child_by_field_name("parameters")
-    return [p for p in params.named_children if p.type in ("parameter_declaration", "optional_parameter_declaration",
-                                                                 "variadic_parameter_declaration")] \
-        if params is not None else []
-
-
-def _parameter_name(node):
-    while node is not None and node.type not in ("identifier",):
-        node = node.child_by_field_name("declarator") or next(
-            (c for c in node.named_children if c.type in ("identifier", "pointer_declarator", "reference_declarator",
-                                                          "array_declarator", "parenthesized_declarator",
-                                                          "variadic_declarator")), None)
-    return node
-
-
 def _output_parameters(ctx, declarator) -> list[bytes]:
     """Names of parameters the function can write through: non-const pointers and references."""
     names = []
-    for param in _parameters(declarator):
+    for param in parameter_declarations(declarator):
         inner = param.child_by_field_name("declarator")
         if inner is None:
             continue
         text = ctx.source[param.start_byte:param.end_byte].decode("utf-8", "replace")
         by_address = inner.type in ("pointer_declarator", "reference_declarator") or "&" in text or "*" in text
-        name = _parameter_name(inner)
+        name = declared_identifier(inner)
         if by_address and name is not None and not _CONST_POINTEE.search(text):
             names.append(ctx.source[name.start_byte:name.end_byte])
     return names
@@ -382,15 +360,15 @@ def _output_parameters(ctx, declarator) -> list[bytes]:
 def _local_names(ctx, function, declarator) -> set[bytes]:
     """Parameters and local variables: what a return hands back unchanged."""
     names = set()
-    for param in _parameters(declarator):
-        name = _parameter_name(param.child_by_field_name("declarator"))
+    for param in parameter_declarations(declarator):
+        name = declared_identifier(param.child_by_field_name("declarator"))
         if name is not None:
             names.add(ctx.source[name.start_byte:name.end_byte])
     body = function.child_by_field_name("body")
     for declaration in ctx.descendants(body, {"declaration"}):
         for child in declaration.named_children:
             if child.type in ("init_declarator", "identifier", "array_declarator"):
-                name = _parameter_name(child) if child.type != "identifier" else child
+                name = declared_identifier(child) if child.type != "identifier" else child
                 if name is not None:
                     names.add(ctx.source[name.start_byte:name.end_byte])
     return names

@@ -58,6 +58,32 @@ def call_arguments(call) -> list:
     return [] if args is None else [c for c in args.named_children if c.type != "comment"]
 
 
+def function_declarator(function):
+    """The ``function_declarator`` of a function definition (under pointer/reference ones)."""
+    node = function.child_by_field_name("declarator")
+    while node is not None and node.type != "function_declarator":
+        node = node.child_by_field_name("declarator")
+    return node
+
+
+def parameter_declarations(declarator) -> list:
+    """The parameter declarations of a ``function_declarator``."""
+    params = declarator.child_by_field_name("parameters")
+    return [p for p in params.named_children if p.type in ("parameter_declaration", "optional_parameter_declaration",
+                                                                 "variadic_parameter_declaration")] \
+        if params is not None else []
+
+
+def declared_identifier(node):
+    """The identifier a declarator declares (``*p``, ``&r``, ``a[4]``, ``x = 1`` -> the name)."""
+    while node is not None and node.type not in ("identifier",):
+        node = node.child_by_field_name("declarator") or next(
+            (c for c in node.named_children if c.type in ("identifier", "pointer_declarator", "reference_declarator",
+                                                          "array_declarator", "parenthesized_declarator",
+                                                          "variadic_declarator")), None)
+    return node
+
+
 class ScopeFlow:
     """Declarations, assignments and ballot-mask taint of one function (or ERROR region)."""
 

@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..cache import stat_stamp
 from ..model import Span
-from .dataflow import call_arguments, callee_name, flow_for
+from .dataflow import (call_arguments, callee_name, declared_identifier, flow_for, function_declarator,
+                       parameter_declarations)
 from .device_code import has_device_code, names_project_macro
 from .full_masks import shifted_mask
 from .markers import WAVE_OPERATIONS
@@ -705,15 +706,10 @@ def _function_nodes(ctx) -> tuple[list, list]:
 def _parameter_names(ctx, function) -> set[str]:
     """The names a function definition's parameters declare (``int warpSize = 32`` declares
     ``warpSize``; ``unsigned width = warpSize`` declares ``width``)."""
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    declarator = function_declarator(function)
     names = set()
-    for parameter in parameters.named_children if parameters is not None else ():
-        name = parameter.child_by_field_name("declarator")
-        while name is not None and name.type != "identifier":
-            name = name.child_by_field_name("declarator")
+    for parameter in parameter_declarations(declarator) if declarator is not None else ():
+        name = declared_identifier(parameter.child_by_field_name("declarator"))
         if name is not None:
             names.add(ctx.node_text(name))
     return names
