@@ -90,7 +90,9 @@ class _IgnoreFile:
                 by_piece.setdefault(piece, []).append(index)
         self.literals = list(by_piece)
         self.lines_of = list(by_piece.values())
-        self.matcher = _substring_matcher(self.literals)
+        from .literals import substring_matcher  # only where an ignore file exists (4 ms to import)
+
+        self.matcher = substring_matcher(self.literals)
         self.regexes: dict[int, re.Pattern[str] | None] = {}
         self.specs: dict[tuple[int, ...], GitIgnoreSpec] = {}
 
@@ -171,16 +173,6 @@ def _required_pieces(line: str) -> set[str]:
             piece += "/"
         pieces.add(piece)
     return pieces
-
-
-def _substring_matcher(words: list[str]):
-    """text -> indices of the words it contains (overlapping occurrences)."""
-    if not words:
-        return lambda text: []
-    from ahocorasick_rs import AhoCorasick
-
-    automaton = AhoCorasick(words)
-    return lambda text: {index for index, _start, _end in automaton.find_matches_as_indexes(text, overlapping=True)}
 
 
 def _repo_root(start: str) -> str | None:

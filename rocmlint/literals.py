@@ -132,6 +132,18 @@ def literal_matcher(words: list[bytes], longest: bool = False, dfa: bool = False
     return lambda buffer: [(index, start) for index, start, _end in automaton.find_matches_as_indexes(buffer)]
 
 
+def substring_matcher(words: list[str]):
+    """text -> indices of the words it holds, overlapping ones too (one Aho-Corasick pass)."""
+    if not words:
+        return lambda text: set()
+    try:
+        from ahocorasick_rs import AhoCorasick
+    except ImportError:
+        return lambda text: {index for index, word in enumerate(words) if word in text}
+    automaton = AhoCorasick(words)
+    return lambda text: {index for index, _start, _end in automaton.find_matches_as_indexes(text, overlapping=True)}
+
+
 _WORD_BYTE = re.compile(rb"\w")
 
 
