@@ -47,9 +47,13 @@ class Summary:
         """A summary with what ``release`` keeps already made: a worker of a big run makes
         it while it reads the file, and the model's solve (one process) only reads it."""
         summary = cls(found)
-        _ = summary.conditions, summary.guard, summary.hip, summary.cuda, summary.signature
-        summary.__dict__.pop("_texts", None)  # what it gave is kept: not sent back
+        summary._make_kept()
         return summary
+
+    def _make_kept(self) -> None:
+        """What queries read once the model is solved (``release`` keeps only this)."""
+        _ = self.conditions, self.guard, self.hip, self.cuda, self.signature
+        self.__dict__.pop("_texts", None)  # what it gave is kept: not sent back, not stored
 
     @cached_property
     def _texts(self) -> tuple[str, str]:
@@ -87,9 +91,8 @@ class Summary:
 
     def release(self) -> None:
         """Keep only what queries need once the model is solved (memory, cache size)."""
-        _ = self.conditions, self.guard, self.hip, self.cuda, self.signature
+        self._make_kept()
         self.__dict__.pop("_include_branches", None)
-        self.__dict__.pop("_texts", None)
         self.directives = []
 
     @cached_property
