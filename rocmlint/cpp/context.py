@@ -142,13 +142,28 @@ class CppContext(FileContext):
         return known[line]
 
     def _reach(self, line: int, seen: frozenset[str]) -> bool | None:
-        if self.outside_amd_build or self.pp.amd[line] is False:
+        amd = self.pp.amd[line]
+        if amd is False or self.outside_amd_build:
             return False
+        beyond = self._lines_beyond_if_table
+        if beyond is not None and line not in beyond:
+            return amd
         if line in self._template_nvidia_lines or self.constant_gate(line) is not None:
             return False
         if self.expansions_amd_skips(line, seen):
             return False
         return self.pp.amd[line]
+
+    @cached_property
+    def _lines_beyond_if_table(self) -> frozenset[int] | None:
+        """The lines whose reach may depend on more than the ``#if`` table: inside a
+        code generator's template branch or a multi-line ``#define`` (None: every line, a
+        C++ gate of the file reads a platform constant). The rest are answered by the
+        table alone (CUTLASS asks for 150,000 lines)."""
+        gates = self._constant_gates
+        if gates is not None and gates.active:
+            return None
+        return frozenset(self._template_nvidia_lines).union(self.macro_bodies.lines())
 
     @cached_property
     def macro_bodies(self):
@@ -231,12 +246,14 @@ class CppContext(FileContext):
         """Why the AMD build never runs this line by a C++ gate (a branch of ``if``/``if
         constexpr`` or a template specialisation on a constant the project sets only for
         HIP), or None."""
-        if "_constant_gates" not in self.__dict__:
-            from .constant_gates import ConstantGates, could_gate
-
-            self.__dict__["_constant_gates"] = ConstantGates(self) if could_gate(self.source) else None
-        gates = self.__dict__["_constant_gates"]
+        gates = self._constant_gates
         return gates.reason(line) if gates is not None else None
+
+    @cached_property
+    def _constant_gates(self):
+        from .constant_gates import ConstantGates, could_gate
+
+        return ConstantGates(self) if could_gate(self.source) else None
 
     @cached_property
     def gated(self) -> bool:

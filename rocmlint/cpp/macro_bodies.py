@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, KeysView
 
 from .preprocessor import define_parts, directives
 
@@ -40,6 +40,10 @@ class MacroBodies:
             if parts is not None and parts[2]:
                 self.bodies.append(MacroBody(parts[0], first, last, parts[1] is not None))
         self._by_line = {line: body for body in self.bodies for line in range(body.first, body.last + 1)}
+
+    def lines(self) -> "KeysView[int]":
+        """Every line inside a multi-line ``#define``."""
+        return self._by_line.keys()
 
     def body_at(self, line: int) -> MacroBody | None:
         return self._by_line.get(line)
