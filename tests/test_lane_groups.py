@@ -517,6 +517,38 @@ def test_the_wave_sized_pre_check_equals_its_patterns_on_the_fixtures():
     assert seen == {True, False}
 
 
+_PLAIN_CONSTANT_64 = rb"const(?:expr)?\b[^;{}()=]*[={]\s*[(\s]*64[uUlL]*\b"
+
+
+@pytest.mark.parametrize("text", [
+    b"const int kWave = 64;", b"static constexpr unsigned kLanes{ 64u };", b"constexpr int w = (64);",
+    b"constant = 64;", b"const_iterator it = 64;", b"myconst x = 64;", b"const int* p; x = 64;",
+    b"const int n = 640;", b"const int n = 64 * 2;", b"int64_t x = 64;", b"const(x) = 64;",
+    b"const auto lanes =\n  64;", b"x = 64; const int y = 1;", b"const T a = b, c = 64;", b"const", b"= 64", b"",
+])
+def test_the_constant_64_pre_check_equals_its_pattern(text):
+    """Read from each value of 64 back to the keyword, the same answer as the forward pattern."""
+    import re
+
+    from rocmlint.cpp import lanegroups
+
+    assert lanegroups._constant_64(text) is (re.search(_PLAIN_CONSTANT_64, text) is not None)
+
+
+def test_the_constant_64_pre_check_equals_its_pattern_on_the_fixtures():
+    import re
+
+    from rocmlint.cpp import lanegroups
+
+    seen = set()
+    for path in sorted(p for p in FIXTURES.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        expected = re.search(_PLAIN_CONSTANT_64, data) is not None
+        assert lanegroups._constant_64(data) is expected, path
+        seen.add(expected)
+    assert seen == {True, False}
+
+
 SHADOWED_REDUCTION = (
     "__device__ short warp_max(short v) {\n"
     "  int warpSize = 32;\n"

@@ -485,12 +485,25 @@ def _wave_sized_words():
 
 def _defines_64(source: bytes) -> bool:
     """A ``#define`` or ``const`` definition (``constant_value``) whose value may be 64."""
-    return b"64" in source and (_CONSTANT_64.search(source) is not None or _DEFINE_64.search(source) is not None)
+    return b"64" in source and (_constant_64(source) or _DEFINE_64.search(source) is not None)
 
 
-# Each starts with a literal (a fast scan); loose before the keyword: a pre-check.
-_CONSTANT_64 = re.compile(rb"const(?:expr)?\b[^;{}()=]*[={]\s*[(\s]*64[uUlL]*\b")
-_DEFINE_64 = re.compile(rb"define[ \t]+\w+[ \t]+[( \t]*64[uUlL]*\b")
+def _constant_64(source: bytes) -> bool:
+    """``const(?:expr)?\\b[^;{}()=]*[={][\\s(]*64[uUlL]*\\b`` matches (loose before the
+    keyword: a pre-check), found from the value back to the keyword: a forward scan tries
+    every `const` of the file (thousands in a CUTLASS header), values of 64 are few."""
+    for m in _VALUE_64.finditer(source):
+        at = m.start()
+        run_start = max([source.rfind(stop, 0, at) for stop in _STOPS]) + 1
+        if _CONST_WORD.search(source, run_start, at) is not None:
+            return True
+    return False
+
+
+_VALUE_64 = re.compile(rb"[={][\s(]*64[uUlL]*\b")
+_CONST_WORD = re.compile(rb"const(?:expr)?\b")
+_STOPS = (b";", b"{", b"}", b"(", b")", b"=")  # what the run between keyword and value never holds
+_DEFINE_64 = re.compile(rb"define[ \t]+\w+[ \t]+[( \t]*64[uUlL]*\b")  # a literal start: a fast scan
 
 
 def _names_wave_size_macro(ctx: "CppContext") -> bool:
