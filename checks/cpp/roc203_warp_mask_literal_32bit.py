@@ -141,7 +141,6 @@ class WarpMaskLiteral32Bit(Rule):
             else:
                 uses, origin = self._mask_uses(ctx, hit, line)
             for use in uses:
-                flow = flow_for(ctx, use)
                 parent = use.parent
                 while parent is not None and parent.type == "parenthesized_expression":
                     use, parent = parent, parent.parent
@@ -174,7 +173,7 @@ class WarpMaskLiteral32Bit(Rule):
                     other = parent.child_by_field_name("left")
                     if other == use:
                         other = parent.child_by_field_name("right")
-                    source = flow.mask_source(other)
+                    source = flow_for(ctx, use).mask_source(other)
                     if source is None:
                         continue
                     fix = build_fix(ctx, use, [Edit(ctx.node_span(use), "__ballot(1)")],
