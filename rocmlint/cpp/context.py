@@ -142,8 +142,10 @@ class CppContext(FileContext):
         return known[line]
 
     def _reach(self, line: int, seen: frozenset[str]) -> bool | None:
+        if self.outside_amd_build:
+            return False
         amd = self.pp.amd[line]
-        if amd is False or self.outside_amd_build:
+        if amd is False:
             return False
         beyond = self._lines_beyond_if_table
         if beyond is not None and line not in beyond:
