@@ -256,7 +256,8 @@ def test_the_whole_call_chain_of_an_anchored_function_is_kept(monkeypatch):
 
 def test_an_anchored_import_keeps_the_functions_that_use_the_names_it_binds():
     filler = "".join(f"def unrelated_{i}(x):\n    return x + {i}\n\n\n" for i in range(400))
-    source = (b"import os\nfrom torch.utils.cpp_extension import (\n    load_inline as build,\n    CUDA_HOME,\n)\n"
+    source = (b"import os\nfrom torch.utils.cpp_extension import (  # the JIT builders\n    load_inline as build,"
+              b"  # renamed\n    CUDA_HOME,\n)\n"
               b"import numpy.linalg as la\n\n\n" + filler.encode() +
               b"def compile_it():\n    return build(name='k')\n\n\ndef home():\n    return CUDA_HOME\n\n\n"
               b"def solve(a):\n    return la.inv(a)\n")

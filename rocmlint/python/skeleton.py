@@ -194,7 +194,8 @@ def _bound_names(source: bytes, statements: list[int], position: int) -> list[by
         return [name] if name else []
     end = statements[following] if following < len(statements) else len(source)
     names = []
-    for item in re.sub(rb"[()\\]", b" ", source[imported.end():end]).split(b","):
+    names_text = _IMPORT_COMMENT.sub(b"", source[imported.end():end])  # `(a,  # why` holds `a` and `b` next
+    for item in re.sub(rb"[()\\]", b" ", names_text).split(b","):
         words = item.split()
         if len(words) >= 3 and words[-2] == b"as":
             names.append(words[-1])
@@ -206,6 +207,7 @@ def _bound_names(source: bytes, statements: list[int], position: int) -> list[by
 
 
 _IMPORT = re.compile(rb"(from[ \t]+[\w.]+[ \t]+)?import[ \t]+")
+_IMPORT_COMMENT = re.compile(rb"#[^\n]*")  # an import statement holds no string: every # starts a comment
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 
 
