@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 
 from rocmlint.cpp.lexical import starts_word
 from rocmlint.rule import Example, Rule
@@ -68,35 +67,25 @@ class CutlassUsage(Rule):
         # One finding per file, at the first reachable include or use, with a count of the
         # others: a file that depends on CUTLASS has the same fix everywhere, and one finding
         # per include or declaration buried real files (20,000 on CUTLASS's own tree) in noise.
-        uses = _uses(ctx)
+        uses = [hit for hit in ctx.hits() if _is_use(ctx, hit)]
         if uses:
             more = len(uses) - 1
             suffix = f" ({more} more use{'s' if more != 1 else ''} in this file)" if more else ""
             ctx.report(uses[0], self.message + suffix)
 
 
-def _uses(ctx) -> list:
-    """The hits that are an include path after ``#include`` or a qualifier that is a whole
-    word, in code the AMD build may compile. CUTLASS's own tree has 180,000 hits, most on
-    lines of their own: the line's reach is asked once per line, before the lexer."""
+def _is_use(ctx, hit) -> bool:
+    """An include path after ``#include``, or a qualifier that is a whole word, in code the
+    AMD build may compile (CUTLASS's own tree has 180,000 hits: kept cheap; the line's
+    reach, memoised per line, is asked before the lexer reads up to the hit)."""
     source = ctx.source
-    line_starts = ctx.lines.line_starts
-    amd_reach, in_code = ctx.amd_reach, ctx.in_code
-    uses = []
-    next_line_start = -1  # the hits come in file order: a new line begins at or after this
-    skipped_line = False
-    for hit in ctx.hits():
-        start = hit.start
-        if source[hit.end - 1] == 0x2F:  # "/": only as the path of an #include
-            start = source.rfind(b"\n", 0, hit.start) + 1
-            if not _INCLUDE_PREFIX.fullmatch(source, start, hit.start):
-                continue
-        elif not starts_word(source, start):  # `mycutlass::`
-            continue
-        if hit.start >= next_line_start:
-            line = bisect_right(line_starts, hit.start) - 1
-            next_line_start = line_starts[line + 1] if line + 1 < len(line_starts) else len(source) + 1
-            skipped_line = amd_reach(line) is False
-        if not skipped_line and in_code(start):
-            uses.append(hit)
-    return uses
+    start = hit.start
+    if source[hit.end - 1] == 0x2F:  # "/": only as the path of an #include
+        start = source.rfind(b"\n", 0, hit.start) + 1
+        if not _INCLUDE_PREFIX.fullmatch(source, start, hit.start):
+            return False
+    elif not starts_word(source, hit.start):  # `mycutlass::`
+        return False
+    return not ctx.nvidia_only(hit.start) and ctx.in_code(start)
+
+
