@@ -96,11 +96,17 @@ class Cache:
         entry = self.entries.get(str(path))
         return tuple((k, key, v) for k, key, v in entry[6]) if entry is not None and len(entry) > 6 else ()
 
+    def set_aside(self, path: Path) -> bool:
+        """Whether the stored result of ``path`` was set aside (outside the AMD build)."""
+        entry = self.entries.get(str(path))
+        return bool(entry[7]) if entry is not None and len(entry) > 7 else False
+
     def store(self, path: Path, settings_key: str, data_hash: str, mtime_ns: int, size: int,
               findings: list[Finding], includes: tuple[str, ...] = (),
-              facts: tuple[tuple[str, str, str], ...] = ()) -> None:
+              facts: tuple[tuple[str, str, str], ...] = (), set_aside: bool = False) -> None:
         self.entries[str(path)] = [mtime_ns, size, data_hash, settings_key,
-                                   [finding_to_dict(f) for f in findings], list(includes), [list(f) for f in facts]]
+                                   [finding_to_dict(f) for f in findings], list(includes), [list(f) for f in facts],
+                                   set_aside]
         self.dirty = True
 
     def save(self) -> None:

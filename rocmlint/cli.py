@@ -72,6 +72,9 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
                        help="text output: one line per finding")
     check.add_argument("-p", "--compile-commands", metavar="BUILD_DIR", default="",
                        help="the ROCm build's compile_commands.json (or its folder)")
+    check.add_argument("--port", action="append", default=[], metavar="PATH",
+                       help="lint this file or folder as a port (the CUDA code a HIP backend is written from), even "
+                            "where the project's HIP build does not compile it; repeatable")
 
     explain = sub.add_parser("explain", help="why a line is or is not in the AMD build, and why rules fired")
     explain.add_argument("location", metavar="PATH:LINE")
@@ -79,6 +82,8 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     explain.add_argument("-p", "--compile-commands", metavar="BUILD_DIR", default="",
                          help="the ROCm build's compile_commands.json (or its folder)")
     explain.add_argument("--no-cache", action="store_true", help="neither read nor write the model cache")
+    explain.add_argument("--port", action="append", default=[], metavar="PATH",
+                         help="explain as if this file or folder were linted as a port (see check --port)")
 
     server = sub.add_parser("server", help="language server for editors (LSP on stdin/stdout)")
     server.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only way)")
@@ -163,7 +168,10 @@ def _cmd_check(args) -> int:
                 raise UsageError(f"--{option.replace('_', '-')}: unknown rule or prefix {code!r}")
     if args.unsafe_fixes and not (args.fix or args.diff):
         raise UsageError("--unsafe-fixes needs --fix or --diff")
-    resolver = resolver_for(args.config, args.select, args.ignore, args.extend_select, is_known_prefix)
+    for raw in args.port:
+        if not os.path.exists(raw):
+            raise UsageError(f"--port: no such file or folder: {raw}")
+    resolver = resolver_for(args.config, args.select, args.ignore, args.extend_select, is_known_prefix, args.port)
     for raw in args.paths:
         if not os.path.exists(raw):
             raise UsageError(f"no such file or folder: {raw}")
@@ -227,7 +235,18 @@ def _cmd_check(args) -> int:
             return EXIT_ERROR
         return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_CLEAN
 
-    _emit(args, findings, fixed, out, nothing_checked=bool(unread) and not results)
+    # C-family files the AMD build never compiles: counted in the summary, and a note for
+    # each one named on the command line (a pre-commit run, --force-exclude, stays quiet)
+    set_aside = [r for r in results if r.set_aside]
+    if not args.force_exclude and not args.quiet:
+        named = {os.path.abspath(p) for p in args.paths if os.path.isfile(p)}
+        for r in set_aside:
+            if os.path.abspath(r.path) in named:
+                print(f"rocmlint: note: {r.display}: not compiled by the project's AMD build, not checked for device "
+                      f"hazards (`--port {r.display}` lints it as a port; `rocmlint explain {r.display}:1` says why)",
+                      file=sys.stderr)
+    _emit(args, findings, fixed, out, nothing_checked=bool(unread) and not results,
+          set_aside=0 if args.force_exclude else len(set_aside))
     if crashed:
         return EXIT_ERROR
     if refused:
@@ -311,7 +330,7 @@ def _project_at(root: Path, resolver, use_cache: bool = True, compile_commands: 
                             compile_commands)
 
 
-def _emit(args, findings, fixed, out, nothing_checked: bool = False) -> None:
+def _emit(args, findings, fixed, out, nothing_checked: bool = False, set_aside: int = 0) -> None:
     fmt = args.output_format
     if fmt == "json":
         from .output import json_format
@@ -334,7 +353,8 @@ def _emit(args, findings, fixed, out, nothing_checked: bool = False) -> None:
             text_output.write(out, ("\n" if rendered else "") + text_output.statistics(findings))
         if not args.quiet:
             text_output.write(out, "No file checked.\n" if nothing_checked else
-                              text_output.summary(findings, fixed, args.unsafe_fixes, colour=colour))
+                              text_output.summary(findings, fixed, args.unsafe_fixes, colour=colour,
+                                                  set_aside=set_aside))
 
 
 def _cmd_explain(args) -> int:
@@ -349,7 +369,10 @@ def _cmd_explain(args) -> int:
         raise UsageError(f"no such file: {path}")
     from .registry import is_known_prefix
 
-    resolver = ConfigResolver(args.config, is_known_prefix=is_known_prefix)
+    from .config import resolver_for
+
+    resolver = resolver_for(args.config, None, None, (), is_known_prefix, args.port) if args.port else \
+        ConfigResolver(args.config, is_known_prefix=is_known_prefix)
     activate(_project([path], resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands))
     return explain(path, int(line), resolver.for_path(path))
 

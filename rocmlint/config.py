@@ -60,6 +60,9 @@ class Settings:
     # Build options of the ROCm build (CMake -D / meson -D): name -> value, over what the
     # build files' branches let rocmlint infer.
     build_options: tuple[tuple[str, str], ...] = ()
+    # Files or folders (absolute) to lint as a port even where the project's HIP build does not
+    # compile them (``port`` in the config, relative to its folder; --port on the command line)
+    port: tuple[str, ...] = ()
     config_dir: str = ""
     config_path: str = ""
 
@@ -111,7 +114,7 @@ def _match(rel: str, pattern: str) -> bool:
 
 
 # Schema: key -> (kind, validator-description)
-_LIST_KEYS = {"select", "ignore", "exclude", "extend-exclude", "rocm-macros", "nvidia-macros",
+_LIST_KEYS = {"select", "ignore", "exclude", "extend-exclude", "rocm-macros", "nvidia-macros", "port",
               "rocm-gate-names", "offload-arch"}
 _STR_KEYS = {"gate", "gate-macro", "compile-commands"}
 _KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root", "hipify", "extension", "build-options"}
@@ -223,6 +226,8 @@ def _apply(base: Settings, table: dict, directory: Path, path: Path) -> Settings
             (k, ("ON" if v else "OFF") if isinstance(v, bool) else str(v)) for k, v in table["build-options"].items()))
     if "per-file-ignores" in table:
         changes["per_file_ignores"] = tuple((k, tuple(v)) for k, v in table["per-file-ignores"].items())
+    if "port" in table:
+        changes["port"] = tuple(os.path.normpath(os.path.join(str(directory), p)) for p in table["port"])
     changes["config_dir"] = str(directory)
     changes["config_path"] = str(path)
     return replace(base, **changes)
@@ -249,7 +254,9 @@ class ConfigResolver:
 
     def _finish(self, settings: Settings) -> Settings:
         if self._overrides:
-            settings = replace(settings, **self._overrides)
+            settings = replace(settings, **{k: v for k, v in self._overrides.items() if k != "port"})
+        if self._overrides.get("port"):  # --port adds to the configured paths
+            settings = replace(settings, port=settings.port + tuple(self._overrides["port"]))
         if self._extend_select:
             settings = replace(settings, select=settings.select + self._extend_select)
         return settings
@@ -300,11 +307,15 @@ class ConfigResolver:
 
 def resolver_for(config: Path | None, select: "list[str] | None", ignore: "list[str] | None",
                  extend_select: "list[str] | tuple[str, ...]" = (),
-                 is_known_prefix: "Callable[[str], bool] | None" = None) -> ConfigResolver:
+                 is_known_prefix: "Callable[[str], bool] | None" = None,
+                 port: "list[str] | tuple[str, ...]" = ()) -> ConfigResolver:
     """The settings of every file, from the configuration files (or one ``config`` file) with a
     command line's or an editor's ``select``/``ignore`` over them (None: as configured);
-    ``extend_select`` adds to the selection."""
+    ``extend_select`` adds to the selection; ``port`` (paths, relative to the working folder)
+    to the configured ``port`` paths."""
     overrides: dict = {}
+    if port:
+        overrides["port"] = tuple(os.path.abspath(p) for p in port)
     if select is not None:
         overrides["select"] = tuple(select) + tuple(extend_select)
     if ignore is not None:

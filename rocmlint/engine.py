@@ -103,6 +103,8 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
             contexts[half].build_fixes = build_fixes
         ctx = contexts[half]
         if ctx.outside_amd_build:
+            if project is not None:
+                project.set_aside = True  # counted in the summary: not checked for device hazards
             continue  # the project model says the AMD build never compiles this file
         ctx.rule = rule
         rule.check(ctx)
@@ -119,6 +121,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
             continue
         seen.add(key)
         finding.evidence = tuple(finding_evidence(ctx, start))
+        finding.mode = ctx.mode
         kept.append(finding)
     if embedded:
         try:
@@ -270,6 +273,8 @@ class FileResult:
     parts_used: tuple[str, ...] = ()  # the project model parts its analysis asked (cache key)
     includes: tuple[str, ...] = ()  # C-family: the names its #include lines give (discovery)
     facts: tuple[tuple[str, str, str], ...] = ()  # outside facts its analysis read (cache, Project.record)
+    # C-family: the project's AMD build does not compile it, so no rule looked at it (summary)
+    set_aside: bool = False
 
 
 def lint_source(path: Path, display: str, settings: Settings) -> tuple[SourceFile | None, list[Finding]]:

@@ -30,6 +30,8 @@ KIND_COMPILE_DB = "compile-db"  # -D/-U in compile_commands.json (per unit)
 KIND_ONLY_FROM_NVIDIA_FILE = "only-from-nvidia-file"  # included only from files the AMD build never compiles
 KIND_BUILD_FILE = "build-file"  # a fact read from a build file (CMake, setup.py, meson)
 KIND_HIP_TWIN = "hip-twin"  # the AMD build compiles a hipified copy of the file instead
+KIND_BY_NAME = "by-name"  # a macro decided by the platform its name states (weaker than a definition)
+KIND_PORT_PATH = "port-path"  # a file named by --port / `port`: linted as a port whatever the build says
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ def explain(path: str, line_no: int, settings, out=None, buffer: bytes | None = 
     from .source import SourceError, read_source
     from .suppress import is_suppressed, suppressed_codes
 
-    language = language or language_for(path, sniff=True, extensions=settings.extensions)
+    language = language or language_for(path, sniff=True, extensions=settings.extensions) or \
+        _included_language(path)
     if language is None:
         from .discovery import unread_warning
 
@@ -79,6 +80,8 @@ def explain(path: str, line_no: int, settings, out=None, buffer: bytes | None = 
                 why = "the file is not in the AMD build"
             elif ctx.nvidia_only(start):  # rules look only at the hits the AMD build compiles
                 why = "the AMD build never compiles this line"
+            elif all(ctx.nvidia_only(s.start) for s in spans if start <= s.start <= end):
+                why = "the AMD build never compiles its matches here (a macro argument it drops)"
             elif rule.wave_size_rule and ctx.wave_size_aware(start):
                 why = "inside a branch that picks code by wave size"
             else:
@@ -110,3 +113,34 @@ def explain(path: str, line_no: int, settings, out=None, buffer: bytes | None = 
                                   if_stack_lines):
             print(item, file=out)
     return 0
+
+
+def _included_language(path: str) -> str | None:
+    """"cpp" for a file ``check`` reads because a C-family file #includes it (an ``.inc``,
+    ``op.inc_isglobal``): one the project model holds, or one a C-family file of the project
+    names in an #include next to it."""
+    import os
+
+    from .project import active
+    from .project.summaries import included_names
+    from .project.tree import C_FAMILY_EXTENSIONS
+
+    project = active()
+    if project is None:
+        return None
+    model = project.part("cpp")
+    rel = model.rel(path) if model is not None else None
+    if rel is not None and rel in model.files:
+        return "cpp"
+    # No model (a port with no HIP anywhere): its folder's C-family files, as discovery claims them.
+    folder, name = os.path.split(os.path.abspath(path))
+    for entry in os.scandir(folder):
+        if os.path.splitext(entry.name)[1].lower() in C_FAMILY_EXTENSIONS and entry.is_file():
+            try:
+                with open(entry.path, "rb") as fh:
+                    names = included_names(fh.read())
+            except OSError:
+                continue
+            if any(os.path.basename(n) == name for n in names):
+                return "cpp"
+    return None

@@ -82,6 +82,9 @@ class Finding:
     edit_positions: tuple[tuple[int, int, int, int], ...] = field(default=(), repr=False)
     # Why the AMD build reaches this line (project model): translation unit, #if stack.
     evidence: tuple[str, ...] = field(default=(), repr=False)
+    # C-family findings: "port" (code a HIP backend is to be written from: no HIP build, or
+    # --port) or "guard" (the project's HIP build compiles it); None for Python and manifests
+    mode: str | None = None
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.start, self.code, self.span.end)
@@ -163,7 +166,7 @@ def finding_to_dict(f: Finding) -> dict:
         "code": f.code, "name": f.name, "path": f.path, "span": [f.span.start, f.span.end],
         "message": f.message, "severity": f.severity.value,
         "pos": [f.line, f.column, f.end_line, f.end_column], "source_line": f.source_line,
-        "edit_positions": [list(p) for p in f.edit_positions], "evidence": list(f.evidence),
+        "edit_positions": [list(p) for p in f.edit_positions], "evidence": list(f.evidence), "mode": f.mode,
         "fix": None if f.fix is None else {
             "title": f.fix.title, "applicability": f.fix.applicability.value,
             "edits": [[e.span.start, e.span.end, e.content] for e in f.fix.edits],
@@ -182,7 +185,7 @@ def finding_from_dict(d: dict) -> Finding:
         ),
         line=d["pos"][0], column=d["pos"][1], end_line=d["pos"][2], end_column=d["pos"][3],
         source_line=d["source_line"], edit_positions=tuple(tuple(p) for p in d["edit_positions"]),
-        evidence=tuple(d.get("evidence", ())),
+        evidence=tuple(d.get("evidence", ())), mode=d.get("mode"),
     )
 
 

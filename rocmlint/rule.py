@@ -216,6 +216,11 @@ class FileContext:
         """True when the AMD build never compiles or runs this file (project model)."""
         return False
 
+    @property
+    def mode(self) -> str | None:
+        """"port" or "guard" for C-family code (design §2e); None where it does not apply."""
+        return None
+
     def nvidia_only(self, offset: int) -> bool:
         """True where only the NVIDIA build reaches this byte (never reported)."""
         return False

@@ -99,6 +99,7 @@ def _run_job(job: Job) -> FileResult:
     if project is not None:
         result.parts_used = tuple(sorted(project.used))
         result.facts = tuple(project.facts)
+        result.set_aside = project.set_aside
     return result
 
 
@@ -483,7 +484,8 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
                     cached = None  # another file's fact it read has changed
                 if cached is not None:
                     results.append(FileResult(path=target.path, display=target.display, findings=cached,
-                                              includes=cache.includes(target.path)))
+                                              includes=cache.includes(target.path),
+                                              set_aside=cache.set_aside(target.path)))
                     continue
             yield Job(target, language, rules, mode, unsafe, cache is not None, build_fixes)
 
@@ -514,6 +516,6 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
                 if project is not None and language in result.parts_used and project.is_lazy(language):
                     key += MODEL_KEY + project.fingerprint_for(result.path, language)  # the facts it used
                 cache.store(result.path, key, result.content_hash, st.st_mtime_ns, st.st_size, result.findings,
-                            result.includes, result.facts)
+                            result.includes, result.facts, result.set_aside)
     results.extend(fresh)
     return results

@@ -212,7 +212,9 @@ def test_cuda_only_code_without_hip_anywhere_has_no_model_and_is_reported_as_bef
 
 @pytest.mark.parametrize("cmake, read, amd", [
     ("project(bench LANGUAGES CXX CUDA)\nif(CMAKE_SYSTEM_PROCESSOR MATCHES \"AMD64\")\nendif()\n", False, False),
-    ("project(bench LANGUAGES CXX CUDA)\nif(USE_ROCM)\n  add_compile_definitions(BENCH_HIP)\nendif()\n", True, True),
+    # a ROCm switch that compiles nothing as HIP is no HIP build (design §2e): nothing to model
+    ("project(bench LANGUAGES CXX CUDA)\nif(USE_ROCM)\n  add_compile_definitions(BENCH_HIP)\nendif()\n", True, False),
+    ("project(bench LANGUAGES CXX CUDA)\nif(USE_ROCM)\n  enable_language(HIP)\nendif()\n", True, True),
     ("project(bench LANGUAGES CXX CUDA)\nif(GPU STREQUAL \"amd\")\nendif()\n", True, False),
 ])
 def test_build_files_that_name_no_amd_build_are_not_interpreted(tmp_path, monkeypatch, cmake, read, amd):
@@ -263,7 +265,8 @@ HIP_MARK = "#ifdef __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime.h>\n#endif\n"
 
 
 def test_cmake_fatal_error_unless_cuda_makes_a_folder_nvidia_only(tmp_path):
-    write_tree(tmp_path, {"CMakeLists.txt": CMAKE_TOP, "hopper/k.cu": HAZARD, "main/src/a.cu": HIP_MARK + HAZARD})
+    write_tree(tmp_path, {"CMakeLists.txt": CMAKE_TOP, "hopper/k.cu": HAZARD, "main/src/a.cu": HIP_MARK + HAZARD,
+                          "main/src/b.hip": HIP_MARK})  # the project has a HIP build (design §2e)
     model = model_for(tmp_path)
     verdict = model.file_verdict(tmp_path / "hopper/k.cu")
     assert verdict.value is False and verdict.evidence[0].where == "CMakeLists.txt:6"

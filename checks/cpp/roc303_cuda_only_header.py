@@ -127,9 +127,38 @@ def _generated(ctx, header: str) -> bool:
     return bool(found)
 
 
+def _project_folder(ctx, header: str, angle: bool) -> bool:
+    """A path into a folder of the project (``"cuda/components/sorting.cuh"`` where the project
+    has a ``cuda/`` folder beside the includer or at its root; ``<cuda/components/x.cuh>`` where
+    the root holds ``cuda/components/``): the project's own header, even one since removed,
+    not the toolkit's ``cuda/`` (libcu++). A vendored toolkit (``third_party/cub/cub/``) is not
+    at the root, and stays CUDA-only."""
+    folder_part = os.path.dirname(header)
+    first = header.partition("/")[0]
+    if not folder_part or first in (".", "..") or (angle and "/" not in folder_part):
+        return False
+    if angle:
+        if ctx.model is None:
+            return False
+        candidates = [os.path.join(ctx.model.root, folder_part)]
+    else:
+        candidates = [os.path.join(os.path.dirname(os.path.abspath(ctx.path)), first)]
+        if ctx.model is not None:
+            candidates.append(os.path.join(ctx.model.root, first))
+    for key in candidates:
+        found = os.path.isdir(key)
+        if ctx.project is not None:
+            ctx.project.record("dir", key, str(found))
+        if found:
+            return True
+    return False
+
+
 def _project_file(ctx, header: str, angle: bool) -> bool:
     """A quoted include naming a file of the project (its own ``vector_types.h``), not the
     toolkit's. (A vendored CUB reached through ``<cub/...>`` is still CUDA-only.)"""
+    if _project_folder(ctx, header, angle):
+        return True
     if angle:
         return False
     model, project = ctx.model, ctx.project

@@ -1,6 +1,8 @@
 """What C++/CUDA/HIP rules see of a file: the tree, the #if gates, and shared look-ups."""
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -68,6 +70,9 @@ def uses_gate(settings: "Settings", hip_only: bool) -> bool:
     return not hip_only
 
 
+_END = 1 << 62  # sorts after any (offset, end, why) with the same offset
+
+
 @dataclass(frozen=True)
 class DirectiveNode:
     """A preprocessor line standing in for its tree node where a fix gates it: directives
@@ -108,6 +113,12 @@ class CppContext(FileContext):
     @cached_property
     def root(self):
         return self.tree.root_node
+
+    @property
+    def mode(self) -> str:
+        """"port" (no HIP build, or --port: the CUDA code a HIP backend is written from) or
+        "guard" (the project's HIP build decides); no model: no HIP anywhere, a port."""
+        return self.model.mode_of(self.path) if self.model is not None else "port"
 
     @property
     def outside_amd_build(self) -> bool:
@@ -213,7 +224,51 @@ class CppContext(FileContext):
         return False
 
     def nvidia_only(self, offset: int) -> bool:
-        return self.amd_reach(self.lines.line_of(offset)) is False
+        return self.amd_reach(self.lines.line_of(offset)) is False or self.dropped_argument(offset) is not None
+
+    def dropped_argument(self, offset: int) -> str | None:
+        """Inside an argument that a project macro's AMD definition drops
+        (``AMREX_HIP_OR_CUDA(hip_code, cuda_code)``): the macro and where it is defined."""
+        spans = self._dropped_spans
+        if not spans:
+            return None
+        index = bisect_right(spans, (offset, _END)) - 1
+        if index >= 0 and spans[index][0] <= offset < spans[index][1]:
+            return spans[index][2]
+        return None
+
+    @cached_property
+    def _dropped_spans(self) -> list[tuple[int, int, str]]:
+        """Sorted (start, end, why) of the arguments the AMD build drops in this file."""
+        model = self.model
+        if model is None or not model.droppers:
+            return []
+        names = [n for n in model.droppers if n.encode() in self.source]
+        if not names:
+            return []
+        from .macro_bodies import argument_spans
+
+        found: list[tuple[int, int, str]] = []
+        pattern = rb"\b(" + b"|".join(re.escape(n.encode()) for n in names) + rb")\s*\("
+        for m in re.finditer(pattern, self.source):
+            if not self.in_code(m.start()) or self.pp.amd[self.line_of(m.start())] is False:
+                continue
+            shim = model.droppers[m.group(1).decode()]
+            args = argument_spans(self.source, m.end() - 1, self.in_code)
+            if args is None or len(args) != len(shim.params):
+                continue
+            for index, (start, end) in enumerate(args):
+                if shim.drops(index):
+                    found.append((start, end, f"{shim.name}({', '.join(shim.params)}) -> {shim.body.strip()} in the "
+                                              f"AMD build ({shim.where}) drops its argument {shim.params[index]}"))
+        found.sort()
+        merged: list[tuple[int, int, str]] = []
+        for span in found:  # a selector inside another's dropped argument: the outer one decides
+            if merged and span[0] < merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], span[1]), merged[-1][2])
+            else:
+                merged.append(span)
+        return merged
 
     def wave_size_aware(self, offset: int) -> bool:
         return self.pp.wave_size_aware(self.lines.line_of(offset))

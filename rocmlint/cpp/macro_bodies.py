@@ -68,3 +68,26 @@ class MacroBodies:
 def mentioned_in(name: str, data: bytes) -> bool:
     """Whether another file's text names the macro at all (a possible expansion there)."""
     return re.search(rb"\b" + re.escape(name.encode()) + rb"\b", data) is not None
+
+
+def argument_spans(source: bytes, open_paren: int, in_code: Callable[[int], bool]) -> list[tuple[int, int]] | None:
+    """The byte spans of a macro invocation's arguments, its ``(`` at ``open_paren``: split at
+    commas outside nested parentheses, comments and literals (None: no closing parenthesis)."""
+    spans: list[tuple[int, int]] = []
+    depth, start = 0, open_paren + 1
+    for m in re.finditer(rb"[(),]", source[open_paren:]):
+        at = open_paren + m.start()
+        if not in_code(at):
+            continue
+        char = m.group(0)
+        if char == b"(":
+            depth += 1
+        elif char == b")":
+            depth -= 1
+            if depth == 0:
+                spans.append((start, at))
+                return spans
+        elif depth == 1:
+            spans.append((start, at))
+            start = at + 1
+    return None

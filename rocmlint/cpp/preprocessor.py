@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
+from .platform_names import value_by_name
+
 # Conditions naming one of these pick code by wave size: wave-size rules stay quiet inside.
 WAVE_SIZE_MACRO = re.compile(
     r"__GFX\d+__|__gfx\w+__|(?i:wave_?front_?size|wave_?size|warp_?size|wave(?:32|64))"
@@ -524,9 +526,10 @@ class Conditionals:
         defined: dict[str, int | None] = {}
         undefined: set[str] = set()
         self.guard = include_guard(found)
-        if resolve is None:
+        if resolve is None:  # no project model: a lone file or CUDA code with no HIP build, a port
             defined, undefined = {m: 1 for m in rocm_macros}, set(nvidia_macros)
             undefined |= _defined_only_in_dead_branches(found, defined, undefined)
+            resolve = _by_name_in_port
         elif self.guard is not None:  # the file's own guard: undefined where its text is read
             undefined = {self.guard}
         self.evaluator = Evaluator(defined, undefined, resolve)
@@ -641,6 +644,12 @@ def _defined_only_in_dead_branches(found, defined: dict, undefined: set[str]) ->
         if name in ("define", "undef") and rest:
             reach_of.setdefault(macro_name(rest), set()).add(reach if name == "define" else "undef")
     return {m for m, reaches in reach_of.items() if reaches == {False} and m not in defined}
+
+
+def _by_name_in_port(name: str) -> tuple[bool | None, int | None]:
+    """A macro nothing in the file sets, by the platform its name states (a port's view)."""
+    value = value_by_name(name, port=True)
+    return value, (1 if value else None)
 
 
 @lru_cache(maxsize=1)

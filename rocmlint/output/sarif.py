@@ -266,7 +266,7 @@ def build_log(findings: list[Finding], *, root: Path | None = None,
             locations=[location],
             partial_fingerprints={SARIF_KEY: fingerprint},
             fixes=[fix] if fix is not None else None,
-            properties={"evidence": list(f.evidence)} if f.evidence else None,
+            properties=_properties(f),
         ))
     invocation = om.Invocation(execution_successful=not crashes)
     notifications = [om.Notification(
@@ -313,3 +313,14 @@ def render(findings: list[Finding], *, root: Path | None = None, max_results: in
     # encoder) for big ones, which only machines read.
     indent = 2 if len(findings) <= COMPACT_ABOVE else None
     return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
+
+
+def _properties(f: Finding) -> dict | None:
+    """A result's property bag: the project model's evidence, and for C-family findings the
+    mode (``port``: code a HIP backend is written from; ``guard``: the HIP build compiles it)."""
+    found: dict = {}
+    if f.evidence:
+        found["evidence"] = list(f.evidence)
+    if f.mode is not None:
+        found["mode"] = f.mode
+    return found or None

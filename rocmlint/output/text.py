@@ -103,13 +103,35 @@ def not_checked(findings: list[Finding]) -> str:
     return f"{total} file{'s' if total != 1 else ''} not checked ({kinds})."
 
 
-def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour: bool) -> str:
+def set_aside_line(count: int) -> str:
+    """The summary line for C-family files outside the AMD build ("" for none)."""
+    if not count:
+        return ""
+    files = f"{count} C-family file{'s' if count != 1 else ''}"
+    return (f"{files} not compiled by the project's AMD build {'were' if count != 1 else 'was'} not checked for "
+            "device hazards (`--port PATH` lints them as a port; `rocmlint explain FILE:1` says why).")
+
+
+def mode_line(findings: list[Finding]) -> str:
+    """How many findings are porting work (C-family code with no HIP build, or --port)."""
+    port = sum(1 for f in findings if f.mode == "port")
+    if not port:
+        return ""
+    return (f"Port mode: {port} finding{'s' if port != 1 else ''} {'are' if port != 1 else 'is'} in CUDA code with no "
+            "HIP build (or named by --port), checked as its hipcc build: each is porting work.")
+
+
+def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour: bool, set_aside: int = 0) -> str:
     s = _Style(colour)
     n = len(findings)
     parts = []
     if fixed:
         parts.append(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
+    aside = set_aside_line(set_aside)
     if n == 0:
+        if aside:  # never a bare "All checks passed!" over files that were not checked
+            parts.append(("No findings remain" if fixed else "No findings") + " in the code the AMD build compiles.")
+            return " ".join(parts) + "\n" + aside + "\n"
         parts.append("All checks passed!" if not fixed else "No findings remain.")
         return " ".join(parts) + "\n"
     skipped = not_checked(findings)
@@ -129,6 +151,9 @@ def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour
                        else f"{unsafe} more with `--unsafe-fixes`")
     if fixable:
         parts.append("[*] " + ", ".join(fixable) + ".")
+    for extra in (mode_line(findings), aside):
+        if extra:
+            parts.append(extra)
     return "\n".join(parts) + "\n"
 
 

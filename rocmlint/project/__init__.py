@@ -91,6 +91,7 @@ class Project:
     # covers (another header's macro body, whether a file exists): (kind, key, value). They
     # go into the cache with the result, which stands only while each still holds.
     facts: list[tuple[str, str, str]] = field(default_factory=list)
+    set_aside: bool = False  # the file in hand is outside the AMD build: rules did not look at it
 
     def prepare(self, languages: Iterable[str]) -> None:
         """Set up the parts the selected rules need (a ``LazyPart`` is built on first use)."""
@@ -178,9 +179,10 @@ class Project:
         """A file's analysis starts: what it asks is recorded afresh."""
         self.used.clear()
         self.facts.clear()
+        self.set_aside = False
 
     def record(self, kind: str, key: str, value: str) -> None:
-        """The file in hand read a fact (``kind``: "file" for a path's existence,
+        """The file in hand read a fact (``kind``: "file" / "dir" for a path's existence,
         "file-content" for another file's bytes (its stat), else "<language>:<what>",
         answered by that part's ``fact(kind, key, path)``)."""
         self.facts.append((kind, key, value))
@@ -191,6 +193,8 @@ class Project:
             now: str | None
             if kind == "file":
                 now = str(os.path.isfile(key))
+            elif kind == "dir":
+                now = str(os.path.isdir(key))
             elif kind == "file-content":
                 now = content_stamp(key)
             else:

@@ -46,6 +46,17 @@ class BuildFacts:
     generated_headers: dict[str, Evidence] = field(default_factory=dict)
     # header -> (its new name, why): the project's own hipify custom map (hipify_torch)
     hipify_renames: dict[str, tuple[str, Evidence]] = field(default_factory=dict)
+    # where the build compiles for AMD as HIP (HIP language, hipcc, hipify, .hip sources): none
+    # means the project has no HIP build, and its AMD build is the port (design §2e)
+    hip_build: list[Evidence] = field(default_factory=list)
+    port: bool = False  # read in the port configuration: the CUDA build compiled by hipcc
+    # what configuration-header templates write (configure_file, meson, autoconf), by macro:
+    # defined with (value or None, why) / undefined (why) / written from a value not known (why)
+    configured_defines: dict[str, tuple[int | None, Evidence]] = field(default_factory=dict)
+    configured_undefines: dict[str, Evidence] = field(default_factory=dict)
+    configured_unknown: dict[str, Evidence] = field(default_factory=dict)
+    # header the build writes (below the build folder) -> the template it is written from
+    generated_from: dict[str, str] = field(default_factory=dict)
     complete: bool = True  # False when a reader failed (warned): such facts are not cached
 
     def generated_header(self, header: str) -> Evidence | None:
@@ -144,12 +155,17 @@ def _glob_match(rel: str, pattern: str, recursive: bool) -> bool:
 
 
 # --- CMake (rocmlint/project/cmake.py) ---------------------------------------------------
-def read_cmake_files(facts: BuildFacts, texts: dict[str, str], options: dict[str, str] | None = None) -> None:
+def read_cmake_files(facts: BuildFacts, texts: dict[str, str], options: dict[str, str] | None = None,
+                     templates: dict[str, str] | None = None) -> None:
     """Every CMake file of the project, read as one program (``cmake.read``)."""
     from .cmake import read
 
-    cmake = read(texts, options)
+    cmake = read(texts, options, templates, facts.port)
     merge_build_facts(facts, cmake.uses, cmake.definitions, cmake.generated)
+    merge_template_defines(facts, cmake.template_defines)
+    facts.hip_build.extend(cmake.hip_build)
+    for output, template in cmake.generated_from.items():
+        facts.generated_from.setdefault(output, template)
     for folder, why in cmake.dead_dirs.items():
         facts.nvidia_dirs.setdefault(folder, why)
     for folder, why in cmake.hipify_dirs.items():
@@ -157,12 +173,54 @@ def read_cmake_files(facts: BuildFacts, texts: dict[str, str], options: dict[str
     facts.hipify_outputs.extend(cmake.hipify_outputs)
 
 
-def read_meson_files(facts: BuildFacts, texts: dict[str, str], options: dict[str, str] | None = None) -> None:
+def read_meson_files(facts: BuildFacts, texts: dict[str, str], options: dict[str, str] | None = None,
+                     templates: dict[str, str] | None = None) -> None:
     """The project's meson.build files (``meson.read``)."""
     from .meson import read
 
-    meson = read(texts, options)
+    meson = read(texts, options, templates, facts.port)
     merge_build_facts(facts, meson.uses, meson.definitions, meson.generated)
+    merge_template_defines(facts, meson.template_defines)
+    facts.hip_build.extend(meson.hip_build)
+    for output, template in meson.generated_from.items():
+        facts.generated_from.setdefault(output, template)
+
+
+def read_makefiles(facts: BuildFacts, texts: dict[str, str]) -> None:
+    """The project's Makefiles: the sources hipcc compiles (``makefile.read``)."""
+    from .makefile import read
+
+    uses, hip_build = read(texts)
+    merge_build_facts(facts, uses, {})
+    facts.hip_build.extend(hip_build)
+
+
+def read_autoconf_templates(facts: BuildFacts, templates: dict[str, str]) -> None:
+    """``config.h.in`` written by ``./configure`` (``#undef X`` lines): switches the build
+    sets from checks rocmlint does not run; their value is left to the name rule."""
+    from .templates import template_lines
+
+    for rel, text in templates.items():
+        if rel.rpartition("/")[2] != "config.h.in":
+            continue
+        for line in template_lines(text):
+            if line.kind == "undef":
+                facts.configured_unknown.setdefault(line.macro, Evidence(
+                    f"./configure writes {line.macro} into config.h from checks rocmlint does not run",
+                    f"{rel}:{line.line}", KIND_BUILD_FILE))
+
+
+def merge_template_defines(facts: BuildFacts, found: dict) -> None:
+    """What templates write, each macro decided when one of its lines certainly applies."""
+    for macro, entries in found.items():
+        certain = [(value, why) for value, cond, why in entries if cond.value is True]
+        if certain:
+            value = certain[0][0]
+            facts.configured_defines.setdefault(macro, (_number(value) if value is not None else None, certain[0][1]))
+        elif all(cond.value is False for _value, cond, _why in entries):
+            facts.configured_undefines.setdefault(macro, entries[0][2])
+        else:
+            facts.configured_unknown.setdefault(macro, entries[0][2])
 
 
 def merge_build_facts(facts: BuildFacts, uses: list, definitions: dict,

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from ..evidence import KIND_BUILD_FILE, Evidence
 from .conditions import TRUE, Cond, SourceUse, and3, describe, or3
+from .templates import substitute, template_lines
 
 MAX_COMMANDS = 200_000  # a pathological build: stop evaluating, keep what is known
 MAX_DEPTH = 12  # function calls / includes / subdirectories nested
@@ -41,6 +42,8 @@ _STRONG_HIP = re.compile(r"(?:^|[/\s])[\w.-]+\.hip$|^hip::|hipify|^HIP$|^hip$|__
                          re.IGNORECASE)
 _CUDA_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:cuda(?:toolkit|_arch)?|nvcc|cublas(?:lt)?|cudnn|cudart|nccl|cutlass|nvidia)"
                         r"(?![a-z])", re.IGNORECASE)
+# Another GPU vendor's work (SYCL/oneAPI, Level Zero, Metal): never the ROCm build's branch.
+_OTHER_GPU_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:sycl|dpcpp|oneapi|level_?zero|metal)(?![a-z])", re.IGNORECASE)
 _SOURCE_EXT = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx|c\+\+|h|hh|hpp|hxx|inl)$", re.IGNORECASE)
 # commands whose COMMAND words run a program at build or configure time
 _RUNS_PROGRAMS = ("add_custom_command", "add_custom_target", "execute_process")
@@ -72,7 +75,16 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # A toolkit having been found stays unknown (see the module docstring); the platforms' own
 # compilers too. Built-in variables whose value on a Linux ROCm machine is known:
 _BUILTIN = {"UNIX": "1", "LINUX": "1", "WIN32": "", "APPLE": "", "MSVC": "", "MSYS": "", "CYGWIN": "",
-            "HIP_FOUND": "1", "hip_FOUND": "1", "ROCM_FOUND": "1", "CMAKE_HIP_COMPILER_LOADED": "1"}
+            "HIP_FOUND": "1", "hip_FOUND": "1", "ROCM_FOUND": "1", "CMAKE_HIP_COMPILER_LOADED": "1",
+            # what find_package(hip) and the HIP language set on an AMD machine
+            "HIP_PLATFORM": "amd", "CMAKE_HIP_PLATFORM": "amd", "HIP_COMPILER": "clang", "HIP_RUNTIME": "rocclr",
+            "CMAKE_HIP_COMPILER_ID": "Clang"}
+MAX_HIP_BUILD_EVIDENCE = 8
+_HIP_LANGUAGE_COMMANDS = ("enable_language(", "project(", "set_source_files_properties(", "hip_add_")
+# Words of a command that compile for AMD as HIP (a HIP build, design §2e): the HIP language,
+# hipcc or amdclang++ as the compiler, HIP's device target, .hip sources, hipify.
+_HIP_BUILD_WORD = re.compile(r"^(?:HIP|HIPCC)$|(?:^|/)(?:hipcc|amdclang\+\+)(?:\.exe)?$|^hip::device$|^blt::hip"
+                             r"|^hip-lang::|\.hip$|hipify|^CMAKE_HIP_(?:ARCHITECTURES|COMPILER|FLAGS)|^HIP_HIPCC_FLAGS")
 
 
 class Item(NamedTuple):  # a tuple: built by the thousand, 5x cheaper than a frozen dataclass
@@ -93,6 +105,10 @@ class CMakeFacts:
     hipify_outputs: list[tuple[str, str, Evidence]] = field(default_factory=list)
     # headers configure_file() writes on the ROCm path (path below the build folder -> evidence)
     generated: dict[str, Evidence] = field(default_factory=dict)
+    # macro -> [(value text or None, cond, evidence)]: what a configure_file() template writes
+    template_defines: dict[str, list[tuple[str | None, Cond, Evidence]]] = field(default_factory=dict)
+    generated_from: dict[str, str] = field(default_factory=dict)  # header written -> its template
+    hip_build: list[Evidence] = field(default_factory=list)  # commands that compile as HIP
 
 
 _UNSET: list[Item] = []  # a macro parameter's name had no variable in the caller before the call
@@ -203,10 +219,11 @@ def _command(node, data: bytes) -> _Command:
 
 # --- what a branch does -----------------------------------------------------------------
 def _platform_of(body: list) -> str | None:
-    """'hip' when the commands enable or build for HIP, 'cuda' when they do only CUDA work.
+    """'hip' when the commands enable or build for HIP, 'cuda' when they do only CUDA work,
+    'other' when they do only another GPU vendor's (SYCL, Metal).
     Only the branch's own commands count (loops included): a nested ``if`` selects by its
     own condition, and says nothing of the outer one."""
-    hip = strong = cuda = False
+    hip = strong = cuda = other = False
     for cmd in _own_commands(body):
         texts = [cmd.name] + [a for a, _ in cmd.args]
         upper = [a.upper() for a, _ in cmd.args]
@@ -227,10 +244,14 @@ def _platform_of(body: list) -> str | None:
                 hip = True
             if _CUDA_WORD.search(text) or text.lower().endswith((".cu", ".cuh")):
                 cuda = True
+            if _OTHER_GPU_WORD.search(text):
+                other = True
     if strong or (hip and not cuda):
         return "hip"
     if cuda and not hip:
         return "cuda"
+    if not hip and not cuda and other:
+        return "other"
     return None
 
 
@@ -270,11 +291,25 @@ class _Learned:
     (True/False), or -> the value it equals ("=v") / does not equal ("!=v")."""
 
     truth: dict[str, set] = field(default_factory=dict)
+    # what ``if(NOT X)`` branches taught: weaker than ``if(X)`` (a stub built where a platform
+    # is absent, ``if(NOT X_BUILD_CUDA) add_library(x_cuda cuda_hooks.cpp)``, names it)
+    negated: dict[str, set] = field(default_factory=dict)
     equals: dict[str, set] = field(default_factory=dict)
     differs: dict[str, set] = field(default_factory=dict)
     why: dict[str, str] = field(default_factory=dict)
     # variables the configuration reads from files or programs: what they hold is data
     read_from_disk: set[str] = field(default_factory=set)
+
+    def switch(self, name: str) -> bool | None:
+        """The switch's value in the ROCm build, where its branches agree (``if(X)`` first)."""
+        for taught in (self.truth.get(name), self.negated.get(name)):
+            if taught:
+                return next(iter(taught)) if len(taught) == 1 else None
+        return None
+
+    def selects(self, name: str) -> bool:
+        """Some branch on ``name`` does platform work: a selector the configuration decides."""
+        return name in self.truth or name in self.negated or name in self.equals or name in self.differs
 
     def settled(self, name: str) -> tuple[set, set]:
         """The values ``name`` equals and differs from in the ROCm build, less those the
@@ -299,7 +334,13 @@ def _read_from_disk(statements: list) -> set[str]:
     return names
 
 
-def _learn(statements: list, rel: str, learned: _Learned) -> None:
+def _taken(platform: str, port: bool) -> bool:
+    """Whether the AMD build takes a branch doing this platform's work: HIP's always, CUDA's
+    in a port (the CUDA build compiled by hipcc), another vendor's never."""
+    return platform == "hip" or (port and platform == "cuda")
+
+
+def _learn(statements: list, rel: str, learned: _Learned, port: bool = False) -> None:
     for st in statements:
         if not isinstance(st, _Block):
             continue
@@ -312,12 +353,12 @@ def _learn(statements: list, rel: str, learned: _Learned) -> None:
                     continue
                 platform = _platform_of(body)
                 if platform is not None and head.name in ("if", "elseif"):
-                    _learn_condition(head, platform == "hip", rel, learned)
-                elif platform is not None and head.name == "else" and len(st.branches) == 2 and \
+                    _learn_condition(head, _taken(platform, port), rel, learned)
+                elif platform in ("hip", "cuda") and head.name == "else" and len(st.branches) == 2 and \
                         not _holds_platform_choice(st.branches[0][1]):
-                    _learn_condition(st.branches[0][0], platform != "hip", rel, learned)
+                    _learn_condition(st.branches[0][0], not _taken(platform, port), rel, learned)
         for _head, body in st.branches:
-            _learn(body, rel, learned)
+            _learn(body, rel, learned, port)
 
 
 def _learn_condition(head: _Command, on_rocm: bool, rel: str, learned: _Learned) -> None:
@@ -333,7 +374,7 @@ def _learn_condition(head: _Command, on_rocm: bool, rel: str, learned: _Learned)
         return
     if len(args) == 1 and name:
         if on_rocm or not _HIP_WORD.search(name):  # a CUDA branch says its switch is off, not a HIP one
-            learned.truth.setdefault(name, set()).add(on_rocm)
+            (learned.negated if negated else learned.truth).setdefault(name, set()).add(on_rocm)
             learned.why.setdefault(name, where)
     elif len(args) == 3 and args[1].upper() in ("STREQUAL", "MATCHES") and name:
         value = args[2]
@@ -372,10 +413,14 @@ class _Scope:
 class Interpreter:
     """Evaluates a project's CMake files (``texts``: root-relative path -> text)."""
 
-    def __init__(self, texts: dict[str, str], options: dict[str, str] | None = None) -> None:
+    def __init__(self, texts: dict[str, str], options: dict[str, str] | None = None,
+                 templates: dict[str, str] | None = None, port: bool = False) -> None:
         self.texts = {rel: text for rel, text in texts.items()
                       if rel.endswith(("CMakeLists.txt", ".cmake"))}
         self.options = dict(options or {})
+        self.templates = templates or {}  # configure_file() inputs: root-relative path -> text
+        # The AMD build read as a port (the project has no HIP build): CUDA branches are taken
+        self.port = port
         self.parsed: dict[str, list] = {}
         self.facts = CMakeFacts()
         self.functions: dict[str, tuple[_Block, str]] = {}
@@ -384,6 +429,8 @@ class Interpreter:
         self.depth = 0
         self.visited: set[str] = set()
         self.hip_files: set[str] = set()
+        self.bare_words: set[str] = set()  # every unquoted word a command is given (``_scan``)
+        self.set_patterns: list[re.Pattern] = []  # names set(${...}) may make
 
     def program(self, rel: str) -> list:
         if rel not in self.parsed:
@@ -394,16 +441,21 @@ class Interpreter:
         return self.parsed[rel]
 
     def run(self) -> CMakeFacts:
-        for rel in sorted(self.texts):
-            self.learned.read_from_disk |= _read_from_disk(self.program(rel))
+        """Evaluate the project's CMake files (see the module docstring)."""
         for rel in sorted(self.texts):
             statements = self.program(rel)
-            _learn(statements, rel, self.learned)
+            self.learned.read_from_disk |= _read_from_disk(statements)
+            self._scan(statements, rel)
+        for rel in sorted(self.texts):
+            statements = self.program(rel)
+            _learn(statements, rel, self.learned, self.port)
             self._collect_functions(statements, rel)
             if _platform_of(statements) == "hip" and not any(
                     c.name in ("enable_language", "project") and "CUDA" in [a.upper() for a, _ in c.args]
                     for c in _walk(statements)):
                 self.hip_files.add(rel)
+        # The clearest evidence of a HIP build first: the language enabled, sources compiled as HIP
+        self.facts.hip_build.sort(key=lambda e: not e.what.startswith(_HIP_LANGUAGE_COMMANDS))
         tops = [rel for rel in sorted(self.texts) if rel.endswith("CMakeLists.txt")
                 and (not _folder(rel) or _join(_folder(_folder(rel)), "CMakeLists.txt") not in self.texts)]
         try:
@@ -419,6 +471,29 @@ class Interpreter:
         except _Stop:
             pass
         return self.facts
+
+    def _scan(self, statements: list, rel: str) -> None:
+        """What is read from the text alone: where the project compiles as HIP (in any
+        branch: a build that can compile for AMD), and the words a list could be set by."""
+        for cmd in _walk(statements):
+            if cmd.name in ("foreach", "if", "elseif", "while", "message"):
+                continue
+            for position, (text, quoted) in enumerate(cmd.args):
+                if not quoted and "${" not in text:
+                    self.bare_words.add(text)
+                elif position == 0 and "${" in text:  # set(${prefix}_LIBS ...): names it may set
+                    self.set_patterns.append(re.compile(re.sub(r"\\\$\\\{[^}]*\\\}", ".*", re.escape(text))))
+            if len(self.facts.hip_build) < MAX_HIP_BUILD_EVIDENCE and (
+                    any(_HIP_BUILD_WORD.search(text) for text, _ in cmd.args) or cmd.name.startswith("hip_add_")
+                    or (cmd.name == "find_package" and cmd.args and cmd.args[0][0] in ("hip", "HIP"))):
+                self.facts.hip_build.append(Evidence(f"{cmd.name}({' '.join(a for a, _ in cmd.args)[:80]})",
+                                                     f"{rel}:{cmd.line}", KIND_BUILD_FILE))
+
+    def _never_set(self, name: str) -> bool:
+        """No build file can set this variable (a list from outside the project, which the
+        ROCm build does not have unless ``build-options`` gives it)."""
+        return name not in self.bare_words and name not in self.options and name not in _BUILTIN \
+            and not any(pattern.fullmatch(name) for pattern in self.set_patterns)
 
     def _collect_functions(self, statements: list, rel: str) -> None:
         for st in statements:
@@ -470,6 +545,12 @@ class Interpreter:
             for item in items[:MAX_ITERATIONS]:
                 scope.vars[var] = [item]
                 self._block_guarded(body, scope, cond.and_(item.cond), rel)
+            unset = self._unset_lists(head) if not items else []
+            if unset:  # runs zero times on ROCm; what it would build is the other configuration's
+                scope.vars[var] = None
+                self._block_guarded(body, scope, cond.and_(Cond(
+                    False, f"foreach over {', '.join(unset)}, a list no build file sets (runs zero times; "
+                    "build-options can set it)", f"{rel}:{head.line}")), rel)
             return cond
         if block.kind != "if":  # while, block(): read once
             for _head, body in block.branches:
@@ -507,6 +588,20 @@ class Interpreter:
             return True
         return False
 
+    def _unset_lists(self, head: _Command) -> list[str]:
+        """The lists a ``foreach`` reads, when every one is a variable no build file sets."""
+        names = []
+        raw = [text for text, _ in head.args[1:]]
+        if raw[:2] == ["IN", "LISTS"]:
+            names = raw[2:]
+        elif raw and raw[0] not in ("IN", "RANGE"):
+            for text in raw:
+                whole = _VAR_REF.fullmatch(text)
+                if whole is None:
+                    return []
+                names.append(whole.group(1))
+        return names if names and all(self._never_set(n) for n in names) else []
+
     def _foreach_items(self, args: list[Item], scope: _Scope) -> list[Item]:
         words = [a.text for a in args]
         if words and words[0] == "RANGE":
@@ -518,7 +613,7 @@ class Interpreter:
                 if item.text in ("LISTS", "ITEMS", "ZIP_LISTS"):
                     mode = item.text
                 elif mode == "LISTS":
-                    out.extend(scope.vars.get(item.text) or [])
+                    out.extend(self._value(item.text, scope) or [])
                 elif mode == "ITEMS":
                     out.append(item)
             return out
@@ -542,6 +637,9 @@ class Interpreter:
         args = list(cmd.plain) if cmd.plain is not None else self._expand(cmd, scope)
         words = [a.text for a in args]
         if name == "set" and words:
+            if cmd.plain is None and any(whole is not None and self._value(whole, scope) is None
+                                         for _items, whole, _text, _quoted in cmd.plan[1:]):
+                args = args[:1] + [Item("${}")] + args[1:]  # reads a variable with no known value: unknown
             self._set(scope, words[0], args[1:], cond, where)
         elif name == "unset" and words:
             if cond.value is True:
@@ -577,6 +675,11 @@ class Interpreter:
             if output:
                 self.facts.generated.setdefault(output, Evidence(
                     f"configure_file({words[0]} {words[1]}) writes it", where, KIND_BUILD_FILE))
+            template = _normpath(_strip_root(_resolve(words[0], folder)))
+            if template is not None and template in self.templates:
+                self._configure(template, scope, cond, where)
+                if output:
+                    self.facts.generated_from.setdefault(output, template)
         elif name == "include" and words:
             target = self._include_target(words[0], folder)
             if target is not None and self.depth <= MAX_DEPTH:
@@ -605,6 +708,42 @@ class Interpreter:
             self._uses(name, args, cond, where, folder)
         return cond
 
+    def _configure(self, template: str, scope: _Scope, cond: Cond, where: str) -> None:
+        """The macros ``configure_file(template ...)`` writes, each with the value of the
+        variable it reads at this point of the ROCm configuration."""
+        evaluator = _Eval(self, scope, [])
+        for entry in template_lines(self.templates[template]):
+            if entry.kind not in ("cmakedefine", "cmakedefine01", "define"):
+                continue
+            here = f"{template}:{entry.line}"
+            value = substitute(entry.rest, lambda v: self._text_of(v, scope))
+            if entry.kind == "define":
+                self._template_define(entry.macro, value, cond, Evidence(
+                    f"configure_file() writes `#define {entry.macro} {entry.rest}` ({where})", here, KIND_BUILD_FILE))
+                continue
+            truth = evaluator.truth(entry.macro, False)
+            state = {True: "true", False: "false", None: "undecided"}[truth]
+            why = Evidence(f"configure_file() writes `#{entry.kind} {entry.macro}`; {entry.macro} is {state} in the "
+                           f"ROCm build ({where})", here, KIND_BUILD_FILE)
+            on = cond.and_(Cond(truth, entry.macro, where))
+            if entry.kind == "cmakedefine01":
+                self._template_define(entry.macro, "1", on, why)
+                self._template_define(entry.macro, "0", cond.and_(Cond(None if truth is None else not truth,
+                                                                        entry.macro, where)), why)
+            else:
+                self._template_define(entry.macro, value if entry.rest else "", on, why)
+
+    def _template_define(self, macro: str, value: str | None, cond: Cond, why: Evidence) -> None:
+        self.facts.template_defines.setdefault(macro, []).append((value, cond, why))
+
+    def _text_of(self, name: str, scope: _Scope) -> str | None:
+        """A variable's text in the ROCm build (``@VAR@`` of a template), None when unknown."""
+        value = _live(self._value(name, scope))
+        if value is not None:
+            return ";".join(v.text for v in value) if all(v.cond.value is True for v in value) else None
+        switch = self.learned.switch(name)
+        return None if switch is None else ("ON" if switch else "OFF")
+
     def _uses_folder(self, name: str) -> bool:
         """Whether ``_command`` reads the current folder for a command of this name."""
         return name in _FOLDER_COMMANDS or "hipify" in name or name in _RUNS_PROGRAMS or \
@@ -615,9 +754,9 @@ class Interpreter:
         (build-options), else what its branches say, else unknown (a user may set it)."""
         if name in self.options:
             return [Item(self.options[name])]
-        truth = self.learned.truth.get(name)
-        if truth is not None and len(truth) == 1:
-            return [Item("ON" if next(iter(truth)) else "OFF")]
+        truth = self.learned.switch(name)
+        if truth is not None:
+            return [Item("ON" if truth else "OFF")]
         equals, _ = self.learned.settled(name)
         if len(equals) == 1:
             return [Item(next(iter(equals)))]
@@ -865,12 +1004,11 @@ class _Eval:
             value = _live(self.interp._value(expanded, self.scope))
             if value is not None:
                 return ";".join(v.text for v in value) if all(v.cond.value is True for v in value) else None
-            if expanded in self.interp.learned.equals or expanded in self.interp.learned.differs \
-                    or expanded in self.interp.learned.truth:
+            if self.interp.learned.selects(expanded):
                 return None  # a selector the configuration leaves open
             if expanded.lower() in ("cuda", "hip", "rocm"):
                 return expanded  # a platform's name as a value
-            if _cuda_setting(expanded):
+            if _cuda_setting(expanded) and not self.interp.port:
                 return ""  # a CUDA setting (arch list, flags, version): not set in a ROCm build
             return None  # an unset variable: CMake would read "" but a user may set it
         return expanded
@@ -923,6 +1061,8 @@ class _Eval:
             return False
         kind = _names_platform(value)
         if kind == "cuda":
+            return self.interp.port  # a port's AMD build is the CUDA configuration
+        if kind == "other":
             return False
         if op == "STREQUAL" and value.lower() in _HIP_PLATFORM_VALUES:
             return True  # `BACKEND STREQUAL "hip"`: the ROCm configuration's choice
@@ -950,10 +1090,7 @@ class _Eval:
             if vu in _FALSE_CONSTANTS or vu.endswith("-NOTFOUND"):
                 return False
             return True
-        truth = self.interp.learned.truth.get(expanded)
-        if truth is not None and len(truth) == 1:
-            return next(iter(truth))
-        return None
+        return self.interp.learned.switch(expanded)
 
 
 MAX_ITEMS = 4096  # a list longer than this is cut (a build's own lists are far shorter)
@@ -1026,12 +1163,14 @@ _HIP_PLATFORM_VALUES = frozenset({"hip", "rocm", "amd"})
 
 
 def _names_platform(value: str) -> str | None:
-    """'cuda' / 'hip' when a value names one platform (a backend selector's choice)."""
+    """'cuda' / 'hip' / 'other' when a value names one platform (a backend selector's choice)."""
     low = value.lower()
     if re.search(r"(?<![a-z])(?:hip|rocm|amd)(?![a-z])", low):
         return "hip"
     if re.search(r"(?<![a-z])(?:cuda|nvcc|nvidia)(?![a-z])", low):
         return "cuda"
+    if _OTHER_GPU_WORD.search(low):
+        return "other"
     return None
 
 
@@ -1107,7 +1246,10 @@ def _normpath(path: str) -> str | None:
     return norm
 
 
-def read(texts: dict[str, str], options: dict[str, str] | None = None) -> CMakeFacts:
-    """The facts of every CMake file of a project (root-relative path -> text)."""
-    return Interpreter(texts, options).run()
+def read(texts: dict[str, str], options: dict[str, str] | None = None, templates: dict[str, str] | None = None,
+         port: bool = False) -> CMakeFacts:
+    """The facts of every CMake file of a project (root-relative path -> text), with the
+    configuration-header templates its configure_file() calls read; ``port``: the ROCm build
+    is the CUDA configuration (the project has no HIP build)."""
+    return Interpreter(texts, options, templates, port).run()
 

@@ -9,6 +9,7 @@ absolute paths; rules reach them through ``ctx.project.part("cpp")``.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Callable
 
 from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
+from ..cpp.platform_names import describe_by_name, value_by_name
 from ..cpp.preprocessor import (
     WAVE_SIZE_MACRO,
     ChainWalker,
@@ -23,8 +25,8 @@ from ..cpp.preprocessor import (
     define_parts,
     gate_polarity,
 )
-from ..evidence import KIND_BUILD_FILE, KIND_COMPILE_DB, KIND_GATE_MACRO, KIND_HIP_TWIN, KIND_NVIDIA_MACRO, KIND_ONLY_FROM_NVIDIA_FILE, \
-    KIND_ROCM_MACRO
+from ..evidence import KIND_BUILD_FILE, KIND_BY_NAME, KIND_COMPILE_DB, KIND_GATE_MACRO, KIND_HIP_TWIN, KIND_NVIDIA_MACRO, \
+    KIND_ONLY_FROM_NVIDIA_FILE, KIND_PORT_PATH, KIND_ROCM_MACRO
 from . import Evidence, Verdict, digest
 from .buildfiles import (
     BuildFacts,
@@ -32,7 +34,9 @@ from .buildfiles import (
     CompileDatabase,
     hipify_custom_maps,
     merge_build_facts,
+    read_autoconf_templates,
     read_cmake_files,
+    read_makefiles,
     read_meson_files,
     read_compile_commands,
     read_hipify_custom_map,
@@ -50,12 +54,15 @@ from .summaries import (
     read_build_files,
     summarise,
 )
+from .makefile import is_makefile
 from .tables import HIP_RUNTIME_HEADER, hipify_maps, nvidia_toolkit_macro
+from .templates import as_header, is_template
 
 if TYPE_CHECKING:
     from . import LazyPart, Project
 
 MAX_ROUNDS = 5
+PORT_OPTION = "<port>"  # the build facts' cache key of the port configuration (no option is named so)
 MAX_FILES = 60000  # above this the root is surely not one project (e.g. a home folder)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _INCLUDE = re.compile(r'^[<"]([^>"]+)([>"])')
@@ -138,11 +145,22 @@ class CppModel:
     roots: set[str] = field(default_factory=set)
     hipify_setting: object = "auto"
     shims: dict[str, Shim] = field(default_factory=dict)
+    # function-like macros whose AMD definition drops arguments (``AMREX_HIP_OR_CUDA(a, b) a``):
+    # code written in those arguments is never compiled by the AMD build
+    droppers: dict[str, Shim] = field(default_factory=dict)
     # target -> (its includers, the #if conditions around each include), two parallel tuples
     # (the NVIDIA view's include graph; a pair per edge cost 4 MB on torch's headers, in the
     # parent and in each worker it forks): read it through ``includers_of``
     nvidia_includers: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     include_dirs: list[str] = field(default_factory=list)  # relative to root
+    # Where the project compiles for AMD as HIP (none: it is a port, design §2e)
+    hip_build: tuple[Evidence, ...] = ()
+    port_paths: tuple[str, ...] = ()  # root-relative files/folders --port names ("" the whole project)
+    # Files no C-family extension names that a project file #includes (``x.inc_isglobal``):
+    # their stats, checked when a stored model is loaded (the walk does not see them)
+    extra_stats: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # file -> 0-based line of an #error the AMD build certainly reaches: it never compiles the file
+    fatal: dict[str, int] = field(default_factory=dict)
     _memo: dict = field(default_factory=dict, repr=False)
     _facts: dict = field(default_factory=dict, repr=False)  # (rel or None, name) -> MacroFact
 
@@ -159,6 +177,31 @@ class CppModel:
         if rel is None or rel not in self.files:
             return Verdict(None, (Evidence("outside the project model"),))
         return self.reach.get(rel, Verdict(None))
+
+    # --- port or guard (design §2e) ---------------------------------------------------
+    def ported(self, rel: str) -> bool:
+        """Named by --port / ``port``: linted as a port, whatever the HIP build compiles."""
+        return any(p == "" or rel == p or rel.startswith(p + "/") for p in self.port_paths)
+
+    def mode_of(self, path) -> str:
+        """"port" (the project has no HIP build, or --port names the file: every hazard is
+        porting work) or "guard" (its HIP build decides; files only CUDA builds are quiet)."""
+        rel = self.rel(path)
+        return "port" if self.facts.port or (rel is not None and self.ported(rel)) else "guard"
+
+    def mode_lines(self, path) -> list[str]:
+        """Which mode applies to the file, and the build evidence that decides it."""
+        rel = self.rel(path)
+        if rel is not None and self.ported(rel) and not self.facts.port:
+            return ["mode: port (named by --port / `port`: linted as a port although the project's HIP build "
+                    "does not compile it)"]
+        if self.facts.port:
+            return ["mode: port (the project has no HIP build: no build file compiles as HIP, no .hip source, "
+                    "no compile_commands.json; its AMD build is the CUDA build compiled by hipcc, so every "
+                    "hazard is porting work)"]
+        shown = "; ".join(str(e) for e in self.hip_build[:2])
+        return [f"mode: guard (the project has a HIP build: {shown}); a file only the CUDA build compiles is the "
+                "maintainers' choice and is not checked (--port PATH lints it as a port)"]
 
     def include_chain(self, path) -> list[tuple[str, int]]:
         """(includer, 1-based line) from a translation unit down to this file."""
@@ -417,7 +460,8 @@ class CppModel:
         verdict = self.reach.get(rel, Verdict(None))
         shims = self._memo.get("shims-digest")
         if shims is None:
-            shims = self._memo["shims-digest"] = digest(*sorted(map(repr, self.shims.values())))
+            shims = self._memo["shims-digest"] = digest(*sorted(map(repr, self.shims.values())),
+                                                        *sorted(map(repr, self.droppers.values())))
         renames = self._memo.get("hipify-renames-digest")
         if renames is None:
             renames = self._memo["hipify-renames-digest"] = digest(
@@ -463,6 +507,13 @@ class CppModel:
         if name in self.facts.amd_defines:
             value, why = self.facts.amd_defines[name]
             return MacroFact(True, value, (why,))
+        if name in self.facts.configured_defines:
+            value, why = self.facts.configured_defines[name]
+            return MacroFact(True, value, (why,))
+        if name in self.facts.configured_undefines:
+            return MacroFact(False, None, (self.facts.configured_undefines[name],))
+        if name in self.facts.configured_unknown:  # a template writes it from a value not known
+            return self._by_name(name)
         if name in self.inferred:
             return self.inferred[name]
         defs = self.defs.get(name)
@@ -492,7 +543,17 @@ class CppModel:
                                                     "an AMD build", "table"),))
         if name in self.facts.nvidia_defines:
             return MacroFact(False, None, (self.facts.nvidia_defines[name],))
-        return UNKNOWN
+        return self._by_name(name)
+
+    def _by_name(self, name: str) -> MacroFact:
+        """No definition decides: the platform the name states (weaker evidence), below
+        the template that writes it from a value rocmlint cannot evaluate, if any."""
+        written = self.facts.configured_unknown.get(name)
+        value = value_by_name(name, self.facts.port)
+        if value is None:
+            return MacroFact(None, None, (written,)) if written is not None else UNKNOWN
+        by_name = Evidence(describe_by_name(name, self.facts.port), "", KIND_BY_NAME)
+        return MacroFact(value, 1 if value else None, (by_name,) + ((written,) if written is not None else ()))
 
     # --- explain --------------------------------------------------------------------
     def explain_file(self, path) -> list[str]:
@@ -595,11 +656,27 @@ class _Inputs:
 
     @cached_property
     def facts(self) -> BuildFacts:
+        """The build files' facts in the project's AMD build: its HIP build's configuration,
+        or, where it has none, the port's (its CUDA configuration compiled by hipcc)."""
         options = dict(self.build_options)
         facts = cached_build_facts(self.cache_dir, self.root, self.build_texts, self.helpers, options,
                                    lambda: _read_build_facts(self.build_texts, self.helpers, options))
+        self.guarded_facts = facts
+        # A reader that failed leaves no evidence either way: the project stays guarded
+        if facts.complete and not _builds_for_amd(facts, self.database, self.stats):
+            if self.builds_read:
+                facts = cached_build_facts(self.cache_dir, self.root, self.build_texts, self.helpers,
+                                           {**options, PORT_OPTION: "ON"},
+                                           lambda: _read_build_facts(self.build_texts, self.helpers, options, port=True))
+            else:  # no build file: the port's facts are the same few
+                facts = dataclasses.replace(facts, port=True)
         _python_listing(facts, self.root, self.build_texts, self.stats, self.python_stats)
         return facts
+
+    @property
+    def builds_read(self) -> bool:
+        """Some build file (CMake, meson, a Makefile, setup.py) describes the build."""
+        return any(not is_template(rel) for rel in self.build_texts)
 
     @cached_property
     def names_no_amd_build(self) -> bool:
@@ -623,6 +700,18 @@ class _Inputs:
         print(f"rocmlint: {self.root} holds more than {MAX_FILES} C/C++ files: no project model "
               "(lint from the project's folder)", file=sys.stderr)
         return True
+
+
+def port_paths(root: str, settings) -> tuple[str, ...]:
+    """The --port / ``port`` paths inside this project, root-relative ("" for the root)."""
+    found = []
+    for path in settings.port if settings is not None else ():
+        absolute = os.path.abspath(path)
+        if absolute == root:
+            found.append("")
+        elif absolute.startswith(root + os.sep):
+            found.append(absolute[len(root) + 1:].replace(os.sep, "/").rstrip("/"))
+    return tuple(found)
 
 
 def _database_location(project: "Project") -> str:
@@ -669,13 +758,17 @@ def build_now(project: "Project", known: dict | None = None, inputs: _Inputs | N
     return model
 
 
-def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], options=None) -> BuildFacts:
+def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], options=None,
+                      port: bool = False) -> BuildFacts:
+    """The build files' facts under the ROCm configuration; ``port``: a project with no HIP
+    build, whose AMD build is its CUDA configuration compiled by hipcc."""
     # Imported here: a run whose files never ask for the model (one .py) skips their import.
     from .pybuild import read_build as read_python_build
     from .pybuild import read_builders
 
-    facts = BuildFacts()
-    facts.texts = [text for rel, text in build_texts.items() if rel not in helpers]
+    facts = BuildFacts(port=port)
+    facts.texts = [text for rel, text in build_texts.items() if rel not in helpers and not is_template(rel)]
+    templates = {rel: text for rel, text in build_texts.items() if is_template(rel)}
     for rel, text in build_texts.items():
         if rel.endswith(".json"):
             read_hipify_custom_map(facts, rel, text)
@@ -688,10 +781,18 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
             read_setup_py(facts, rel, text)
             _guarded_read(facts, "setup.py", lambda: _merge_python_build(facts, *read_python_build(rel, text)))
     cmake = {rel: text for rel, text in build_texts.items() if rel.endswith((".txt", ".cmake"))}
-    _guarded_read(facts, "CMake", lambda: read_cmake_files(facts, cmake, options))
+    _guarded_read(facts, "CMake", lambda: read_cmake_files(facts, cmake, options, templates))
     meson = {rel: text for rel, text in build_texts.items() if rel.endswith("meson.build")}
     if meson:
-        _guarded_read(facts, "meson.build", lambda: read_meson_files(facts, meson, options))
+        _guarded_read(facts, "meson.build", lambda: read_meson_files(facts, meson, options, templates))
+    makefiles = {rel: text for rel, text in build_texts.items() if is_makefile(rel.rpartition("/")[2])}
+    if makefiles:
+        _guarded_read(facts, "Makefile", lambda: read_makefiles(facts, makefiles))
+    read_autoconf_templates(facts, templates)
+    for folder, why in facts.hipify_dirs.items():  # hipify (CMake, setup.py, a torch extension)
+        if len(facts.hip_build) < 3:
+            facts.hip_build.append(Evidence(f"{why.what} (a HIP build of {folder or 'the project'})", why.where,
+                                            KIND_BUILD_FILE))
     return facts
 
 
@@ -706,7 +807,8 @@ def _python_listing(facts: BuildFacts, root: str, build_texts: dict[str, str], s
     project names (a build script, an op builder, or a module that JIT-compiles it with
     ``load(sources=...)``) is in no build."""
     python_uses = [u for u in facts.uses if u.evidence.where.partition(":")[0].endswith(".py")]
-    other = any(rel.endswith(("CMakeLists.txt", ".cmake", "meson.build")) for rel in build_texts)
+    other = any(rel.endswith(("CMakeLists.txt", ".cmake", "meson.build")) or is_makefile(rel.rpartition("/")[2])
+                for rel in build_texts)
     if not python_uses or other or sum(size for _mtime, size in python_stats.values()) > MAX_PYTHON_BYTES:
         return
     names = {rel.rpartition("/")[2] for rel in stats if _SOURCE_NAME.search(rel)}
@@ -746,10 +848,27 @@ def _guarded_read(facts: BuildFacts, what: str, read) -> None:
               "(ROCMLINT_DEBUG=1 shows the traceback)", file=sys.stderr)
 
 
+def hip_build_evidence(facts: BuildFacts, database: CompileDatabase | None, stats: dict,
+                       written_for_hip: str | None = None) -> list[Evidence]:
+    """Where the project builds for AMD as HIP (design §2e): the ROCm build's compile database,
+    build files that compile as HIP (language, hipcc, hipify, a torch extension), .hip files;
+    with no build file at all, sources written for HIP (``written_for_hip``: one of them).
+    Empty: no HIP build, the project is a port waiting to happen."""
+    found = []
+    if written_for_hip is not None:
+        found.append(Evidence("its sources have HIP branches, and no build file says otherwise", written_for_hip))
+    if database is not None:
+        found.append(Evidence("the ROCm build's compile_commands.json", database.path, KIND_COMPILE_DB))
+    found.extend(facts.hip_build)
+    hip_file = next((rel for rel in stats if rel.endswith(".hip")), None)
+    if hip_file is not None:
+        found.append(Evidence("a .hip source", hip_file))
+    return found
+
+
 def _builds_for_amd(facts: BuildFacts, database: CompileDatabase | None, stats: dict) -> bool:
-    """The project says it builds for AMD: a ROCm compile database, HIP build files, .hip files."""
-    return database is not None or bool(facts.amd_defines) or bool(facts.hipify_dirs) or \
-        any(rel.endswith(".hip") for rel in stats)
+    """The project builds for AMD: a HIP build (``hip_build_evidence``)."""
+    return bool(hip_build_evidence(facts, database, stats))
 
 
 # Every word by which a build reader recognises an AMD build (the readers' HIP words, a
@@ -790,8 +909,16 @@ def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
     files = load_summaries(root, stats, project.cache_dir, known, summarised)
     if not dual and not any(s.hip for s in files.values()):
         return None
+    for output, template in facts.generated_from.items():  # config headers the build writes
+        if output not in files and template in inputs.build_texts:
+            files[output] = Summary(summarise(as_header(inputs.build_texts[template])))
+    written_for_hip = None if inputs.builds_read else next((rel for rel, s in files.items() if s.hip), None)
+    if facts.port and written_for_hip is not None:
+        facts = inputs.guarded_facts  # no build file to say otherwise: the sources' HIP branches decide
     model = CppModel(root=root, files=files, facts=facts, database=database, fixed=_fixed_facts(settings, database))
     model.hipify_setting = settings.hipify if settings is not None else "auto"
+    model.hip_build = tuple(hip_build_evidence(facts, database, stats, written_for_hip))
+    model.port_paths = port_paths(root, settings)
     if database is not None:
         model.include_dirs = [r for r in (model.rel(d) for d in database.include_dirs) if r is not None]
     model.inferred = _infer_rocm_macros(model)
@@ -931,6 +1058,13 @@ def model_resolve(model: CppModel, includer: str, header: str, angle: bool = Fal
             if candidate in files:
                 found = candidate
                 break
+    if found is None and not angle and os.path.splitext(header)[1].lower() not in C_FAMILY_EXTENSIONS:
+        # A quoted include of a file no C-family extension names (``"op.inc_isglobal"``): part
+        # of the project all the same (``_add_included_files``)
+        candidate = os.path.normpath(os.path.join(os.path.dirname(includer), header)).replace(os.sep, "/")
+        if not candidate.startswith("../") and os.path.isfile(os.path.join(model.root, candidate)):
+            model._memo.setdefault("included-files", set()).add(candidate)
+            found = candidate
     if found is None:
         matches = _suffix_index(model).get(os.path.basename(header), ())
         matches = [m for m in matches if m == header or m.endswith("/" + header)]
@@ -983,6 +1117,7 @@ def _solve(model: CppModel) -> None:
         for rel, summary in model.files.items():
             changed = _evaluate_file(model, rel, summary, defs, edges) or changed
         model.defs, model.edges = defs, edges
+        changed = _add_included_files(model) or changed
         if previous is not None and not changed:
             break  # the same definitions and includes as the last round: the same reach
         _reachability(model)
@@ -993,11 +1128,32 @@ def _solve(model: CppModel) -> None:
         previous = state
     model._memo, model._facts = {}, {}
     _collect_shims(model)
+    _collect_droppers(model)
     model.nvidia_includers = {t: (tuple(e.includer for e in edges), tuple(e.guard for e in edges))
                               for t, edges in model.includers.items()}
     model.edges, model.includers = {}, {}  # only the solver needs them; chains are in ``parent``
     for summary in model.files.values():
         summary.release()
+
+
+def _add_included_files(model: CppModel) -> bool:
+    """Summarise the files an #include reached that the walk did not collect (their
+    extension is no C-family one): the next round walks their directives too."""
+    added = False
+    for rel in sorted(model._memo.get("included-files", set()) - model.files.keys()):
+        try:
+            path = os.path.join(model.root, rel)
+            st = os.stat(path)
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        model.files[rel] = Summary(summarise(data))
+        model.extra_stats[rel] = (st.st_mtime_ns, st.st_size)
+        added = True
+    if added:
+        model._memo.pop("suffix-index", None)
+    return added
 
 
 def _evaluate_file(model: CppModel, rel: str, summary: Summary, defs: dict, edges: dict) -> bool:
@@ -1009,12 +1165,16 @@ def _evaluate_file(model: CppModel, rel: str, summary: Summary, defs: dict, edge
     changed = False
     if last is not None and all((f.state, f.value) == answer for f, answer in
                                 ((model._fact(rel, name), answer) for name, answer in last[0].items())):
-        asked, own_defs, out = last
+        asked, own_defs, out, fatal = last
     else:
-        asked, own_defs, out = _walk_file(model, rel, summary)
-        model._memo[key] = (asked, own_defs, out)
-        changed = last is None or (own_defs, out) != (last[1], last[2])
+        asked, own_defs, out, fatal = _walk_file(model, rel, summary)
+        model._memo[key] = (asked, own_defs, out, fatal)
+        changed = last is None or (own_defs, out, fatal) != (last[1], last[2], last[3])
     edges[rel] = out
+    if fatal is not None:
+        model.fatal[rel] = fatal
+    else:
+        model.fatal.pop(rel, None)
     for d in own_defs:
         defs.setdefault(d.name, []).append(d)
     return changed
@@ -1035,11 +1195,15 @@ def _walk_file(model: CppModel, rel: str, summary: Summary):
         entries.append((asked, slots))
     out: list[_Edge] = []
     own_defs: list[_Def] = []
+    fatal: int | None = None
     for (first, _last, name, rest), slot in zip(summary.directives, slots):
         if slot is None:
             continue
         reach, guard = slot[0], slot[1]
-        if name == "include":
+        if name == "error":
+            if reach is True and fatal is None:
+                fatal = first
+        elif name == "include":
             m = _INCLUDE.match(rest)
             if m:
                 header = m.group(1)
@@ -1048,7 +1212,7 @@ def _walk_file(model: CppModel, rel: str, summary: Summary):
         else:
             _, _, kind, value, params, body, macro = slot
             own_defs.append(_Def(rel, first, kind, reach, value, params, body, macro, guard))
-    return asked, own_defs, out
+    return asked, own_defs, out, fatal
 
 
 def _walk_shape(model: CppModel, rel: str, summary: Summary):
@@ -1069,7 +1233,7 @@ def _walk_shape(model: CppModel, rel: str, summary: Summary):
     for first, last, name, rest in summary.directives:
         reach = walker.feed(first, last, name, rest)
         slot: tuple | None = None
-        if name == "include":
+        if name in ("include", "error"):
             slot = (reach, stack_expression(walker.stack, guard))
         elif name in ("define", "undef") and rest:
             parts = define_parts(rest) if name == "define" else (rest.split()[0], None, "")
@@ -1122,6 +1286,7 @@ def _reachability(model: CppModel) -> None:
     nvidia_sources: dict[str, Evidence] = {}
     database = model.database
     roots: set[str] = set()
+    ported = {rel for rel in files if model.ported(rel)} if model.port_paths else set()
     if database is not None:
         for unit in database.units:
             rel = model.rel(unit)
@@ -1131,6 +1296,8 @@ def _reachability(model: CppModel) -> None:
     else:
         for rel in files:
             source = os.path.splitext(rel)[1].lower() in SOURCE_EXTENSIONS
+            if rel in ported:
+                continue  # compiled as a port whatever the build says (below)
             if not source and rel in includers:
                 continue  # a header: reached through the include graph
             why = _build_verdict(model, rel, source)
@@ -1140,11 +1307,17 @@ def _reachability(model: CppModel) -> None:
                 roots.add(rel)
         root_why = Evidence("translation unit of the AMD build (a source file, or a header no project "
                             "file includes; no compile_commands.json)")
+    port_why = Evidence("named by --port / `port`: linted as a port whatever the build compiles", "",
+                        KIND_PORT_PATH)
+    for rel in sorted(ported):
+        reach[rel] = Verdict(True, (port_why,))
+    roots |= ported
     model.roots = roots
     # Breadth first: certain edges first, then the doubtful ones.
     for certain in (True, False):
         # Sorted: the include chain shown as evidence must not depend on hash order.
-        frontier = [r for r in sorted(roots) if r not in reach] if certain else [r for r, v in reach.items()]
+        frontier = [r for r in sorted(roots) if r not in reach or r in ported] if certain else \
+            [r for r, v in reach.items()]
         for r in frontier:
             if r not in reach:
                 reach[r] = Verdict(True, (root_why,))
@@ -1165,6 +1338,10 @@ def _reachability(model: CppModel) -> None:
     for rel, why in nvidia_sources.items():
         if rel not in reach:  # a file the AMD build includes from elsewhere is compiled after all
             reach[rel] = Verdict(False, (why,))
+    for rel, line in model.fatal.items():  # an #error the AMD build reaches: it never compiles the file
+        if rel not in ported:
+            reach[rel] = Verdict(False, (Evidence("its #error fires in the AMD build: the file is meant only for "
+                                                  "builds where its conditions hold", f"{rel}:{line + 1}"),))
     unreached = [r for r in files if r not in reach]
     if database is not None:
         for rel in unreached:
@@ -1268,3 +1445,24 @@ def _collect_shims(model: CppModel) -> None:
             d = live[0]
             shims[name] = Shim(name, d.params or (), d.body, f"{d.rel}:{d.line + 1}")
     model.shims = shims
+
+
+def _collect_droppers(model: CppModel) -> None:
+    """The project's function-like macros that the AMD build defines without using some
+    argument, where every definition it may see is certain and agrees: a platform selector
+    (``#if HIP: #define SEL(a, b) a``) whose other argument holds the CUDA code."""
+    droppers: dict[str, Shim] = {}
+    for name, defs in model.defs.items():
+        functions = [d for d in defs if d.kind == "define" and d.params]
+        if not functions or not any(d.reach is True for d in functions):
+            continue
+        seen = [d for d in defs if d.reach is not False and model.reach.get(d.rel, Verdict(None)).value is not False]
+        if any(d.reach is not True or d.kind != "define" or not d.params for d in seen):
+            continue
+        if len({_shim_shape(d.params or (), d.body) for d in seen}) != 1:
+            continue
+        d = seen[0]
+        shim = Shim(name, d.params or (), d.body, f"{d.rel}:{d.line + 1}")
+        if any(shim.drops(i) for i in range(len(shim.params))) and not shim.params[-1].endswith("..."):
+            droppers[name] = shim
+    model.droppers = droppers

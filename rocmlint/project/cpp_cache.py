@@ -68,6 +68,8 @@ def load_model(cache_dir, root: str, keys: tuple[str, str], stats: dict):
     if not (isinstance(stored, tuple) and len(stored) == 4) or stored[0] != keys[0]:
         return None
     _base, files_key, stored_stats, model = stored
+    if not _included_files_hold(model, root):
+        return None
     if files_key == keys[1]:
         return model
     if model == "none" or not isinstance(stored_stats, dict) or stored_stats.keys() != stats.keys():
@@ -77,6 +79,19 @@ def load_model(cache_dir, root: str, keys: tuple[str, str], stats: dict):
         return None
     save_model(cache_dir, root, keys, stats, model)
     return model
+
+
+def _included_files_hold(model: Any, root: str) -> bool:
+    """The files the model found through #include alone (``CppModel.extra_stats``) are as
+    they were: the walk's stats, in the key, do not cover them."""
+    for rel, stamp in getattr(model, "extra_stats", {}).items():
+        try:
+            st = os.stat(os.path.join(root, rel))
+        except OSError:
+            return False
+        if (st.st_mtime_ns, st.st_size) != tuple(stamp):
+            return False
+    return True
 
 
 def _still_described(model: Any, root: str, rel: str) -> bool:

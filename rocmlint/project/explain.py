@@ -6,10 +6,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ..cpp.platform_names import describe_by_name, value_by_name
+
 if TYPE_CHECKING:
     from ..cpp.context import CppContext
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+NO_MODEL_PORT = ("no source or build file names HIP: the AMD build is this CUDA code compiled by hipcc, so every "
+                 "hazard is porting work")
 _VERDICT = {True: "taken on AMD", False: "NOT taken on AMD", None: "unknown on AMD"}
 
 
@@ -29,6 +33,8 @@ def macro_origin(ctx: "CppContext", name: str, line: int) -> str:
         return f"{name}: defined (rocm macro)"
     if name in settings.all_nvidia_macros:
         return f"{name}: undefined (nvidia macro)"
+    if value_by_name(name, port=True) is not None:  # no model: a port (see CppContext.mode)
+        return f"{name}: {describe_by_name(name, port=True)}"
     return f"{name}: unknown"
 
 
@@ -94,7 +100,10 @@ def explain_cpp(ctx: "CppContext", line: int, out) -> None:
     lines = file_lines(ctx)
     if ctx.model is not None:
         print(f"project: {ctx.model.root} (the paths below are relative to it)", file=out)
+        for item in ctx.model.mode_lines(ctx.path):
+            print(item, file=out)
     if not lines:
+        print(f"mode: port ({NO_MODEL_PORT})", file=out)
         print("file: no project model (a lone file, or CUDA-only code with no HIP anywhere): "
               "judged on its own", file=out)
     for item in lines:
@@ -103,6 +112,12 @@ def explain_cpp(ctx: "CppContext", line: int, out) -> None:
     print("#if stack:" if stack else "#if stack: none (not inside any #if)", file=out)
     for item in stack:
         print(f"  {item}", file=out)
+    start, end = ctx.lines.line_start(line), ctx.lines.line_end(line)
+    arguments: set[str] = set()
+    if not ctx.outside_amd_build and ctx.model is not None and ctx.model.droppers:
+        arguments = {why for at in range(start, end) if (why := ctx.dropped_argument(at)) is not None}
+    for why in sorted(arguments):
+        print(f"macro argument: {why}: the code written there is never compiled by the AMD build", file=out)
     gate = ctx.constant_gate(line) if not ctx.outside_amd_build else None
     if gate is not None:
         print(f"C++ gate: {gate}", file=out)

@@ -16,6 +16,7 @@ from typing import Any
 from ..evidence import KIND_BUILD_FILE, Evidence
 from .cmake import _names_platform
 from .conditions import TRUE, Cond, SourceUse, and3, describe, or3
+from .templates import template_lines
 
 _SOURCE = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx|h|hpp|inc)$")
 _HIP = re.compile(r"(?<![a-z])(?:hip(?:cc|blas|blaslt|rand|sparse|cub)?|rocm|roc(?:blas|prim|wmma)|amdgpu)(?![a-z])"
@@ -25,11 +26,20 @@ _DEFINE = re.compile(r"^-D([A-Za-z_]\w*)(?:=(.*))?$")
 MAX_DEPTH = 16
 
 
+# What compiles as HIP (a HIP build, design §2e): hipcc/amdclang++ found as a program, HIP's
+# language package, .hip sources. Linking the HIP runtime from another compiler is not one.
+_HIP_BUILD = re.compile(r"(?:^|/)(?:hipcc|amdclang\+\+)$|^hip-lang$|\.hip$|hipify", re.IGNORECASE)
+
+
 class _Facts:
     def __init__(self) -> None:
         self.uses: list[SourceUse] = []
         self.definitions: dict[str, list[tuple[str, Cond, Evidence]]] = {}
         self.generated: dict[str, Evidence] = {}  # configure_file() outputs on the ROCm path
+        # macro -> [(value text or None, cond, evidence)]: what configure_file() writes
+        self.template_defines: dict[str, list[tuple[str | None, Cond, Evidence]]] = {}
+        self.generated_from: dict[str, str] = {}  # header written -> its template
+        self.hip_build: list[Evidence] = []
 
 
 def _strings(node: Any) -> list[str]:
@@ -64,12 +74,17 @@ def _platform(block: Any) -> str | None:
 
 
 class _Reader:
-    def __init__(self, texts: dict[str, str], options: dict[str, str]) -> None:
+    def __init__(self, texts: dict[str, str], options: dict[str, str], templates: dict[str, str] | None = None,
+                 port: bool = False) -> None:
         self.texts = texts
         self.options = options
+        self.templates = templates or {}
+        self.port = port  # the ROCm build is the CUDA configuration (no HIP build): CUDA branches taken
         self.facts = _Facts()
         self.learned: dict[str, set[bool]] = {}
         self.parsed: dict[str, Any] = {}
+        # configuration_data() objects: name -> macro -> [(value text or None, cond, where)]
+        self.configurations: dict[str, dict[str, list[tuple[str | None, Cond, str]]]] = {}
 
     def program(self, rel: str) -> Any:
         if rel not in self.parsed:
@@ -86,6 +101,11 @@ class _Reader:
             block = self.program(rel)
             if block is not None:
                 self._learn(block)
+                if len(self.facts.hip_build) < 3:
+                    found = next((w for w in _strings(block) if _HIP_BUILD.search(w)), None)
+                    if found is not None:
+                        self.facts.hip_build.append(Evidence(f"meson names '{found}'", rel,
+                                                             KIND_BUILD_FILE))
         if "meson.build" in self.texts:
             self._block(self.program("meson.build"), "meson.build", {}, TRUE, 0)
         return self.facts
@@ -98,7 +118,8 @@ class _Reader:
                     option = _selector_of(branch.condition)
                     if platform is not None and option is not None:
                         name, negated = option
-                        self.learned.setdefault(name, set()).add((platform == "hip") != negated)
+                        taken = platform == "hip" or (self.port and platform == "cuda")
+                        self.learned.setdefault(name, set()).add(taken != negated)
                     self._learn(branch.block)
                 if type(line.elseblock).__name__ == "ElseNode":
                     self._learn(line.elseblock.block)
@@ -128,6 +149,12 @@ class _Reader:
                                                                            else None)
                     self._block(line.elseblock.block, rel, scope,
                                 cond.and_(Cond(value, "else", f"{rel}:{line.elseblock.lineno}")), depth + 1)
+            elif kind == "AssignmentNode" and type(line.value).__name__ == "FunctionNode" \
+                    and line.value.func_name.value == "configuration_data":
+                self.configurations[line.var_name.value] = {}
+            elif kind == "MethodNode" and type(line.source_object).__name__ == "IdNode" \
+                    and line.source_object.value in self.configurations:
+                self._configuration_set(line, rel, scope, cond)
             elif kind in ("AssignmentNode", "PlusAssignmentNode"):
                 name = line.var_name.value
                 items = self._items(line.value, rel, scope, cond)
@@ -158,10 +185,18 @@ class _Reader:
                         (m.group(2) or "", cond, Evidence(f"{name}('{text}') {describe(cond, '`')}", where, KIND_BUILD_FILE)))
             return
         if name == "configure_file" and cond.value is not False:
-            for key, value in node.args.kwargs.items():
-                if getattr(key, "value", "") == "output" and type(value).__name__ == "StringNode":
-                    self.facts.generated.setdefault(value.value, Evidence(
-                        f"configure_file(output: '{value.value}') writes it", where, KIND_BUILD_FILE))
+            keywords: dict[str, Any] = {getattr(key, "value", ""): value for key, value in node.args.kwargs.items()}
+            output = _literal(keywords.get("output"), "StringNode")
+            if output is not None:
+                self.facts.generated.setdefault(output, Evidence(
+                    f"configure_file(output: '{output}') writes it", where, KIND_BUILD_FILE))
+            configuration = _literal(keywords.get("configuration"), "IdNode")
+            if configuration in self.configurations:
+                template = _literal(keywords.get("input"), "StringNode")
+                path = posixpath.normpath(posixpath.join(folder, template)) if template is not None else None
+                self._configure(self.configurations[configuration], path, cond, where)
+                if path in self.templates and output is not None:
+                    self.facts.generated_from.setdefault(posixpath.normpath(posixpath.join(folder, output)), path)
             return
         if name in ("files", "get_option", "dependency", "find_program", "message", "error", "include_directories",
                     "configure_file", "declare_dependency", "project", "set_variable"):
@@ -177,6 +212,46 @@ class _Reader:
                 listed = f"; listed at {origin}" if origin and origin != where else ""
                 self.facts.uses.append(SourceUse(path, "", effective, Evidence(
                     f"{name}() compiles it {describe(effective, '`')}{listed}", where, KIND_BUILD_FILE)))
+
+    def _configuration_set(self, node: Any, rel: str, scope: dict, cond: Cond) -> None:
+        """``conf.set('X', value)``, ``set10``, ``set_quoted``: what the configuration holds
+        under this branch's condition (value None: a value the ROCm build's is not known)."""
+        method = node.name.value
+        args = list(node.args.arguments)
+        if method not in ("set", "set10", "set_quoted") or len(args) < 2 or type(args[0]).__name__ != "StringNode":
+            return
+        macro, value = args[0].value, args[1]
+        kind = type(value).__name__
+        where = f"{rel}:{node.lineno}"
+        entries = self.configurations[node.source_object.value].setdefault(macro, [])
+        if kind == "BooleanNode" or method == "set10" or _option_of(value) is not None:
+            truth = bool(value.value) if kind == "BooleanNode" else self._condition(value, scope)
+            on = "1" if method == "set10" else ""
+            entries.append((on, cond.and_(Cond(truth, f"conf.{method}('{macro}', ...)", where)), where))
+            if method == "set10":
+                entries.append(("0", cond.and_(Cond(None if truth is None else not truth,
+                                                     f"conf.{method}('{macro}', ...)", where)), where))
+        elif kind == "NumberNode":
+            entries.append((str(value.value), cond, where))
+        elif kind == "StringNode":
+            entries.append((f'"{value.value}"' if method == "set_quoted" else value.value, cond, where))
+        else:
+            entries.append((None, cond, where))
+
+    def _configure(self, configuration: dict, template: str | None, cond: Cond, where: str) -> None:
+        """The macros a configure_file() writes from a configuration: its ``#mesondefine``
+        lines (or, with no input, every entry)."""
+        names = list(configuration)
+        if template is not None:
+            text = self.templates.get(template)
+            if text is None:
+                return
+            names = [t.macro for t in template_lines(text) if t.kind == "mesondefine"]
+        for macro in names:
+            for value, entry_cond, set_at in configuration.get(macro, ()):
+                why = Evidence(f"configure_file() writes {macro} from the configuration set at {set_at} "
+                               f"{describe(entry_cond, '`')}", template or where, KIND_BUILD_FILE)
+                self.facts.template_defines.setdefault(macro, []).append((value, cond.and_(entry_cond), why))
 
     def _items(self, node: Any, rel: str, scope: dict, cond: Cond) -> list[tuple[str, Cond, str]]:
         """(root-relative source path, condition, where listed) of what an expression names."""
@@ -231,8 +306,13 @@ class _Reader:
             if learned is not None and len(learned) == 1:
                 return next(iter(learned))
             if _names_platform(name) == "cuda" and not learned:
-                return False
+                return self.port
         return None
+
+
+def _literal(node: Any, kind: str) -> Any:
+    """The value of a node of this kind (a string, a name), else None."""
+    return node.value if node is not None and type(node).__name__ == kind else None
 
 
 def _option_of(node: Any) -> tuple[str, bool] | None:
@@ -268,6 +348,9 @@ def _render(text: str, node: Any) -> str:
     return re.sub(r"^\s*(?:el)?if\s+", "", line).strip()
 
 
-def read(texts: dict[str, str], options: dict[str, str] | None = None) -> _Facts:
-    """Source uses and definitions of a project's meson.build files (path -> text)."""
-    return _Reader({r: t for r, t in texts.items() if r.endswith("meson.build")}, dict(options or {})).run()
+def read(texts: dict[str, str], options: dict[str, str] | None = None, templates: dict[str, str] | None = None,
+         port: bool = False) -> _Facts:
+    """Source uses and definitions of a project's meson.build files (path -> text), with the
+    templates its configure_file() calls read; ``port``: CUDA branches are taken."""
+    return _Reader({r: t for r, t in texts.items() if r.endswith("meson.build")}, dict(options or {}), templates,
+                   port).run()

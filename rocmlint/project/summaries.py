@@ -15,7 +15,7 @@ from .summary_cache import cached_summaries
 from .tree import C_FAMILY_EXTENSIONS as C_FAMILY_EXTENSIONS  # re-exported for the C++ part
 
 SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip"})
-_KEPT = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include"})
+_KEPT = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include", "error"})
 _CONDITIONS = frozenset({"if", "ifdef", "ifndef", "elif"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _INCLUDED = re.compile(r'[<"]([^>"]+)[>"]')  # what an #include names

@@ -6,12 +6,15 @@ import os
 from dataclasses import dataclass
 
 from ..config import DEFAULT_EXCLUDES
+from .makefile import is_makefile
+from .templates import is_template
 
 C_FAMILY_EXTENSIONS = frozenset({
     ".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".cuh", ".hip", ".h", ".hh", ".hpp", ".hxx",
     ".inl", ".inc", ".ipp", ".tcc", ".cuinl",
 })
 BUILD_FILE_NAMES = frozenset({"CMakeLists.txt", "setup.py", "meson.build"})
+_TEMPLATE_EXTENSIONS = frozenset({".in", ".cmakein"})  # .h.cmake templates are build files already
 _SKIP_DIRS = frozenset(p for p in DEFAULT_EXCLUDES if "*" not in p)
 
 Stats = dict  # root-relative path -> (mtime_ns, size)
@@ -20,7 +23,7 @@ Stats = dict  # root-relative path -> (mtime_ns, size)
 @dataclass(frozen=True)
 class ProjectFiles:
     c_family: Stats
-    build: Stats  # CMakeLists.txt, *.cmake, setup.py, meson.build
+    build: Stats  # CMakeLists.txt, *.cmake, setup.py, meson.build, Makefiles, config-header templates
     python: Stats
 
 
@@ -48,7 +51,8 @@ def walk(root: str, extra_c_family: frozenset[str] = frozenset()) -> ProjectFile
                     continue
                 ext = os.path.splitext(name)[1].lower()
                 into = c_family if ext in c_family_extensions else \
-                    build if (name in BUILD_FILE_NAMES or ext == ".cmake") else None
+                    build if (name in BUILD_FILE_NAMES or ext == ".cmake" or is_makefile(name)
+                              or (ext in _TEMPLATE_EXTENSIONS and is_template(name))) else None
                 if into is not None:
                     st = entry.stat()
                     into[prefix + name] = (st.st_mtime_ns, st.st_size)

@@ -1,0 +1,137 @@
+"""Makefiles read as text (never run): the sources a recipe compiles with hipcc are built
+for AMD (a HIP build of those files, design §2e).
+
+Variables (``=``, ``:=``, ``?=``, ``+=``) are expanded where a recipe or a prerequisite
+names them; a recipe whose compiler is hipcc or amdclang++ (or clang with ``-x hip``)
+compiles its rule's prerequisites, and for a pattern rule (``%.o: %.cu``) every source of
+that extension the Makefile names (directly, as an object, or by ``$(wildcard ...)``)."""
+from __future__ import annotations
+
+import posixpath
+import re
+
+from ..evidence import KIND_BUILD_FILE, Evidence
+from .conditions import TRUE, SourceUse
+
+MAKEFILE_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+_ASSIGN = re.compile(r"^(?:export[ \t]+|override[ \t]+)?([A-Za-z_][\w.-]*)[ \t]*([:+?!]?:?=)[ \t]*(.*)$")
+_RULE = re.compile(r"^([^\t#=:][^=:]*?)[ \t]*::?(?!=)[ \t]*([^;]*)")
+_REFERENCE = re.compile(r"\$[({]([^(){}$]+)[)}]")
+_WILDCARD = re.compile(r"\$[({]wildcard[ \t]+([^)}]+)[)}]")
+_HIP_COMPILER = re.compile(r"(?:^|/)(?:hipcc|amdclang\+\+)(?:[ \t]|$)|\bclang\+\+\S*[ \t].*-x[ \t]*hip\b")
+_SOURCE = re.compile(r"[\w./+-]+\.(?:cu|hip|cpp|cc|cxx|c)\b")
+_OBJECT = re.compile(r"[\w./+-]+\.o\b")
+MAX_EXPANSION = 8
+
+
+def is_makefile(name: str) -> bool:
+    return name in MAKEFILE_NAMES or name.endswith(".mk")
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(1-based line, text) with backslash continuations joined and comments dropped."""
+    out: list[tuple[int, str]] = []
+    pending, start = "", 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not pending:
+            start = number
+        line = raw.split("#", 1)[0] if not raw.startswith("\t") else raw
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        out.append((start, pending + line))
+        pending = ""
+    if pending:
+        out.append((start, pending))
+    return out
+
+
+class _Makefile:
+    def __init__(self, rel: str, text: str) -> None:
+        self.rel, self.folder = rel, posixpath.dirname(rel)
+        self.variables: dict[str, str] = {}
+        self.rules: list[tuple[int, str, str, list[str]]] = []  # (line, targets, prerequisites, recipe)
+        for number, line in _logical_lines(text):
+            if line.startswith("\t"):
+                if self.rules:
+                    self.rules[-1][3].append(line.strip())
+                continue
+            assign = _ASSIGN.match(line)
+            if assign:
+                name, op, value = assign.groups()
+                if op == "+=":
+                    self.variables[name] = (self.variables.get(name, "") + " " + value).strip()
+                elif op != "?=" or name not in self.variables:
+                    self.variables[name] = value.strip()
+                continue
+            rule = _RULE.match(line)
+            if rule:
+                self.rules.append((number, rule.group(1).strip(), rule.group(2).strip(), []))
+
+    def expand(self, text: str) -> str:
+        for _ in range(MAX_EXPANSION):
+            new = _REFERENCE.sub(self._reference, text)
+            if new == text:
+                break
+            text = new
+        return text
+
+    def _reference(self, m: re.Match) -> str:
+        """A variable's value; ``$(SRC:.cu=.o)`` with its words' suffix replaced; a
+        ``$(wildcard ...)`` kept (a glob)."""
+        inner = m.group(1).strip()
+        if inner.startswith("wildcard"):
+            return m.group(0)
+        name, _, replace = inner.partition(":")
+        value = self.variables.get(name.strip(), "")
+        if "=" in replace:
+            old, new = replace.split("=", 1)
+            value = " ".join(w[: len(w) - len(old)] + new if old and w.endswith(old) else w for w in value.split())
+        return value
+
+    def hip_uses(self) -> tuple[list[SourceUse], Evidence | None]:
+        """The sources hipcc compiles here, and where it is called."""
+        uses: list[SourceUse] = []
+        found: Evidence | None = None
+        named = self._named_sources()
+        for number, targets, prerequisites, recipe in self.rules:
+            command = next((self.expand(r).lstrip("@-+ ") for r in recipe if _HIP_COMPILER.search(self.expand(r))),
+                           None)
+            if command is None:
+                continue
+            why = Evidence(f"compiled by `{command.split()[0]}` (Makefile rule {targets})", f"{self.rel}:{number}",
+                           KIND_BUILD_FILE)
+            found = found or why
+            expanded = self.expand(prerequisites)
+            sources = [w for m in _WILDCARD.finditer(expanded) for w in m.group(1).split()] + \
+                _SOURCE.findall(_WILDCARD.sub("", expanded))
+            pattern = re.fullmatch(r"%(\.\w+)", self.expand(prerequisites).split()[0]) \
+                if prerequisites.strip() else None
+            if pattern is not None:  # %.o: %.cu: every such source the Makefile names
+                sources = [s for s in named if s.endswith(pattern.group(1))]
+                sources += [o[:-2] + pattern.group(1) for o in _OBJECT.findall(self.expand(" ".join(
+                    self.variables.values())))]
+            for source in dict.fromkeys(sources):
+                path = posixpath.normpath(posixpath.join(self.folder, source))
+                kind = "GLOB" if any(c in source for c in "*?[") else ""
+                uses.append(SourceUse(path, kind, TRUE, why))
+        return uses, found
+
+    def _named_sources(self) -> list[str]:
+        every = " ".join(self.variables.values()) + " " + " ".join(p for _, _, p, _ in self.rules)
+        wildcards = [w for m in _WILDCARD.finditer(every) for w in m.group(1).split()]
+        return wildcards + _SOURCE.findall(self.expand(every))
+
+
+def read(texts: dict[str, str]) -> tuple[list[SourceUse], list[Evidence]]:
+    """(sources compiled with hipcc, where) of a project's Makefiles (path -> text)."""
+    uses: list[SourceUse] = []
+    found: list[Evidence] = []
+    for rel, text in sorted(texts.items()):
+        if not is_makefile(posixpath.basename(rel)):
+            continue
+        file_uses, why = _Makefile(rel, text).hip_uses()
+        uses.extend(file_uses)
+        if why is not None:
+            found.append(why)
+    return uses, found
