@@ -13,7 +13,8 @@ from functools import lru_cache
 # <PREFIX>_ARCH_AMD_GPU (the ROCm build's architecture is AMD's).
 _SWITCH_WORDS = frozenset({"USE", "ENABLE", "ENABLED", "BUILD", "HAVE", "HAS", "WITH", "ARCH"})
 _HIP_WORDS = frozenset({"HIP", "ROCM", "AMD", "HCC", "AMDGPU"})
-_CUDA_WORDS = frozenset({"CUDA", "NVIDIA", "NVCC", "CUPTI", "NVTX", "NVML"})  # NVIDIA's own tools too
+# NVIDIA's own tools and libraries too (not cuBLAS/cuDNN: older HIP ports reuse those switches)
+_CUDA_WORDS = frozenset({"CUDA", "NVIDIA", "NVCC", "CUPTI", "NVTX", "NVML", "CUSOLVER", "CUSPARSE", "CUFFT", "CURAND"})
 _OTHER_GPU_WORDS = frozenset({"SYCL", "DPCPP", "ONEAPI", "METAL"})  # another vendor's backend
 # <PREFIX>_HIP_PLATFORM_<AMD|HCC|NVCC|NVIDIA>: HIP's platform, one of the two
 _HIP_PLATFORM_AMD = frozenset({"AMD", "HCC"})

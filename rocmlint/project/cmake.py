@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from ..evidence import KIND_BUILD_FILE, Evidence
 from .conditions import TRUE, Cond, SourceUse, and3, describe, or3
+from ..cpp.platform_names import value_by_name
 from .templates import substitute, template_lines
 
 MAX_COMMANDS = 200_000  # a pathological build: stop evaluating, keep what is known
@@ -40,7 +41,8 @@ _HIP_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:hip(?:cc|ify|blas|blaslt|sparse|
                        r"|amdgpu|__hip_platform_amd__)(?![a-z])", re.IGNORECASE)
 _STRONG_HIP = re.compile(r"(?:^|[/\s])[\w.-]+\.hip$|^hip::|hipify|^HIP$|^hip$|__HIP_PLATFORM_AMD__|USE_ROCM|^rocm$",
                          re.IGNORECASE)
-_CUDA_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:cuda(?:toolkit|_arch)?|nvcc|cublas(?:lt)?|cudnn|cudart|nccl|cutlass|nvidia)"
+_CUDA_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:cuda(?:toolkit|_arch)?|nvcc|cublas(?:lt)?|cudnn|cudart|nccl|cutlass|nvidia"
+                        r"|cusolver(?:sp|dn)?|cusparse|cufft|curand|cupti|nvtx3?|nvml)"
                         r"(?![a-z])", re.IGNORECASE)
 # Another GPU vendor's work (SYCL/oneAPI, Level Zero, Metal): never the ROCm build's branch.
 _OTHER_GPU_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:sycl|dpcpp|oneapi|level_?zero|metal)(?![a-z])", re.IGNORECASE)
@@ -430,6 +432,7 @@ class Interpreter:
         self.visited: set[str] = set()
         self.hip_files: set[str] = set()
         self.bare_words: set[str] = set()  # every unquoted word a command is given (``_scan``)
+        self.by_name: set[str] = set()  # switches decided by the platform their name states
         self.set_patterns: list[re.Pattern] = []  # names set(${...}) may make
 
     def program(self, rel: str) -> list:
@@ -751,16 +754,28 @@ class Interpreter:
 
     def _configured(self, name: str, default: list[Item]) -> list[Item] | None:
         """A cache variable's or option's value in the ROCm build: the configuration's
-        (build-options), else what its branches say, else unknown (a user may set it)."""
+        (build-options), else what its branches say, else the platform its name states,
+        else unknown (a user may set it)."""
         if name in self.options:
             return [Item(self.options[name])]
-        truth = self.learned.switch(name)
+        truth = self.switch(name)
         if truth is not None:
             return [Item("ON" if truth else "OFF")]
         equals, _ = self.learned.settled(name)
         if len(equals) == 1:
             return [Item(next(iter(equals)))]
         return None
+
+    def switch(self, name: str) -> bool | None:
+        """A switch's value in the ROCm build: what its branches taught, else the platform its
+        name states (``EXAMPLES_ENABLE_CUDA``: weaker evidence, named in the condition's text)."""
+        taught = self.learned.switch(name)
+        if taught is not None or _bare_var(name) is None:
+            return taught
+        by_name = value_by_name(name, self.port)
+        if by_name is not None:
+            self.by_name.add(name)
+        return by_name
 
     def _set(self, scope: _Scope, name: str, values: list[Item], cond: Cond, where: str) -> None:
         words = [v.text for v in values]
@@ -952,7 +967,9 @@ class Interpreter:
             value, _ = _Eval(self, scope, tokens).expr(0)
         except (IndexError, ValueError):
             value = None
-        return Cond(value, f"{head.name}({text})", where)
+        named = [a for a, q in head.args if not q and a in self.by_name]
+        note = f" [{', '.join(named)} by {'their names' if len(named) > 1 else 'its name'}]" if named else ""
+        return Cond(value, f"{head.name}({text}){note}", where)
 
 
 class _Eval:
@@ -1090,7 +1107,7 @@ class _Eval:
             if vu in _FALSE_CONSTANTS or vu.endswith("-NOTFOUND"):
                 return False
             return True
-        return self.interp.learned.switch(expanded)
+        return self.interp.switch(expanded)
 
 
 MAX_ITEMS = 4096  # a list longer than this is cut (a build's own lists are far shorter)

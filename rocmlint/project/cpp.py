@@ -530,20 +530,35 @@ class CppModel:
                 return MacroFact(True, value, (Evidence(f"#define {name}{more}", f"{d.rel}:{d.line + 1}"),))
             if live or doubtful:
                 d = (doubtful or live)[0]
-                return MacroFact(None, None, (Evidence(f"#{d.kind} {name} under a condition the model cannot decide",
-                                                       f"{d.rel}:{d.line + 1}"),))
+                undecided = Evidence(f"#{d.kind} {name} under a condition the model cannot decide",
+                                     f"{d.rel}:{d.line + 1}")
+                if not live:  # only doubtful definitions: the toolkit table or the name still decide
+                    decided = self._table_fact(name) or self._by_name(name)
+                    if decided.state is not None:
+                        return MacroFact(decided.state, decided.value, decided.evidence + (Evidence(
+                            f"not counted: #{d.kind} {name} under a condition the model cannot decide",
+                            undecided.where),))
+                return MacroFact(None, None, (undecided,))
             if not own:
                 shown = [d for d in defs if d.rel != rel][:3]
                 dead = tuple(Evidence(f"#{d.kind} {name} only where the AMD build never goes"
                                       + ("" if d.reach is False else " (file not in the AMD build)"),
                                       f"{d.rel}:{d.line + 1}") for d in shown)
                 return MacroFact(False, None, dead)
-        if nvidia_toolkit_macro(name) or name in DEFAULT_NVIDIA_MACROS:
-            return MacroFact(False, None, (Evidence(f"{name} is a CUDA toolkit / CUTLASS macro, not defined in "
-                                                    "an AMD build", "table"),))
+        table = self._table_fact(name)
+        if table is not None:
+            return table
         if name in self.facts.nvidia_defines:
             return MacroFact(False, None, (self.facts.nvidia_defines[name],))
         return self._by_name(name)
+
+    @staticmethod
+    def _table_fact(name: str) -> MacroFact | None:
+        """Undefined in every AMD build: a CUDA toolkit / CUTLASS macro, or nvcc's."""
+        if nvidia_toolkit_macro(name) or name in DEFAULT_NVIDIA_MACROS:
+            return MacroFact(False, None, (Evidence(f"{name} is a CUDA toolkit / CUTLASS macro, not defined in "
+                                                    "an AMD build", "table"),))
+        return None
 
     def _by_name(self, name: str) -> MacroFact:
         """No definition decides: the platform the name states (weaker evidence), below
