@@ -165,7 +165,7 @@ def test_template_macros_feed_the_model_and_rank_above_the_name(tmp_path):
         **WITH_HIP_BUILD,
         "CMakeLists.txt": WITH_HIP_BUILD["CMakeLists.txt"] + "set(DEMO_ENABLE_CUDA ON)\n"
                           "configure_file(config.h.in ${PROJECT_BINARY_DIR}/demo/config.h)\n",
-        "config.h.in": "#cmakedefine DEMO_ENABLE_CUDA\n#cmakedefine DEMO_USE_HIP\n"
+        "config.h.in": "#cmakedefine DEMO_ENABLE_CUDA\n#cmakedefine DEMO_USE_HIP\n#cmakedefine01 DEMO_FEATURE\n"
                        "#if defined(DEMO_USE_HIP)\n#define DEMO_WAVE_AWARE\n#endif\n",
         "core.cpp": '#include "demo/config.h"\nint answer() { return 42; }\n',
     })
@@ -173,7 +173,10 @@ def test_template_macros_feed_the_model_and_rank_above_the_name(tmp_path):
     cuda = model.macro("DEMO_ENABLE_CUDA")
     assert cuda.state is True and "configure_file() writes `#cmakedefine DEMO_ENABLE_CUDA`" in cuda.evidence[0].what
     hip = model.macro("DEMO_USE_HIP")  # written from a variable no file sets: the name decides
-    assert hip.state is True and hip.evidence[0].kind == "by-name" and hip.evidence[1].where == "config.h.in:2"
+    assert hip.state is True and "by its name: no build file sets it" in hip.evidence[0].what
+    assert hip.evidence[0].where == "config.h.in:2"
+    written = model.macro("DEMO_FEATURE")  # written from a value nothing decides: unknown, and why
+    assert written.state is None and written.evidence[0].where == "config.h.in:3"
     assert model.macro("DEMO_WAVE_AWARE").state is True  # the template's own #define, in the written header
     assert "demo/config.h" in model.files
 

@@ -726,8 +726,9 @@ class Interpreter:
                 continue
             truth = evaluator.truth(entry.macro, False)
             state = {True: "true", False: "false", None: "undecided"}[truth]
+            named = " (by its name: no build file sets it)" if entry.macro in self.by_name else ""
             why = Evidence(f"configure_file() writes `#{entry.kind} {entry.macro}`; {entry.macro} is {state} in the "
-                           f"ROCm build ({where})", here, KIND_BUILD_FILE)
+                           f"ROCm build{named} ({where})", here, KIND_BUILD_FILE)
             on = cond.and_(Cond(truth, entry.macro, where))
             if entry.kind == "cmakedefine01":
                 self._template_define(entry.macro, "1", on, why)
