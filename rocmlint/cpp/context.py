@@ -224,7 +224,9 @@ class CppContext(FileContext):
         return False
 
     def nvidia_only(self, offset: int) -> bool:
-        return self.amd_reach(self.lines.line_of(offset)) is False or self.dropped_argument(offset) is not None
+        if self.amd_reach(self.lines.line_of(offset)) is False:
+            return True
+        return bool(self._dropped_spans) and self.dropped_argument(offset) is not None
 
     def dropped_argument(self, offset: int) -> str | None:
         """Inside an argument that a project macro's AMD definition drops

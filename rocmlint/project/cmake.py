@@ -81,12 +81,13 @@ _BUILTIN = {"UNIX": "1", "LINUX": "1", "WIN32": "", "APPLE": "", "MSVC": "", "MS
             # what find_package(hip) and the HIP language set on an AMD machine
             "HIP_PLATFORM": "amd", "CMAKE_HIP_PLATFORM": "amd", "HIP_COMPILER": "clang", "HIP_RUNTIME": "rocclr",
             "CMAKE_HIP_COMPILER_ID": "Clang"}
-MAX_HIP_BUILD_EVIDENCE = 8
+MAX_HIP_BUILD_EVIDENCE = 3
 _HIP_LANGUAGE_COMMANDS = ("enable_language(", "project(", "set_source_files_properties(", "hip_add_")
 # Words of a command that compile for AMD as HIP (a HIP build, design §2e): the HIP language,
 # hipcc or amdclang++ as the compiler, HIP's device target, .hip sources, hipify.
 _HIP_BUILD_WORD = re.compile(r"^(?:HIP|HIPCC)$|(?:^|/)(?:hipcc|amdclang\+\+)(?:\.exe)?$|^hip::device$|^blt::hip"
-                             r"|^hip-lang::|\.hip$|hipify|^CMAKE_HIP_(?:ARCHITECTURES|COMPILER|FLAGS)|^HIP_HIPCC_FLAGS")
+                             r"|^hip-lang::|\.hip$|hipify|^CMAKE_HIP_(?:ARCHITECTURES|COMPILER|FLAGS)|^HIP_HIPCC_FLAGS",
+                             re.MULTILINE)  # searched in a command's arguments joined by newlines
 
 
 class Item(NamedTuple):  # a tuple: built by the thousand, 5x cheaper than a frozen dataclass
@@ -225,7 +226,8 @@ def _platform_of(body: list) -> str | None:
     'other' when they do only another GPU vendor's (SYCL, Metal).
     Only the branch's own commands count (loops included): a nested ``if`` selects by its
     own condition, and says nothing of the outer one."""
-    hip = strong = cuda = other = False
+    hip = strong = cuda = False
+    work: list[str] = []  # the words searched, for another vendor's only when no platform's matched
     for cmd in _own_commands(body):
         texts = [cmd.name] + [a for a, _ in cmd.args]
         upper = [a.upper() for a, _ in cmd.args]
@@ -246,13 +248,12 @@ def _platform_of(body: list) -> str | None:
                 hip = True
             if _CUDA_WORD.search(text) or text.lower().endswith((".cu", ".cuh")):
                 cuda = True
-            if _OTHER_GPU_WORD.search(text):
-                other = True
+            work.append(text)
     if strong or (hip and not cuda):
         return "hip"
     if cuda and not hip:
         return "cuda"
-    if not hip and not cuda and other:
+    if not hip and not cuda and any(_OTHER_GPU_WORD.search(text) for text in work):
         return "other"
     return None
 
@@ -431,9 +432,11 @@ class Interpreter:
         self.depth = 0
         self.visited: set[str] = set()
         self.hip_files: set[str] = set()
-        self.bare_words: set[str] = set()  # every unquoted word a command is given (``_scan``)
+        # every unquoted word a command is given, and the names set(${...}) may make: read
+        # once, for the first foreach over a list of unknown origin (``_never_set``)
+        self._set_words: tuple[set[str], list[re.Pattern]] | None = None
         self.by_name: set[str] = set()  # switches decided by the platform their name states
-        self.set_patterns: list[re.Pattern] = []  # names set(${...}) may make
+        self._switches: dict[str, bool | None] = {}
 
     def program(self, rel: str) -> list:
         if rel not in self.parsed:
@@ -476,27 +479,41 @@ class Interpreter:
         return self.facts
 
     def _scan(self, statements: list, rel: str) -> None:
-        """What is read from the text alone: where the project compiles as HIP (in any
-        branch: a build that can compile for AMD), and the words a list could be set by."""
+        """Where the project compiles as HIP, read from the text alone (in any branch: a
+        build that can compile for AMD). Every word of it names "hip" or amdclang."""
+        lowered = self.texts[rel].lower()
+        if "hip" not in lowered and "amdclang" not in lowered:
+            return
         for cmd in _walk(statements):
-            if cmd.name in ("foreach", "if", "elseif", "while", "message"):
+            if len(self.facts.hip_build) >= MAX_HIP_BUILD_EVIDENCE:
+                return
+            if cmd.name in ("if", "elseif", "message"):
                 continue
-            for position, (text, quoted) in enumerate(cmd.args):
-                if not quoted and "${" not in text:
-                    self.bare_words.add(text)
-                elif position == 0 and "${" in text:  # set(${prefix}_LIBS ...): names it may set
-                    self.set_patterns.append(re.compile(re.sub(r"\\\$\\\{[^}]*\\\}", ".*", re.escape(text))))
-            if len(self.facts.hip_build) < MAX_HIP_BUILD_EVIDENCE and (
-                    any(_HIP_BUILD_WORD.search(text) for text, _ in cmd.args) or cmd.name.startswith("hip_add_")
-                    or (cmd.name == "find_package" and cmd.args and cmd.args[0][0] in ("hip", "HIP"))):
+            if cmd.name.startswith("hip_add_") or (cmd.name == "find_package" and cmd.args[:1] in (
+                    [("hip", False)], [("HIP", False)])) or _HIP_BUILD_WORD.search("\n".join(a for a, _ in cmd.args)):
                 self.facts.hip_build.append(Evidence(f"{cmd.name}({' '.join(a for a, _ in cmd.args)[:80]})",
                                                      f"{rel}:{cmd.line}", KIND_BUILD_FILE))
 
     def _never_set(self, name: str) -> bool:
         """No build file can set this variable (a list from outside the project, which the
-        ROCm build does not have unless ``build-options`` gives it)."""
-        return name not in self.bare_words and name not in self.options and name not in _BUILTIN \
-            and not any(pattern.fullmatch(name) for pattern in self.set_patterns)
+        ROCm build does not have unless ``build-options`` gives it): no command is given its
+        name as a plain word, and no ``set(${prefix}_X ...)`` can make it."""
+        if self._set_words is None:
+            words: set[str] = set()
+            patterns: list[re.Pattern] = []
+            for rel in self.texts:
+                for cmd in _walk(self.program(rel)):
+                    if cmd.name in ("foreach", "if", "elseif", "while", "message"):
+                        continue
+                    for position, (text, quoted) in enumerate(cmd.args):
+                        if not quoted and "${" not in text:
+                            words.add(text)
+                        elif position == 0 and "${" in text:
+                            patterns.append(re.compile(re.sub(r"\\\$\\\{[^}]*\\\}", ".*", re.escape(text))))
+            self._set_words = (words, patterns)
+        words, patterns = self._set_words
+        return name not in words and name not in self.options and name not in _BUILTIN \
+            and not any(pattern.fullmatch(name) for pattern in patterns)
 
     def _collect_functions(self, statements: list, rel: str) -> None:
         for st in statements:
@@ -769,14 +786,18 @@ class Interpreter:
 
     def switch(self, name: str) -> bool | None:
         """A switch's value in the ROCm build: what its branches taught, else the platform its
-        name states (``EXAMPLES_ENABLE_CUDA``: weaker evidence, named in the condition's text)."""
-        taught = self.learned.switch(name)
-        if taught is not None or _bare_var(name) is None:
-            return taught
-        by_name = value_by_name(name, self.port)
-        if by_name is not None:
-            self.by_name.add(name)
-        return by_name
+        name states (``EXAMPLES_ENABLE_CUDA``: weaker evidence, named in the condition's text).
+        Memoised: what was learned is fixed once the evaluation starts."""
+        memo = self._switches
+        if name in memo:
+            return memo[name]
+        value = self.learned.switch(name)
+        if value is None and _bare_var(name) is not None:
+            value = value_by_name(name, self.port)
+            if value is not None:
+                self.by_name.add(name)
+        memo[name] = value
+        return value
 
     def _set(self, scope: _Scope, name: str, values: list[Item], cond: Cond, where: str) -> None:
         words = [v.text for v in values]
