@@ -22,8 +22,10 @@ class CudaOnlyHeader(Rule):
     its frontend, NCCL, CUB and Thrust's CUDA back end. Each has an entry in one table
     (`rocmlint/cpp/cuda_headers.py`): the ROCm header to include instead, or none. A file of
     the project with the same name (`#include "vector_types.h"` next to it) is not reported,
-    nor is a header the project's build writes (`configure_file(... include/nccl.h)`), nor an
-    include hipify renames in a project whose build runs hipify.
+    nor a path into one of the project's own folders (`"cuda/components/sorting.cuh"` in a
+    project with a `cuda/` folder is not libcu++), nor a header the project's build writes
+    (`configure_file(... include/nccl.h)`), nor an include hipify renames in a project whose
+    build runs hipify.
 
     ## Why is this bad?
     These headers do not exist in a ROCm installation: the file stops compiling on AMD.
