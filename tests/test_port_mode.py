@@ -225,3 +225,16 @@ def test_code_in_an_argument_the_amd_definition_drops_is_not_compiled_there(tmp_
     assert not any(code == "ROC203" and path == "hip/count.hip" for code, path, _ in found)
     code, out, _ = run_cli(["explain", "--no-cache", "hip/count.hip:9"], root, capsys)
     assert "macro argument: HIP_OR_CUDA(a, b) -> a in the AMD build (hip/select.h:3) drops its argument b" in out
+
+
+def test_a_path_into_a_folder_of_the_project_is_its_own_header_not_libcuxx(tmp_path, capsys):
+    root = write_tree(tmp_path, {
+        **WITH_HIP_BUILD,
+        "cuda/components/reduce.cuh": "#pragma once\n",
+        "tools/convert.hpp": '#include "cuda/components/sorting.cuh"\n#include <cuda/components/reduce.cuh>\n'
+                             "#include <cuda/std/atomic>\n#include <cuda/unknown/thing.cuh>\n",
+    })
+    found = {(path, line) for code, path, line in where(json_findings(root, capsys)) if code == "ROC303"}
+    # a file since removed from the project's cuda/ folder, and one in it: the project's own;
+    # libcu++'s cuda/std, and a cuda/ path the project has no folder for: the toolkit's
+    assert {line for path, line in found if path == "tools/convert.hpp"} == {3, 4}
