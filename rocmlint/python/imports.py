@@ -12,6 +12,11 @@ NVIDIA_ONLY_IMPORTS = (
     "cuda.bindings", "cuda.core", "cuda.tile", "nvmath", "tensorrt", "tensorrt_llm", "cudnn", "nvshmem",
     "pycuda",
 )
+# Import roots of other accelerators' PyTorch backends: a module that needs one never runs on ROCm.
+OTHER_ACCELERATOR_IMPORTS = {
+    "habana_frameworks": "Intel Gaudi", "intel_extension_for_pytorch": "Intel's extension (XPU, CPU)",
+    "torch_xla": "TPUs", "torch_npu": "Ascend NPUs", "torch_neuronx": "AWS Neuron", "torch_mlu": "Cambricon MLUs",
+}
 
 
 def runs_at_import(path: list[ast.AST], decided_if_conditional: bool = False) -> bool:

@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from ..literals import word_uses
-from .toplevel import ASSIGN_LINE, DEF_LINE, GATE_WORDS, MAX_HELPER_BYTES, module_statement_starts
+from .toplevel import ASSIGN_LINE, DEF_LINE, GATE_PATTERN, MAX_HELPER_BYTES, module_statement_starts
 
 MIN_SIZE = 12_000
 DATA_TABLE_MIN = 16_000
@@ -70,7 +70,7 @@ def _lines(patterns: tuple[re.Pattern[bytes], re.Pattern[bytes]], source: bytes,
 
 # Blocks kept without an anchor: they may define the file's own gate helpers, which rules
 # read beyond their anchors (found by the words the project model looks for).
-_CONTEXT = re.compile(b"|".join(re.escape(word) for word in GATE_WORDS))
+_CONTEXT = GATE_PATTERN
 _CALLED = re.compile(rb"\b(\w+)[ \t]*\(")
 _DEFINED_NAME = re.compile(rb"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _HEADER = re.compile(rb"[ \t]*(?:async[ \t]+def\b|def\b|class\b)")
