@@ -134,6 +134,7 @@ class CudaOnlyDependency(Rule):
                                        "keep it for the CUDA-specific requirements (a `cuda` extra or file)")
         found = [(d, reason) for d in manifest.dependencies
                  if not d.optional and marker_reaches_rocm(d.requirement.marker) and (reason := cuda_reason(d))]
+        found += self._conda_torch(manifest, found)
         # NVIDIA's runtime libraries come as a set (a locked CUDA PyTorch): one finding for the set.
         libraries = [d for d, _ in found if is_nvidia_runtime_library(d)]
         for dependency, reason in found:
@@ -147,6 +148,17 @@ class CudaOnlyDependency(Rule):
             fix = move_to_cuda_extra(ctx, dependency) if ctx.kind == "pyproject" else None
             ctx.report(dependency.span, message, fix)
         self._included(ctx)
+
+    @staticmethod
+    def _conda_torch(manifest, found: list) -> list:
+        """Conda's `pytorch` (torchvision, torchaudio) in an environment that installs a CUDA
+        toolkit is that toolkit's build: no conda channel builds PyTorch for ROCm."""
+        toolkit = next((d for d, _ in found if d.conda_spec is not None), None)
+        if toolkit is None:
+            return []
+        return [(d, f"a CUDA build: this environment installs `{toolkit.conda_spec}`") for d in manifest.dependencies
+                if d.conda_spec is not None and d.requirement.name.lower() in ("pytorch", "torchvision", "torchaudio")
+                and all(d is not other for other, _ in found)]
 
     @staticmethod
     def _included(ctx) -> None:

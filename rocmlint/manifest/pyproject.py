@@ -36,7 +36,7 @@ def read(located: Located) -> Manifest:
         _strings(located, manifest, ("dependency-groups",), group, items, optional=True,
                  where=f"[dependency-groups] {group}")
     _poetry(located, manifest, _table(_table(data, "tool"), "poetry"))
-    _uv(located, manifest, _table(_table(data, "tool"), "uv"))
+    _uv(located, manifest, _table(_table(data, "tool"), "uv"), _required_names(manifest))
     return manifest
 
 
@@ -125,11 +125,22 @@ def _poetry(located: Located, manifest: Manifest, poetry: dict) -> None:
                    and source.get("name") not in used)
 
 
-def _uv(located: Located, manifest: Manifest, uv: dict) -> None:
-    # An explicit index serves the packages whose `tool.uv.sources` entry names it: those
-    # installed whatever extra is chosen, on a platform ROCm runs on, make it required.
+def _required_names(manifest: Manifest) -> set[str]:
+    from packaging.utils import canonicalize_name
+
+    return {canonicalize_name(d.requirement.name) for d in manifest.dependencies if not d.optional}
+
+
+def _uv(located: Located, manifest: Manifest, uv: dict, required_packages: set[str]) -> None:
+    # An explicit index serves the packages whose `tool.uv.sources` entry names it: a required
+    # dependency (not only an extra's) installed from it on a platform ROCm runs on, whatever
+    # extra is chosen, makes it required.
+    from packaging.utils import canonicalize_name
+
     required = set()
     for package, entries in _table(uv, "sources").items():
+        if canonicalize_name(package) not in required_packages:
+            continue
         for entry in entries if isinstance(entries, list) else [entries]:
             if not (isinstance(entry, dict) and not entry.keys() & {"extra", "group"}
                     and marker_reaches_rocm(entry.get("marker") if isinstance(entry.get("marker"), str) else None)):
