@@ -367,7 +367,7 @@ class PythonContext(FileContext):
             path = self.node_path(offset)
             if rocm and len(path) > 2 and self._only_called_on_nvidia(path[1]):
                 rocm = False
-            if rocm and self._refusing_class(path) is not None:
+            if rocm and (self._refusing_class(path) is not None or self._nvidia_backend_call(path) is not None):
                 rocm = False
             cached = self._reach[offset] = (rocm, nvidia)
         return cached
@@ -402,6 +402,36 @@ class PythonContext(FileContext):
                     break
         self.cache[key] = result
         return result
+
+    def _nvidia_backend_call(self, path: list[ast.AST]) -> Evidence | None:
+        """Inside a function whose body calls, unconditionally, a name that only an import of
+        an NVIDIA-only package binds (`if has_fa3: from flash_attn_interface import
+        flash_attn_func as fa3` ... `fa3(q, k, v)`): it cannot run where that package does not
+        exist."""
+        from .imports import NVIDIA_ONLY_IMPORTS
+
+        for function in path[1:-1]:
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            key = ("nvidia-backend-call", id(function))
+            if key not in self.cache:
+                found = None
+                for stmt in function.body:
+                    if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While, ast.With, ast.Match)):
+                        break  # from here on the call may be one choice among others
+                    for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+                        origin = self.aliases.get(call.func.id, "")
+                        if any(origin.startswith(root + ".") for root in NVIDIA_ONLY_IMPORTS) \
+                                and not self.bindings_of(call.func.id, None):
+                            found = Evidence(f"`{function.name}` calls `{call.func.id}`, which only `{origin}` "
+                                             "(NVIDIA only) provides", f"{self.path}:{call.lineno}")
+                            break
+                    if found is not None:
+                        break
+                self.cache[key] = found
+            if self.cache[key] is not None:
+                return self.cache[key]
+        return None
 
     def _refusing_class(self, path: list[ast.AST]) -> Evidence | None:
         """A method of a class whose constructor raises on ROCm (`if torch.version.hip: raise
@@ -457,9 +487,9 @@ class PythonContext(FileContext):
         found = []
         path = self.node_path(offset)
         top = path[1] if len(path) > 2 else None
-        refusal = self._refusing_class(path)
-        if refusal is not None:
-            found.append(refusal)
+        for reason in (self._refusing_class(path), self._nvidia_backend_call(path)):
+            if reason is not None:
+                found.append(reason)
         if top is not None and self._only_called_on_nvidia(top):
             if isinstance(top, ast.Assign) and isinstance(top.targets[0], ast.Name):
                 what = f"`{top.targets[0].id}` is only used where the ROCm build never goes"

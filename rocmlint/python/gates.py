@@ -464,7 +464,12 @@ def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool) 
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         if _skips_on_rocm(evaluator, stmt, named_skip):
             return [(stmt.name, Fact("skip"))]
-        fact = Fact("call", return_values(stmt, evaluator, True), return_values(stmt, evaluator, False))
+        outer = evaluator.resolve
+        evaluator.resolve = _local_resolver(stmt, outer)  # `has_rocm = torch.version.hip is not None`
+        try:
+            fact = Fact("call", return_values(stmt, evaluator, True), return_values(stmt, evaluator, False))
+        finally:
+            evaluator.resolve = outer
         return [(stmt.name, fact)] if platform_dependent(fact.rocm, fact.nvidia) else []
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -482,6 +487,29 @@ def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool) 
                 found.append((name, fact))
         return found
     return []
+
+
+def _local_resolver(function: ast.AST, outer: "NameResolver | None") -> NameResolver:
+    """A function's own names bound once (its parameters and names bound more often are
+    unknown), then whatever ``outer`` resolves (module level)."""
+    local: dict[str, list] = {arg.arg: [None] for arg in ast.walk(function.args)  # type: ignore[attr-defined]
+                              if isinstance(arg, ast.arg)}
+    for node in _own_nodes(function):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        value = node.value if target is name and not isinstance(node, ast.AugAssign) else None
+                        local.setdefault(name.id, []).append(value)
+
+    def resolve(node: ast.Name) -> ast.expr | None:
+        if node.id in local:
+            values = local[node.id]
+            return values[0] if len(values) == 1 else None
+        return outer(node) if outer is not None else None
+
+    return resolve
 
 
 def _bound_names(stmt: ast.stmt) -> Iterator[str]:
