@@ -307,17 +307,18 @@ def _other_accelerator(module: str) -> str | None:
 
 
 def _named_for_other_accelerator(rel: str) -> Evidence | None:
-    """A folder or module named for an accelerator other than GPUs (`backends/gaudi/`,
-    `tpu_worker.py`): the project keeps that platform's code there (weaker evidence: the name)."""
-    from ..manifest.kinds import OTHER_ACCELERATOR_NAME
+    """A folder or module named for an accelerator other than GPUs or for an NVIDIA-only
+    product (`backends/gaudi/`, `tpu_worker.py`, `trtllm_rollout/`): the project keeps that
+    platform's code there (weaker evidence: the name)."""
+    from ..manifest.kinds import NOT_ROCM_CODE_NAME
 
     parts = rel.split("/")
     parts[-1] = parts[-1].rsplit(".", 1)[0]
     for index, part in enumerate(parts):
-        if OTHER_ACCELERATOR_NAME.search(part):
+        if NOT_ROCM_CODE_NAME.search(part):
             where = "/".join(parts[: index + 1]) + ("/" if index < len(parts) - 1 else ".py")
-            return Evidence(f"`{where}` is named for another accelerator than GPUs: the ROCm build never runs it "
-                            "(weaker evidence: its name)", rel)
+            return Evidence(f"`{where}` is named for a platform other than ROCm (another accelerator, an NVIDIA-only "
+                            "product): the ROCm build never runs it (weaker evidence: its name)", rel)
     return None
 
 
