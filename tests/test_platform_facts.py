@@ -276,3 +276,48 @@ def test_modules_of_other_accelerators_never_run_on_rocm(tmp_path):
     assert all(v is not None and v.value is False for rel, v in shown.items() if rel != "pkg/common.py")
     assert "Intel Gaudi" in str(shown["pkg/hpu_ops.py"].evidence[0])
     assert "a module ROCm never loads" in str(shown["pkg/user.py"].evidence[0])
+
+
+def test_a_helper_reads_its_own_local_names():
+    ctx = context('''
+        import torch
+
+        def on_amd():
+            has_rocm = torch.version.hip is not None
+            return has_rocm
+
+        def on_nvidia():
+            found = torch.version.cuda is not None
+            return found
+
+        if on_amd():
+            rocm_path()
+        if on_nvidia():
+            nvidia_path()
+    ''')
+    assert not reachable(ctx, "nvidia_path()")
+    assert reachable(ctx, "rocm_path()") and ctx.gated(ctx.source.index(b"rocm_path()"))
+
+
+def test_a_function_calling_an_nvidia_only_package_unconditionally_never_runs_on_rocm():
+    ctx = context('''
+        import torch
+
+        if HAS_FA3:
+            from flash_attn_interface import flash_attn_func as fa3
+
+
+        def fp8_attention(q, k, v):
+            q8 = q.to(torch.float8_e4m3fn)
+            return fa3(q8, k, v)
+
+
+        def attention(q, k, v):
+            if HAS_FA3:
+                return fa3(q, k, v)
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    ''')
+    assert not reachable(ctx, "q8 = q.to")
+    assert reachable(ctx, "return torch.nn.functional")  # FA3 is one choice among others there
+    blockers = [str(e) for e in ctx.rocm_blockers(ctx.source.index(b"q8 = q.to"))]
+    assert any("calls `fa3`, which only `flash_attn_interface.flash_attn_func` (NVIDIA only)" in b for b in blockers)
