@@ -38,7 +38,7 @@ from ..python.toplevel import (
     module_statement_starts,
 )
 from . import digest
-from ..python.imports import NVIDIA_ONLY_IMPORTS, OTHER_ACCELERATOR_IMPORTS
+from ..python.backends import NVIDIA_ONLY_IMPORTS, OTHER_ACCELERATOR_IMPORTS
 from .summary_cache import cached_summaries
 
 if TYPE_CHECKING:

@@ -408,7 +408,7 @@ class PythonContext(FileContext):
         an NVIDIA-only package binds (`if has_fa3: from flash_attn_interface import
         flash_attn_func as fa3` ... `fa3(q, k, v)`): it cannot run where that package does not
         exist."""
-        from .imports import NVIDIA_ONLY_IMPORTS
+        from .backends import NVIDIA_ONLY_IMPORTS
 
         for function in path[1:-1]:
             if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -419,12 +419,13 @@ class PythonContext(FileContext):
                 for stmt in function.body:
                     if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While, ast.With, ast.Match)):
                         break  # from here on the call may be one choice among others
-                    for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
-                        origin = self.aliases.get(call.func.id, "")
+                    for call in ast.walk(stmt):
+                        name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else ""
+                        origin = self.aliases.get(name, "") if name else ""
                         if any(origin.startswith(root + ".") for root in NVIDIA_ONLY_IMPORTS) \
-                                and not self.bindings_of(call.func.id, None):
-                            found = Evidence(f"`{function.name}` calls `{call.func.id}`, which only `{origin}` "
-                                             "(NVIDIA only) provides", f"{self.path}:{call.lineno}")
+                                and not self.bindings_of(name, None):
+                            found = Evidence(f"`{function.name}` calls `{name}`, which only `{origin}` "
+                                             "(NVIDIA only) provides", f"{self.path}:{getattr(call, 'lineno', 0)}")
                             break
                     if found is not None:
                         break
