@@ -79,7 +79,9 @@ class CudaOnlyDependency(Rule):
     name = "cuda-only-dependency"
     message = "`{requirement}` installs NVIDIA-only bits ({reason}); {remedy}"
     language = "manifest"
-    pattern = r"cu\d\d|cuda|CUDA|flash[-_]attn|nvidia|onnxruntime-gpu|tensorflow-gpu|tensorrt|--requirement|-r[ =]"
+    # An include matters when the file it names is named for NVIDIA (`-r requirements-cuda.txt`):
+    # those names hold these words too, so plain `-r` lines need no word of their own.
+    pattern = r"cu\d\d|cuda|CUDA|flash[-_]attn|nvidia|onnxruntime-gpu|tensorflow-gpu|tensorrt|trt|jetson"
     fix_applicability = Applicability.UNSAFE
 
     valid = (

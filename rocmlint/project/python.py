@@ -147,11 +147,15 @@ def summarize(rel: str, source: bytes) -> Summary:
 
     facts: dict[str, Fact] = {}
     blocks = list(_blocks_around(source, positions))
-    for _ in range(2):  # the second pass knows the first's facts (helpers calling helpers)
-        evaluator = GateEvaluator((), _dotted, facts.get, _module_resolver(source), assume_gpu=True)
+    resolver = _module_resolver(source)
+    for _ in range(2):  # a second pass knows the first's facts (helpers calling helpers)
+        evaluator = GateEvaluator((), _dotted, lambda name, called: facts.get(name), resolver, assume_gpu=True)
         summary.helpers = [helper for label, line, stmt in blocks
                            for helper in _judged(rel, source, label, line, stmt, evaluator)]
-        facts = {helper.name: helper.fact for helper in summary.helpers}
+        found = {helper.name: helper.fact for helper in summary.helpers}
+        if found == facts or not found:
+            break
+        facts = found
     return summary
 
 
@@ -225,9 +229,7 @@ def _blocks_around(source: bytes, positions: list[int]):
         except (SyntaxError, ValueError, RecursionError):
             continue
         if tree.body:
-            line = _line_of(source, start)
-            ast.increment_lineno(tree, line - 1)
-            yield head.group(1).decode(), line, tree.body[0]
+            yield head.group(1).decode(), _line_of(source, start), tree.body[0]
 
 
 _BLOCK_LINE = re.compile(rb"(if|try)\b")
@@ -252,7 +254,8 @@ def judge_definition(rel: str, source: bytes, name: str, facts: dict[str, Fact])
                      % (re.escape(name.encode()), re.escape(name.encode())), source)
     if head is None:
         return None
-    evaluator = GateEvaluator((), _dotted, facts.get, _module_resolver(source), assume_gpu=True)
+    evaluator = GateEvaluator((), _dotted, lambda name, called: facts.get(name), _module_resolver(source),
+                              assume_gpu=True)
     for found, line, stmt in _blocks_around(source, [head.end() - 1]):
         if found == name:
             return next((h for h in _judged(rel, source, found, line, stmt, evaluator) if h.name == name), None)

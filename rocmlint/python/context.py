@@ -225,17 +225,18 @@ class PythonContext(FileContext):
         """The project's Python part (gate helpers, NVIDIA-only modules), or None."""
         return self.project.part("python") if self.project is not None else None
 
-    def fact(self, name: str) -> "tuple[Fact, Evidence] | None":
+    def fact(self, name: str, called: bool = True) -> "tuple[Fact, Evidence] | None":
         """What the project (or this file) knows of a module-level name or function: its value
-        or return value per platform, or that it skips tests on ROCm; with where it is defined."""
+        or return value per platform, or that it skips tests on ROCm; with where it is defined.
+        ``called``: the name is called, so a function calling helpers may be judged (one level)."""
         model = self.python_model
-        helper = model.helper(name) if model is not None else None
+        helper = (model.helper(name) if called else model.helpers.get(name)) if model is not None else None
         if helper is not None:
             return helper.fact, helper.evidence()
         return self._local_facts.get(name)
 
-    def _fact_only(self, name: str):
-        found = self.fact(name)
+    def _fact_only(self, name: str, called: bool = True):
+        found = self.fact(name, called)
         return found[0] if found is not None else None
 
     @cached_property
@@ -258,7 +259,7 @@ class PythonContext(FileContext):
         # Two passes: the second knows the first's facts (one level of helper calls).
         for _ in range(2):
             evaluator = GateEvaluator(self.settings.gate_names, self.qualname,
-                                      lambda name: found[name][0] if name in found else None,
+                                      lambda name, called: found[name][0] if name in found else None,
                                       self.resolve_name, assume_gpu=True)
             for stmt in candidates:
                 label = getattr(stmt, "name", None) or next(
@@ -410,6 +411,13 @@ class PythonContext(FileContext):
         exist."""
         from .backends import NVIDIA_ONLY_IMPORTS
 
+        if "nvidia-backend-names" not in self.cache:  # names this file imports from such packages
+            self.cache["nvidia-backend-names"] = {
+                name: origin for name, origin in self.aliases.items()
+                if any(origin.startswith(root + ".") for root in NVIDIA_ONLY_IMPORTS)}
+        backend = self.cache["nvidia-backend-names"]
+        if not backend:
+            return None
         for function in path[1:-1]:
             if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -421,9 +429,8 @@ class PythonContext(FileContext):
                         break  # from here on the call may be one choice among others
                     for call in ast.walk(stmt):
                         name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else ""
-                        origin = self.aliases.get(name, "") if name else ""
-                        if any(origin.startswith(root + ".") for root in NVIDIA_ONLY_IMPORTS) \
-                                and not self.bindings_of(name, None):
+                        origin = backend.get(name, "")
+                        if origin and not self.bindings_of(name, None):
                             found = Evidence(f"`{function.name}` calls `{name}`, which only `{origin}` "
                                              "(NVIDIA only) provides", f"{self.path}:{getattr(call, 'lineno', 0)}")
                             break

@@ -134,13 +134,15 @@ def _leaf_name(node: ast.AST) -> str | None:
 class GateEvaluator:
     """Three-valued truth of conditions per platform. ``facts`` gives what the project (or the
     file) knows of a module-level name (``Fact``); ``resolve`` gives the value a local name was
-    bound to (``use_cuda = torch.version.cuda and ...``). Reachability assumes a GPU is present
+    bound to (``use_cuda = torch.version.cuda and ...``); ``facts(name, called)`` is asked with
+    ``called`` True for a call (a function, whose judging may read other files) and False for
+    a name's value. Reachability assumes a GPU is present
     (``assume_gpu``) and reads names that state their platform when nothing defines them
     (``by_name``, with ``defined`` telling which names have a visible definition); NVIDIA views
     fold only platform tests. ``trail`` records the facts a verdict used, for ``explain``."""
 
     def __init__(self, gate_names: Iterable[str], qualname: Callable[[ast.AST], str | None],
-                 facts: "Callable[[str], Fact | None] | None" = None, resolve: NameResolver | None = None,
+                 facts: "Callable[[str, bool], Fact | None] | None" = None, resolve: NameResolver | None = None,
                  assume_gpu: bool = False, by_name: bool = False,
                  defined: Callable[[str], bool] = lambda name: False,
                  is_module: Callable[[str], bool] = lambda name: False) -> None:
@@ -154,6 +156,7 @@ class GateEvaluator:
         self.is_module = is_module  # a name bound by an import (`utils.DEVICE_TYPE`)
         self.trail: list[tuple[str, "Fact | None", ast.AST]] = []  # (name, fact or None: by its name, node)
         self._resolving: set[int] = set()
+        self._capability: dict[int, tuple[ast.AST, bool]] = {}  # Compare -> it reads get_device_capability()
 
     def is_gate_reference(self, node: ast.AST) -> bool:
         """``IS_ROCM``, ``utils.IS_ROCM``, ``is_hip()``, ``current_platform.is_rocm()``."""
@@ -220,7 +223,7 @@ class GateEvaluator:
                     self._resolving.discard(id(node))
         leaf = node.id if isinstance(node, ast.Name) else node.attr
         if isinstance(node, ast.Name) or (isinstance(node.value, ast.Name) and self.is_module(node.value.id)):
-            fact = self.facts(leaf) if self.facts is not None else None
+            fact = self.facts(leaf, False) if self.facts is not None else None
             if fact is not None and fact.kind == "value":
                 self.trail.append((leaf, fact, node))
                 return fact.on(rocm)
@@ -238,7 +241,7 @@ class GateEvaluator:
             value = self.value(node.args[0], rocm)  # `HIP_BUILD = bool(torch.version.hip)`
             return None if value is None else frozenset({value})
         name = _leaf_name(func)
-        fact = self.facts(name) if self.facts is not None and name else None
+        fact = self.facts(name, True) if self.facts is not None and name else None
         if fact is not None and fact.kind == "call":
             self.trail.append((name or "", fact, node))
             return fact.on(rocm)
@@ -248,12 +251,14 @@ class GateEvaluator:
 
     def _by_name(self, name: str, node: ast.AST, rocm: bool, truthy: "Values", falsy: "Values") -> "Values | None":
         """A name that states its platform and that nothing visible defines (see ROCM_NAME)."""
-        if not self.by_name or self.defined(name):
+        if not self.by_name:
             return None
         if ROCM_NAME.search(name):
+            if self.defined(name):
+                return None
             self.trail.append((name, None, node))
             return truthy if rocm else falsy
-        if NVIDIA_NAME.search(name) and rocm:
+        if NVIDIA_NAME.search(name) and rocm and not self.defined(name):
             self.trail.append((name, None, node))
             return falsy
         return None
@@ -272,7 +277,7 @@ class GateEvaluator:
             if all(v is not None for v in values):
                 return not absorbing
             return None
-        if isinstance(node, ast.Compare) and any(is_capability_call(n) for n in ast.walk(node)):
+        if isinstance(node, ast.Compare) and self._reads_capability(node):
             # A comparison meant to select an NVIDIA architecture is false on ROCm by intent
             # (ROC106 reports where the number itself misleads).
             if not rocm:
@@ -287,6 +292,12 @@ class GateEvaluator:
                 return None
             return self.value(node.body if test else node.orelse, rocm)
         return truth(self.possible(node, rocm))
+
+    def _reads_capability(self, node: ast.Compare) -> bool:
+        known = self._capability.get(id(node))
+        if known is None or known[0] is not node:  # keyed by id, the node kept: ids are reused
+            known = self._capability[id(node)] = (node, any(is_capability_call(n) for n in ast.walk(node)))
+        return known[1]
 
     def _compare(self, node: ast.Compare, rocm: bool) -> bool | None:
         op, left, right = node.ops[0], node.left, node.comparators[0]

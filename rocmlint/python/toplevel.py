@@ -11,14 +11,11 @@ SKIP_NAME = re.compile(r"skip\w*(rocm|hip|amd)|(rocm|hip|amd)\w*skip", re.IGNORE
 DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
 _TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
-# What a gate helper's definition must contain; `hip` and `amd` count as words of their own
-# (`is_hip()`, `IS_AMD`), not inside `ownership` or `command` (``_WORD_ONLY``).
+# What a gate helper's definition must contain; `hip` counts as a word of its own (`is_hip()`,
+# `IS_HIP`, `"hip"`), not inside `ownership` or `chip` (``_WORD_ONLY``).
 GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability", b"version.cuda",
-              b"hip", b"HIP", b"Hip", b"amd", b"AMD", b"Amd")
-_WORD_ONLY = frozenset({b"hip", b"HIP", b"Hip", b"amd", b"AMD", b"Amd"})
-# The same words as one bytes pattern (the skeleton keeps the blocks that hold one).
-GATE_PATTERN = re.compile(b"|".join([re.escape(w) for w in GATE_WORDS if w not in _WORD_ONLY]
-                                    + [rb"(?<![A-Za-z0-9])(?:hip|HIP|Hip|amd|AMD|Amd)(?![a-z0-9])"]))
+              b"hip", b"HIP", b"Hip")
+_WORD_ONLY = frozenset({b"hip", b"HIP", b"Hip"})
 # Gate helpers are short predicates; long test functions are not worth parsing here.
 MAX_HELPER_BYTES = 3000
 
