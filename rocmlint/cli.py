@@ -396,13 +396,15 @@ def _cmd_rules(args) -> int:
         import json
 
         print(json.dumps([{"code": c, "name": r.name, "language": r.language, "summary": r.summary(),
-                           "fix": r.fix_applicability.value if r.fix_applicability else None}
+                           "fix": r.fix_applicability.value if r.fix_applicability else None,
+                           "default": r.default_enabled}
                           for c, r in rules.items()], indent=2))
         return EXIT_CLEAN
     width = max((len(r.name) for r in rules.values()), default=10)
     for code, rule in rules.items():
         fix = rule.fix_applicability.value if rule.fix_applicability else "-"
-        print(f"{code}  {rule.name:<{width}}  {rule.language:<6}  {fix:<12}  {rule.summary().splitlines()[0]}")
+        opt_in = "" if rule.default_enabled else f" (opt-in: --extend-select {code})"
+        print(f"{code}  {rule.name:<{width}}  {rule.language:<6}  {fix:<12}  {rule.summary().splitlines()[0]}{opt_in}")
     return EXIT_CLEAN
 
 

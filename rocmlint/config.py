@@ -114,8 +114,8 @@ def _match(rel: str, pattern: str) -> bool:
 
 
 # Schema: key -> (kind, validator-description)
-_LIST_KEYS = {"select", "ignore", "exclude", "extend-exclude", "rocm-macros", "nvidia-macros", "port",
-              "rocm-gate-names", "offload-arch"}
+_LIST_KEYS = {"select", "extend-select", "ignore", "exclude", "extend-exclude", "rocm-macros", "nvidia-macros",
+              "rocm-gate-names", "offload-arch", "port"}
 _STR_KEYS = {"gate", "gate-macro", "compile-commands"}
 _KNOWN = _LIST_KEYS | _STR_KEYS | {"per-file-ignores", "root", "hipify", "extension", "build-options"}
 
@@ -142,7 +142,7 @@ def _validate(table: dict, origin: str, is_known_prefix: "Callable[[str], bool] 
         raise ConfigError(f"{origin}: 'hipify' must be \"auto\", true or false; got {table['hipify']!r}")
     if "root" in table and not isinstance(table["root"], bool):
         raise ConfigError(f"{origin}: 'root' must be true or false")
-    for key in ("select", "ignore"):
+    for key in ("select", "extend-select", "ignore"):
         for code in table.get(key, []):
             if is_known_prefix is not None and not is_known_prefix(code):
                 raise ConfigError(f"{origin}: '{key}' names unknown rule or prefix {code!r}")
@@ -219,6 +219,8 @@ def _apply(base: Settings, table: dict, directory: Path, path: Path) -> Settings
         if key in table:
             value = table[key]
             changes[attr] = tuple(value) if isinstance(value, list) else value
+    if "extend-select" in table:  # added to the selection this table or the ones above make
+        changes["select"] = changes.get("select", base.select) + tuple(table["extend-select"])
     if "exclude" in table or "extend-exclude" in table:
         changes["exclude"] = base.exclude + tuple(table.get("exclude", [])) + tuple(table.get("extend-exclude", []))
     if "build-options" in table:

@@ -32,7 +32,9 @@ def render_rule(rule: type[Rule]) -> str:
     fix = rule.fix_applicability.value if rule.fix_applicability else "none"
     # The docstring's "## Section" headings sit one level below the rule's own heading.
     body = re.sub(r"^(#+)(?=\s)", r"#\1", rule.doc().strip(), flags=re.MULTILINE)
-    parts = [f"## {rule.code} `{rule.name}`", "", f"Language: {rule.language}. Fix: {fix}.", "", body]
+    enabled = "" if rule.default_enabled else (f" Opt-in: not in the default selection; enable it with "
+                                                f"`--extend-select {rule.code}` or `extend-select = [\"{rule.code}\"]`.")
+    parts = [f"## {rule.code} `{rule.name}`", "", f"Language: {rule.language}. Fix: {fix}.{enabled}", "", body]
     valid, invalid = rule.examples()
     if invalid:
         parts += ["", "### Flagged examples", ""]

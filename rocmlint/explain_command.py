@@ -17,7 +17,7 @@ def explain(path: str, line_no: int, settings, out=None, buffer: bytes | None = 
     err = err or sys.stderr
     from .engine import _prefilter, active_rules, analyse_buffer, drop_reason
     from .languages import ParseFailure, get_language, language_for
-    from .project.explain import explain_cpp, explain_python, if_stack_lines
+    from .project.explain import explain_cpp, explain_manifest, explain_python, if_stack_lines
     from .rule import active
     from .source import SourceError, read_source
     from .suppress import is_suppressed, suppressed_codes
@@ -49,6 +49,8 @@ def explain(path: str, line_no: int, settings, out=None, buffer: bytes | None = 
     print(f"{path}:{line_no}: {ctx.lines.line_text(line).strip()}", file=out)
     if language == "python":
         explain_python(active(), path, line_no, out)
+    elif language == "manifest":
+        explain_manifest(ctx, line, out)  # type: ignore[arg-type]  # make_context gave a ManifestContext
     else:
         explain_cpp(ctx, line, out)  # type: ignore[arg-type]  # make_context gave a CppContext
     # Rules: which matched this line, which fired, which the engine dropped and why.
@@ -76,9 +78,10 @@ def explain(path: str, line_no: int, settings, out=None, buffer: bytes | None = 
             quiet += 1
             continue
         if not here:
+            text = ctx.lines.line_text(line)
             if ctx.outside_amd_build:
                 why = "the file is not in the AMD build"
-            elif ctx.nvidia_only(start):  # rules look only at the hits the AMD build compiles
+            elif ctx.nvidia_only(start + len(text) - len(text.lstrip())):  # the line's code, not its indent
                 why = "the AMD build never compiles this line"
             elif all(ctx.nvidia_only(s.start) for s in spans if start <= s.start <= end):
                 why = "the AMD build never compiles its matches here (a macro argument it drops)"

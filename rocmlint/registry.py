@@ -101,10 +101,12 @@ INTERNAL_ERROR = "ROC003"  # a bug in rocmlint, never in the file: not baselined
 
 
 def select_rules(select: list[str], ignore: list[str]) -> list[type[Rule]]:
-    """Rules whose code starts with a selected prefix and with no ignored prefix (longest wins)."""
+    """Rules whose code starts with a selected prefix and with no ignored prefix (longest wins);
+    an opt-in rule only where its full code is selected."""
     chosen = []
     for code, rule in all_rules().items():
-        sel = max((len(p) for p in select if p == "ALL" or code.startswith(p)), default=-1)
+        named = [p for p in select if p == code] if not rule.default_enabled else select
+        sel = max((len(p) for p in named if p == "ALL" or code.startswith(p)), default=-1)
         ign = max((len(p) for p in ignore if p == "ALL" or code.startswith(p)), default=-1)
         if sel >= 0 and sel > ign:
             chosen.append(rule)

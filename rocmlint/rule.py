@@ -84,6 +84,9 @@ class Rule:
     severity: ClassVar[Severity] = Severity.WARNING
     # Rules that look at wave size skip wave-size-aware preprocessor branches.
     wave_size_rule: ClassVar[bool] = False
+    # Opt-in rules (False) run only where a selection names their full code (`--select ROC108`,
+    # `extend-select = ["ROC108"]`): a prefix (`ROC`, `ROC1`, `ALL`) does not enable them.
+    default_enabled: ClassVar[bool] = True
     # Reference kernel that shows the correct pattern (file name under rocmlint/reference/kernels).
     reference_kernel: ClassVar[str | None] = None
     valid: ClassVar[tuple[Example | str, ...]] = ()

@@ -69,7 +69,7 @@ def _run(root: Path, jobs: int, monkeypatch) -> tuple[list, dict[str, int], list
     monkeypatch.setattr(runner, "run_job", recording_run_job)
     monkeypatch.setattr(LazyPart, "get", recording_get)
     monkeypatch.setattr(runner, "run_parallel", recording_parallel)
-    resolver = ConfigResolver()
+    resolver = ConfigResolver(extend_select=("ROC108",))  # opt-in, one of the samples
     project = Project(root, resolver.for_path(root))
     project.prepare(["cpp", "python"])
     results = runner.run(discover([str(root)], resolver, cwd=root), use_cache=False, jobs=jobs, project=project)
@@ -172,7 +172,7 @@ def test_cached_results_keep_the_model_facts_they_used(tmp_path, monkeypatch):
     monkeypatch.chdir(root)
 
     def check(use_cache: bool) -> list:
-        resolver = ConfigResolver()
+        resolver = ConfigResolver(extend_select=("ROC108",))  # opt-in, one of the samples
         project = Project(root, resolver.for_path(root), cache_dir=cache_dir if use_cache else None)
         project.prepare(["cpp", "python"])
         results = runner.run(discover([str(root)], resolver, cwd=root), use_cache=use_cache, jobs=2,
@@ -198,7 +198,7 @@ def test_cached_results_keep_the_model_facts_they_used(tmp_path, monkeypatch):
 
 def _cached_checker(root: Path, cache_dir: Path, jobs: int = 1):
     def check(use_cache: bool) -> list:
-        resolver = ConfigResolver()
+        resolver = ConfigResolver(extend_select=("ROC108",))  # opt-in, one of the samples
         project = Project(root, resolver.for_path(root), cache_dir=cache_dir if use_cache else None)
         project.prepare(["cpp", "python"])
         results = runner.run(discover([str(root)], resolver, cwd=root), use_cache=use_cache, jobs=jobs,

@@ -244,3 +244,130 @@ def test_a_one_line_shell_if_closes_on_its_own_line():
     text = ('if [ -e /dev/kfd ]; then echo "AMD GPU"; fi\nexport TORCHINDUCTOR_MAX_AUTOTUNE=1\n'
             'if [ -e /dev/kfd ]; then export TORCHINDUCTOR_MAX_AUTOTUNE=0; fi\n')
     assert [f.line for f in findings("run.sh", text, "ROC111")] == [2]
+
+
+# pip lines as pip reads them, includes, pip sections, sources -----------------------------
+def test_several_requirements_on_a_line_and_options_after_them():
+    text = "torch==2.1.2+cu118 torchvision==0.16.2+cu118 --extra-index-url https://download.pytorch.org/whl/cu118\n"
+    found, ctx = deps("requirements.txt", text)
+    assert found == [("torch==2.1.2+cu118", False), ("torchvision==0.16.2+cu118", False)]
+    assert [ctx.text(i.span) for i in ctx.manifest.indexes] == ["https://download.pytorch.org/whl/cu118"]
+    assert [f.column for f in findings("requirements.txt", text, "ROC401")] == [1, 20, 64]
+    # A requirement with spaces inside stays one requirement; a path stays nothing.
+    assert deps("requirements.txt", 'torch >= 2.4 ; python_version < "3.13"\n./vendor/pkg\n')[0] == [
+        ('torch >= 2.4 ; python_version < "3.13"', False)]
+
+
+def test_a_hand_written_pinned_file_with_an_index_is_not_pip_freeze_output():
+    pins = "".join(f"pkg{i}=={i}.0\n" for i in range(20))
+    assert deps("requirements.txt", pins + "torch==2.4.0\n")[1].manifest.lock  # pip freeze
+    text = "--extra-index-url https://download.pytorch.org/whl/cu121\n" + pins + "torch==2.4.0\n"
+    assert not deps("requirements.txt", text)[1].manifest.lock
+    assert [(f.code, f.line) for f in findings("requirements.txt", text)] == [("ROC401", 1), ("ROC402", 22)]
+
+
+def _lint(root: Path, name: str) -> list:
+    from rocmlint.cli import main  # noqa: F401 - the command line path is tested elsewhere
+    from rocmlint.project import Project, activate
+
+    project = Project(root)
+    activate(project)
+    try:
+        settings = Settings(select=("ROC4",))
+        path = root / name
+        return analyse_buffer(str(path), path.read_bytes(), "manifest", settings,
+                              active_rules(settings, "manifest", path))
+    finally:
+        activate(None)
+
+
+def test_includes_are_followed_inside_the_project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    (tmp_path / "requirements.txt").write_text(
+        "-r requirements-cuda.txt\n-r missing.txt\n-r dev.txt\n-r ../outside.txt\n-r https://example.org/r.txt\n"
+        "-c requirements-cuda.txt\nnumpy\n")
+    (tmp_path / "requirements-cuda.txt").write_text("cupy-cuda12x\n--extra-index-url https://pypi.nvidia.com\n")
+    (tmp_path / "dev.txt").write_text("-r requirements.txt\npytest\n")
+    found = _lint(tmp_path, "requirements.txt")
+    assert [(f.code, f.line) for f in found] == [("ROC401", 1)]  # `-c` installs nothing by itself
+    assert "cupy-cuda12x" in found[0].message and "pypi.nvidia.com" in found[0].message
+    from rocmlint.manifest.context import ManifestContext
+    from rocmlint.project import Project, activate
+
+    activate(Project(tmp_path))
+    try:
+        ctx = ManifestContext(str(tmp_path / "requirements.txt"), (tmp_path / "requirements.txt").read_bytes(),
+                              Settings())
+        problems = {i.chain[-1]: i.problem for i in ctx.included if i.line.path != "requirements-cuda.txt" or
+                not i.line.constraints}
+    finally:
+        activate(None)
+    assert problems["missing.txt"] == "does not exist: not followed"
+    assert problems["../outside.txt"] == "outside the project: not followed"
+    assert problems["https://example.org/r.txt"] == "a URL: not followed"
+    assert problems["requirements.txt"].startswith("already included (a cycle: requirements.txt -> dev.txt ->")
+    assert problems["dev.txt"] == "" and problems["requirements-cuda.txt"] == ""
+
+
+def test_an_included_file_that_changes_invalidates_the_cached_result(tmp_path, monkeypatch):
+    from rocmlint.cli import main
+
+    (tmp_path / "requirements.txt").write_text("-r requirements-cuda.txt\nnumpy\n")
+    (tmp_path / "requirements-cuda.txt").write_text("numpy\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "-q", "requirements.txt"]) == 0
+    (tmp_path / "requirements-cuda.txt").write_text("cupy-cuda12x\n")
+    assert main(["check", "-q", "requirements.txt"]) == 1
+
+
+def test_explain_shows_what_an_include_line_pulls_in(tmp_path, monkeypatch, capsys):
+    from rocmlint.cli import main
+
+    (tmp_path / "requirements.txt").write_text("-r gone.txt\nnumpy\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["explain", "--no-cache", "requirements.txt:1"]) == 0
+    out = capsys.readouterr().out
+    assert "installed on ROCm machines: yes" in out
+    assert "include requirements.txt -> gone.txt (requirements.txt:1): does not exist: not followed" in out
+
+
+def test_conda_pip_items_are_requirement_file_lines():
+    text = ("name: x\ndependencies:\n  - python=3.11\n  - pytorch=2.3.1\n  - pip:\n"
+            "      - torch==2.3.1\n      - \"torchaudio==2.3.1+cu121 --extra-index-url https://download.pytorch.org/whl/cu121\"\n")
+    found = findings("environment.yml", text)
+    assert [(f.code, f.line) for f in found] == [("ROC402", 6), ("ROC401", 7), ("ROC401", 7)]  # not conda's pytorch
+
+
+def test_uv_url_sources_and_poetry_sources_used_by_required_dependencies():
+    uv = ('[project]\nname = "x"\ndependencies = ["triton"]\n\n[tool.uv.sources]\n'
+          'triton = { url = "https://download.pytorch.org/whl/cu124/triton-3.1.0%2Bcu124-cp311-cp311-linux_x86_64.whl" }\n')
+    assert [f.line for f in findings("pyproject.toml", uv, "ROC401")] == [6]
+    poetry = ('[tool.poetry.dependencies]\npython = "^3.10"\ntorch = { version = "^2.3", source = "cu121" }\n\n'
+              '[[tool.poetry.source]]\nname = "cu121"\nurl = "https://download.pytorch.org/whl/cu121"\n'
+              'priority = "explicit"\n')
+    assert [f.line for f in findings("pyproject.toml", poetry, "ROC401")] == [7]
+    optional = poetry.replace('source = "cu121" }', 'source = "cu121", optional = true }')
+    assert findings("pyproject.toml", optional, "ROC401") == []
+
+
+def test_exact_pins_of_packages_whose_wheels_fix_a_cuda_torch():
+    text = '[project]\nname = "x"\ndependencies = ["xformers==0.0.28.post1", "vllm>=0.6"]\n'
+    found = findings("pyproject.toml", text, "ROC402")
+    assert [f.line for f in found] == [3] and "require one exact CUDA build of torch" in found[0].message
+    assert findings("pyproject.toml", text.replace("==0.0.28.post1", ">=0.0.28"), "ROC402") == []
+
+
+def test_a_lock_named_for_rocm_must_not_pin_pypi_torch():
+    lock = "# This file was autogenerated by uv via the following command:\ntorch==2.7.0\ntriton==3.3.0\n"
+    assert findings("requirements.txt", lock, "ROC402") == []  # any other lock records what it resolved
+    found = findings("requirements_rocm.txt", lock, "ROC402")
+    assert [f.line for f in found] == [2] and "`triton==3.3.0`" in found[0].message
+    rocm_torch = findings("requirements_rocm.txt", lock.replace("2.7.0", "2.7.0+rocm6.3"), "ROC402")
+    assert [f.line for f in rocm_torch] == [3] and "torch==" not in rocm_torch[0].message  # the ROCm build is fine
+
+
+def test_conda_pytorch_beside_a_cuda_toolkit_is_a_cuda_build():
+    text = "name: x\nchannels:\n  - pytorch\ndependencies:\n  - cudatoolkit=11.3\n  - pytorch=1.11.0\n  - numpy\n"
+    assert [f.line for f in findings("environment.yml", text, "ROC401")] == [5, 6]
+    cpu_only = text.replace("  - cudatoolkit=11.3\n", "")
+    assert findings("environment.yml", cpu_only, "ROC401") == []

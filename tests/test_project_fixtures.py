@@ -1,7 +1,7 @@
 """Multi-file fixture projects (fixtures/projects/<name>/): each is copied out of this
 repository (its own project root), linted whole with zero configuration, and every finding
 must match the inline annotations of its files (``ruleid``/``ok``/``todoruleid``, as in
-fixtures/). ``explain.txt`` beside them holds ``PATH:LINE`` and the expected
+fixtures/; C++, Python and manifests). ``explain.txt`` beside them holds ``PATH:LINE`` and the expected
 ``rocmlint explain`` output: the build-file evidence behind a decision."""
 from __future__ import annotations
 
@@ -44,10 +44,11 @@ def copy_project(name: str, into: Path) -> Path:
 def expected(tree: Path) -> tuple[set, set, set]:
     must, must_not, todo = set(), set(), set()
     for path in sorted(tree.rglob("*")):
-        if not path.is_file() or language_for(path) != "cpp":
+        language = language_for(path) if path.is_file() else None
+        if language is None:
             continue
         rel = path.relative_to(tree).as_posix()
-        ann = read_annotations(path.read_text(encoding="utf-8"), "//")
+        ann = read_annotations(path.read_text(encoding="utf-8"), "//" if language == "cpp" else "#")
         must |= {(rel, line, code) for line, code in ann.ruleid}
         must_not |= {(rel, line, code) for line, code in ann.ok}
         todo |= {(rel, line, code) for line, code in ann.todo}

@@ -14,7 +14,7 @@ from rocmlint.engine import active_rules, analyse_buffer
 from rocmlint.python import LANGUAGE
 from rocmlint.runner import fix_buffer
 
-SETTINGS = Settings(select=("ROC1",))
+SETTINGS = Settings(select=("ROC1", "ROC108"))  # ROC108 (opt-in) is the sample hazard
 RULES = active_rules(SETTINGS, "python")
 GATE_LINE = 'IS_ROCM = hasattr(torch.version, "hip") and torch.version.hip is not None'
 
@@ -268,12 +268,12 @@ def test_a_right_hand_side_with_an_operator_is_parenthesized_and_the_last_bracke
         import torch
 
         def scales(x, weight_max_value):
-            out = x.view(torch.float8_e4m3fn).to(torch.bfloat16_or_some_other_long_name)
+            out = x.view(torch.float8_e4m3fn).to(cast_dtype.bfloat16_or_some_other_long)
             return out
     """, unsafe=True)
     assert out.endswith("""
     out = x.view(torch.float8_e4m3fnuz if IS_ROCM else torch.float8_e4m3fn).to(
-        torch.bfloat16_or_some_other_long_name
+        cast_dtype.bfloat16_or_some_other_long
     )
     return out
 """)
@@ -323,7 +323,8 @@ def _imports_libcst(tmp_path, code: str, *options: str) -> tuple[bool, int]:
     target = tmp_path / "mod.py"
     target.write_text(code)
     env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
-    proc = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--no-cache", *options, str(target)],
+    proc = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--no-cache", "--extend-select", "ROC108", *options,
+                           str(target)],
                           capture_output=True, text=True, env=env, cwd=tmp_path)
     imported = any(line.split("|")[-1].strip() == "libcst" for line in proc.stderr.splitlines())
     return imported, proc.returncode
@@ -348,7 +349,8 @@ def test_a_fix_that_is_shown_or_applied_imports_libcst(tmp_path):
 def test_a_text_report_counts_fixes_without_building_them(tmp_path):
     assert _imports_libcst(tmp_path, GATED_STATEMENT) == (False, 1)
     target = tmp_path / "mod.py"
-    proc = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--no-cache", str(target)],
+    proc = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--no-cache", "--extend-select", "ROC108",
+                           str(target)],
                           capture_output=True, text=True, cwd=tmp_path)
     assert "ROC108 [*]" in proc.stdout and "1 fixable with `--fix`" in proc.stdout
 
@@ -372,7 +374,7 @@ def test_cached_text_results_do_not_serve_a_json_report(tmp_path):
                                      "torch.backends.cudnn.allow_tf32 = True\n")
 
     def check(*options):
-        return subprocess.run([sys.executable, "-m", "rocmlint", "check", *options, "mod.py"],
+        return subprocess.run([sys.executable, "-m", "rocmlint", "check", "--extend-select", "ROC108", *options, "mod.py"],
                               capture_output=True, text=True, cwd=tmp_path).stdout
 
     check()  # fills the cache with unbuilt fixes

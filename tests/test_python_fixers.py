@@ -13,7 +13,7 @@ from rocmlint.model import Applicability, apply_edits
 from rocmlint.python import LANGUAGE
 from rocmlint.runner import fix_buffer
 
-SETTINGS = Settings(select=("ROC1",))
+SETTINGS = Settings(select=("ROC1", "ROC108"))  # ROC108 is opt-in
 RULES = active_rules(SETTINGS, "python")
 
 
@@ -82,7 +82,7 @@ def test_existing_gates_are_reused(header, expression):
 
 
 def test_configured_gate_name_is_reused():
-    settings = Settings(select=("ROC1",), rocm_gate_names=("ON_AMD",))
+    settings = Settings(select=("ROC1", "ROC108"), rocm_gate_names=("ON_AMD",))
     code = b'import torch\nfrom platform_utils import ON_AMD\nm = torch.compile(m, mode="reduce-overhead")\n'
     rules = active_rules(settings, "python")
     (finding,) = analyse_buffer("x.py", code, "python", settings, rules)

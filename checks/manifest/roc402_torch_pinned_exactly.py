@@ -7,6 +7,17 @@ from rocmlint.rule import Example, Rule
 
 # Distributions with one build per GPU vendor: an exact pin makes pip replace the ROCm build.
 GPU_FLAVOURED = frozenset({"torch", "torchvision", "torchaudio", "triton"})
+# Distributions whose PyPI wheels are CUDA builds that require one exact torch version (their
+# metadata pins it): installing the pinned release pulls that CUDA torch over the ROCm one.
+TORCH_BOUND = frozenset({"xformers", "vllm"})
+# Packages that pin torch only through some of their extras (`sglang[srt]`, `sglang[all]`).
+TORCH_BOUND_EXTRAS = {"sglang": frozenset({"srt", "all"})}
+ROCM_LOCK_MESSAGE = ("{pins} pinned in a lock named for ROCm without a ROCm build (`+rocmX.Y`): PyPI's build of that "
+                     "version is a CUDA build, which replaces the ROCm PyTorch wherever its version differs; "
+                     "resolve the lock against the ROCm wheel index")
+BOUND_MESSAGE = ("{pins} pinned exactly in the required dependencies: its PyPI wheels are CUDA builds that require "
+                 "one exact CUDA build of torch, which replaces a ROCm machine's PyTorch; install the ROCm build "
+                 "(a `rocm` extra or requirements file) and keep this pin for CUDA")
 
 
 class TorchPinnedExactly(Rule):
@@ -15,10 +26,14 @@ class TorchPinnedExactly(Rule):
     ## What it does
     Reports `torch==X.Y.Z` (also `===`, Poetry's bare `"2.5.1"`) of `torch`, `torchvision`,
     `torchaudio` or `triton` among the required dependencies of `pyproject.toml`,
-    `setup.cfg`, `setup.py` and requirement files, once per manifest (at the first pin; the
-    message names them all). Lock files (pip-compile / uv output) and constraints files,
-    whose point is exact pins, are left alone, and so are optional extras and files named
-    for NVIDIA.
+    `setup.cfg`, `setup.py`, requirement files and the `pip:` lists of conda environments,
+    once per manifest (at the first pin; the message names them all). Exact pins of packages
+    whose PyPI wheels are CUDA builds requiring one exact torch (`xformers`, `vllm`,
+    `sglang[srt]`/`sglang[all]`) are reported once per manifest too, with that reason. Lock
+    files (pip-compile / uv output, `pip freeze` output: many exact pins and no pip options)
+    and constraints files, whose point is exact pins, are left alone unless they are named
+    for ROCm: there a `torch==X.Y.Z` without a `+rocm` build was resolved without the ROCm
+    index. Optional extras and files named for NVIDIA are left alone too.
 
     ## Why is this bad?
     ROCm machines get PyTorch from AMD's wheel index or a ROCm container, in whatever version
@@ -47,7 +62,7 @@ class TorchPinnedExactly(Rule):
     message = ("{pins} pinned exactly in the required dependencies: a ROCm machine whose PyTorch build is another "
                "version gets it replaced by a CUDA build; use a range such as `{suggestion}`")
     language = "manifest"
-    pattern = r"torch|triton"
+    pattern = r"torch|triton|xformers|vllm"
     fix_applicability = Applicability.DISPLAY_ONLY
 
     valid = (
@@ -63,32 +78,49 @@ class TorchPinnedExactly(Rule):
                 filename="pyproject.toml"),
         Example("numpy\ntorch==2.4.0\n", filename="requirements.txt"),
         Example('[tool.poetry.dependencies]\npython = "^3.10"\ntorch = "2.3.1"\n', filename="pyproject.toml"),
+        Example("name: train\ndependencies:\n  - python=3.11\n  - pip:\n    - torch==2.3.1\n",
+                filename="environment.yml"),
+        Example('[project]\nname = "x"\ndependencies = ["torch>=2.4", "xformers==0.0.28.post1"]\n',
+                filename="pyproject.toml"),
     )
 
     def check(self, ctx) -> None:
-        if ctx.kind in ("dockerfile", "conda", "shell") or ctx.for_nvidia_only:
+        if ctx.kind in ("dockerfile", "shell") or ctx.for_nvidia_only:
             return
         # packaging costs ~60 ms to import: only for files the prefilter lets through.
         from packaging.utils import canonicalize_name
 
+        from rocmlint.manifest.model import Dependency
         from rocmlint.manifest.requirement import marker_reaches_rocm
 
+        from rocmlint.manifest.kinds import named_for_rocm
+
         manifest = ctx.manifest
-        if manifest.lock:
-            return
-        pins = []
+        rocm_lock = manifest.lock and named_for_rocm(ctx.path)
+        if manifest.lock and not rocm_lock:
+            return  # a lock records the environment it was resolved on
+        pins: list[tuple[Dependency, str]] = []
+        bound: list[tuple[Dependency, str]] = []
         for dependency in manifest.dependencies:
             requirement = dependency.requirement
-            if (dependency.optional or canonicalize_name(requirement.name) not in GPU_FLAVOURED
+            name = canonicalize_name(requirement.name)
+            torch_bound = name in TORCH_BOUND or bool(TORCH_BOUND_EXTRAS.get(name, frozenset()) & requirement.extras)
+            if (dependency.optional or not (name in GPU_FLAVOURED or torch_bound) or dependency.conda_spec is not None
                     or not marker_reaches_rocm(requirement.marker)):
-                continue
+                continue  # (a conda package is conda's build, not PyPI's: only its `pip:` list counts)
             exact = [s for s in requirement.specifier if s.operator in ("==", "===") and "*" not in s.version]
-            if exact and "+" not in exact[0].version:  # `+cu121` is ROC401's
-                pins.append((dependency, exact[0].version))
+            if exact and "+" not in exact[0].version:  # `+cu121` is ROC401's, `+rocm6.2` the ROCm build
+                (bound if torch_bound else pins).append((dependency, exact[0].version))
+        if bound:
+            names = ", ".join(f"`{d.requirement.name}=={v}`" for d, v in bound)
+            ctx.report(bound[0][0].span, BOUND_MESSAGE.format(pins=names))
         if not pins:
             return
         first, version = pins[0]
         names = ", ".join(f"`{d.requirement.name}=={v}`" for d, v in pins)
+        if rocm_lock:  # resolved without the ROCm index: PyPI's builds of these are CUDA builds
+            ctx.report(first.span, ROCM_LOCK_MESSAGE.format(pins=names))
+            return
         parts = version.split(".")
         suggestion = f"{first.requirement.name}>={'.'.join(parts[:2])}"
         if len(parts) >= 2 and parts[1].isdigit():

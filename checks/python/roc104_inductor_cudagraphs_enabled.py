@@ -4,12 +4,14 @@ import ast
 
 from rocmlint.fixers.python_gate import GATE, TORCH_GATE_LINE, gated_fix, wrap_statement_edit
 from rocmlint.model import Applicability, Edit
-from rocmlint.python.flow import call_of_argument, value_of_key, value_sites
+from rocmlint.python.flow import call_of_argument, climb, value_of_key, value_sites
+from rocmlint.python.gates import containing_list
 from rocmlint.python.torch_api import INDUCTOR_CONFIG, is_compile
 from rocmlint.rule import Example, Rule
 
 # Option names as written in `config.<name> = ...`, `options={...}` and `config.patch(...)`.
 OPTIONS = frozenset({"triton.cudagraphs", "triton.cudagraph_trees", "memory_planning", "max_autotune"})
+CUDAGRAPHS = "triton.cudagraphs"
 
 
 class InductorCudagraphsEnabled(Rule):
@@ -21,14 +23,20 @@ class InductorCudagraphsEnabled(Rule):
     assignments (`torch._inductor.config.triton.cudagraphs = True`, also through
     `import torch._inductor.config as inductor_config` or `from torch._inductor import config`),
     `config.patch(max_autotune=True)` / `config.patch({"triton.cudagraphs": True})` and
-    `torch.compile(..., options={...})`.
+    `torch.compile(..., options={...})` (also a dict passed by name or through a conditional
+    expression). `max_autotune` is not reported where the same options dict, or the same
+    block of assignments, sets `triton.cudagraphs` to `False`.
 
     ## Why is this bad?
     These are the switches behind `mode="reduce-overhead"`/`"max-autotune"`: CUDA graph
     trees, graph-level memory planning and exhaustive GEMM autotuning. On ROCm graph
     capture of compiled graphs is far less mature (recompilations, slowdowns, memory
     blow-ups, capture failures) and autotuning spends a long time on templates tuned for
-    NVIDIA GPUs.
+    NVIDIA GPUs. `max_autotune` with CUDA graphs off is exactly PyTorch's
+    `"max-autotune-no-cudagraphs"` mode (`torch/_inductor/__init__.py`, `list_mode_options`:
+    `max_autotune` and `coordinate_descent_tuning`, where `"max-autotune"` adds
+    `triton.cudagraphs`): on-device benchmarking of kernel choices, which ROCm runs, and
+    which ROC101 accepts as the ROCm mode.
 
     ## Example
     ```python
@@ -46,6 +54,7 @@ class InductorCudagraphsEnabled(Rule):
 
     ## References
     - https://github.com/pytorch/pytorch/issues/187715
+    - https://github.com/pytorch/pytorch/blob/main/torch/_inductor/__init__.py (`list_mode_options`)
     """
 
     code = "ROC104"
@@ -114,6 +123,8 @@ class InductorCudagraphsEnabled(Rule):
                 if ctx.qualname(path[-2].func) == f"{INDUCTOR_CONFIG}.patch":
                     self._enabled_value(ctx, node.value, node.arg, ctx.span_of(node))
             elif isinstance(node, ast.Constant) and node.value in OPTIONS and value_of_key(path) is not None:
+                if node.value == "max_autotune" and _graphs_off_in_mapping(path[-2]):
+                    continue  # max-autotune-no-cudagraphs: on-device benchmarking, which ROCm runs
                 if self._is_options_mapping(ctx, path[:-1]):
                     self._enabled_value(ctx, value_of_key(path), node.value, ctx.span_of(node))
 
@@ -122,6 +133,8 @@ class InductorCudagraphsEnabled(Rule):
         option = name[len(INDUCTOR_CONFIG) + 1:] if name.startswith(INDUCTOR_CONFIG + ".") else None
         if option not in OPTIONS or not _true(stmt.value) or target not in stmt.targets:
             return
+        if option == "max_autotune" and _graphs_off_beside(ctx, stmt):
+            return  # the same block turns CUDA graphs off: max-autotune-no-cudagraphs
         edit = wrap_statement_edit(ctx, stmt)
         fix = gated_fix(ctx, "Only on NVIDIA", [edit]) if edit else None
         ctx.report(ctx.span_of(target), self.message.format(option=option), fix)
@@ -136,7 +149,7 @@ class InductorCudagraphsEnabled(Rule):
     def _is_options_mapping(ctx, mapping) -> bool:
         """The dict goes to `torch.compile(options=...)` or `config.patch(...)`, maybe by name."""
         for site in value_sites(ctx, mapping):
-            argument = call_of_argument(site)
+            argument = call_of_argument(climb(site))  # `options=GRAPHS if graphs else EAGER`
             if argument is None:
                 continue
             call, position = argument
@@ -149,3 +162,21 @@ class InductorCudagraphsEnabled(Rule):
 
 def _true(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
+
+
+def _graphs_off_in_mapping(mapping: ast.Dict) -> bool:
+    """The options dict also says `"triton.cudagraphs": False`."""
+    return any(isinstance(key, ast.Constant) and key.value == CUDAGRAPHS and _false(value)
+               for key, value in zip(mapping.keys, mapping.values))
+
+
+def _graphs_off_beside(ctx, stmt: ast.Assign) -> bool:
+    """A statement of the same block sets `<inductor config>.triton.cudagraphs = False`."""
+    path = ctx.path_to(stmt)
+    block = containing_list(path[-2], stmt) if len(path) > 1 else None
+    return any(isinstance(other, ast.Assign) and _false(other.value) and any(
+        ctx.qualname(t) == f"{INDUCTOR_CONFIG}.{CUDAGRAPHS}" for t in other.targets) for other in block or ())
+
+
+def _false(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False

@@ -3,13 +3,16 @@ from __future__ import annotations
 import ast
 
 from rocmlint.model import Applicability
-from rocmlint.python.capability import judge
-from rocmlint.python.flow import climb, value_sites
+from rocmlint.python.capability import is_capability_call, judge
+from rocmlint.python.flow import value_sites
 from rocmlint.rule import Rule
 
 # Expressions a capability tuple passes through before it is compared.
 _CARRIERS = (ast.Subscript, ast.BinOp, ast.Tuple)
 
+
+UNKNOWN_MESSAGE = ("feature gated on `get_device_capability()` against `{other}`, which rocmlint cannot evaluate: "
+                   "ROCm reports GCN/RDNA arch numbers (MI300X is (9, 4)); check what the comparison means there")
 
 _CAPABILITY = ast.Call(func=ast.Name(id="get_device_capability", ctx=ast.Load()), args=[], keywords=[])
 
@@ -27,6 +30,14 @@ class DeviceCapabilityGate(Rule):
     NVIDIA architecture, which no AMD GPU is). `>= (8, 0)` for bf16 is right on every AMD GPU
     and not reported; `>= (9, 0)` turns Hopper paths on for all of them; the message names
     the AMD GPUs a comparison gets wrong.
+
+    Only gates are reported. A capability that becomes part of a cache key
+    (`(shape, get_device_capability())`), indexes a table (`TABLE[cap]`, `cap in self._plans`)
+    or is logged decides nothing by itself: quiet. A comparison with a value rocmlint cannot
+    evaluate (`>= self.min_capability`) is still a gate written in SM numbers, so it is
+    reported with a message saying what it is compared with. Comparisons the ROCm build never
+    runs are quiet, whatever decides it: `torch.version.hip`, a project's platform variable
+    (`if DEVICE_TYPE == "cuda":`), a helper that returns early on ROCm, a device-name test.
 
     ## Why is this bad?
     On ROCm the "capability" is the GCN architecture number, not an SM version: MI300X
@@ -64,6 +75,10 @@ class DeviceCapabilityGate(Rule):
         "import torch\nif torch.cuda.get_device_capability() != (10, 0):\n    pytest.skip('needs SM100')\n",
         "import torch\nif not torch.version.hip and torch.cuda.get_device_capability() >= (8, 0):\n    enable()\n",
         "from torch.cuda import get_device_capability\n",
+        "import torch\nDEVICE = 'hip' if torch.version.hip else 'cuda'\n"
+        "if DEVICE == 'cuda' and torch.cuda.get_device_capability() >= (9, 0):\n    enable_wgmma()\n",
+        "import torch\n_plans = {}\n\n\ndef plan(shape):\n    key = (shape, torch.cuda.get_device_capability())\n"
+        "    if key not in _plans:\n        _plans[key] = build(shape)\n    return _plans[key]\n",
     )
     invalid = (
         "import torch\nif torch.cuda.get_device_capability() >= (9, 0):\n    enable_wgmma()\n",
@@ -72,6 +87,7 @@ class DeviceCapabilityGate(Rule):
         "import torch\nSM = torch.cuda.get_device_capability(0)[0] * 10\nHOPPER = SM == 90\n",
         "import torch\ncap = (0, 0)\nif torch.cuda.is_available():\n    cap = torch.cuda.get_device_capability()\n"
         "needs_sm90 = pytest.mark.skipif(cap < (9, 0), reason='wgmma')\n",
+        "import torch\n\n\ndef usable(kernel):\n    return torch.cuda.get_device_capability() >= kernel.min_capability\n",
     )
 
     def check(self, ctx) -> None:
@@ -84,12 +100,15 @@ class DeviceCapabilityGate(Rule):
             if len(path) < 2 or not isinstance(path[-2], ast.Call) or path[-2].func is not path[-1]:
                 continue
             call_path = path[:-1]
+            if _climb_value(call_path) is None:
+                continue  # part of a cache key or an index: a lookup, whatever its readers do
             verdicts = [self._compared(ctx, site) for site in self._sites(ctx, call_path)]
             judged = [v for v in verdicts if v is not None]
             if not judged:
                 continue
-            if any(v is True for v in judged):  # a comparison the AMD table cannot decide
-                ctx.report(ctx.span_of(call_path[-1]))
+            unknown = [v for v in judged if isinstance(v, str)]
+            if unknown:  # a gate against a value the AMD table cannot evaluate
+                ctx.report(ctx.span_of(call_path[-1]), UNKNOWN_MESSAGE.format(other=unknown[0]))
                 continue
             wrong = [j for j in judged if j is not True and j.wrong]
             if wrong:
@@ -118,15 +137,19 @@ class DeviceCapabilityGate(Rule):
 
     @staticmethod
     def _compared(ctx, site):
-        """None: not compared here (or gated); True: compared, outcome unknown; else the
-        Judgement of the comparison on the AMD table."""
+        """None: not a gate here (not compared, a lookup key, or gated); a str: a gate whose
+        other side cannot be evaluated (its source); else the Judgement of the comparison on
+        the AMD table."""
         carrier = site[-1]
-        site = climb(site, _CARRIERS)
-        if len(site) < 2 or not isinstance(site[-2], ast.Compare):
+        site = _climb_value(site)
+        if site is None or len(site) < 2 or not isinstance(site[-2], ast.Compare):
             return None
         compare = site[-2]
         if ctx.gated(ctx.span_of(compare).start):
             return None
+        if isinstance(compare.ops[0], (ast.In, ast.NotIn)) and compare.left is site[-1] and not isinstance(
+                _resolved_container(ctx, compare.comparators[0], ctx.scope_of(site)), (ast.Tuple, ast.List, ast.Set)):
+            return None  # `cap in self._kernels`: a lookup in a table, not a feature gate
         scope = ctx.scope_of(site)
 
         def bound(name):
@@ -150,4 +173,39 @@ class DeviceCapabilityGate(Rule):
             if wider is None:
                 break
             verdict, i = wider, i - 1
-        return verdict or True
+        if verdict is None:
+            other = next((side for side in (compare.left, *compare.comparators) if side is not site[-1]), compare)
+            return ctx.source_of(other)
+        return verdict
+
+
+def _climb_value(site: list):
+    """Up from the capability through what carries its value (`cap[0]`, `cap[0] * 10`,
+    `(major, minor)`); None when it becomes part of a key or an index instead: a tuple that
+    holds other values (`(name, cap)`), a subscript's index (`table[cap]`)."""
+    i = len(site) - 1
+    while i > 0:
+        parent, child = site[i - 1], site[i]
+        if isinstance(parent, ast.Subscript):
+            if parent.value is not child:
+                return None  # the capability indexes something: a lookup
+        elif isinstance(parent, ast.Tuple):
+            if any(element is not child and not _numeric(element) for element in parent.elts):
+                return None  # `(name, torch.cuda.get_device_capability())`: a cache key
+        elif not isinstance(parent, _CARRIERS):
+            break
+        i -= 1
+    return site[: i + 1]
+
+
+def _numeric(node: ast.AST) -> bool:
+    """A number, or an expression of the capability's own parts (`(cap[0], cap[1])`)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    return any(is_capability_call(n) for n in ast.walk(node)) or isinstance(node, (ast.Subscript, ast.BinOp))
+
+
+def _resolved_container(ctx, node: ast.expr, scope) -> ast.expr | None:
+    if isinstance(node, ast.Name):
+        return ctx.resolve_name(node, scope)
+    return node

@@ -6,6 +6,7 @@ import re
 from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_edit
 from rocmlint.model import Applicability
 from rocmlint.python.flow import climb
+from rocmlint.python.fp8_flow import dtype_reaches_compute
 from rocmlint.rule import Example, Rule
 
 OCP_E4M3 = "torch.float8_e4m3fn"
@@ -34,14 +35,23 @@ class Fp8E4m3fnHardcoded(Rule):
     comparisons, dtype tables and lists (they inspect the dtype); files that already choose
     `float8_e4m3fnuz` somewhere (the author handles ROCm); MX / NVFP4 / FP4 code, where the
     format mandates OCP E4M3 on every GPU; CPU-only (x86, oneDNN) and fake-quant or
-    emulation code, which never hands the dtype to a GPU.
+    emulation code, which never hands the dtype to a GPU; FP8 used only as storage (tensors
+    cast to it, kept or measured, and cast up before anything computes with them: a KV cache,
+    packed weights); code the ROCm build never runs, such as a class whose constructor
+    raises on ROCm. A use is reported when the dtype, or a tensor of it, reaches compute: a
+    call other than a cast, an allocation or `finfo` (a Triton kernel, `torch._scaled_mm`, a
+    quantizer), or leaves what the file shows (returned, a name other modules import).
 
     ## Why is this bad?
     MI300 (gfx942) implements the FNUZ FP8 formats: `float8_e4m3fnuz` with a maximum of
     240 instead of 448 and a different NaN/zero encoding. Scales computed with
     `finfo(float8_e4m3fn).max` overflow there, and FP8 GEMMs reject or silently
     mis-handle the OCP dtype. (gfx950/MI350 uses the OCP format again, hence the choice
-    must be per architecture.)
+    must be per architecture.) The format matters where FP8 data is computed with: hipBLASLt
+    runs the FNUZ types on gfx942 only and the OCP types on gfx950 and gfx12 (hipBLASLt's
+    data-type support table), and a `torch._scaled_mm` mixing e4m3fn weights with e4m3fnuz
+    activations fails on MI300 with `HIPBLAS_STATUS_NOT_SUPPORTED` (sgl-project/sglang#35111).
+    Casting to and from `float8_e4m3fn` for storage works on every GPU.
 
     ## Example
     ```python
@@ -60,6 +70,8 @@ class Fp8E4m3fnHardcoded(Rule):
 
     ## References
     - https://github.com/uccl-project/uccl/pull/804
+    - https://github.com/sgl-project/sglang/pull/35111 (mixed OCP/FNUZ `_scaled_mm` on MI300)
+    - https://rocm.docs.amd.com/projects/hipBLASLt/en/latest/reference/data-type-support.html
     """
 
     code = "ROC107"
@@ -115,6 +127,8 @@ class Fp8E4m3fnHardcoded(Rule):
                 continue
             if self._not_gpu_dtype(ctx, path) or (test_module and not self._on_gpu(ctx, path)):
                 continue
+            if not dtype_reaches_compute(ctx, path):
+                continue  # storage only: kept, measured or cast up before anything computes with it
             if self._named_choice(path):
                 named += 1
                 declaration = self._declaration(path)

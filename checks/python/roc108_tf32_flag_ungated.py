@@ -10,18 +10,30 @@ TF32_FLAGS = frozenset({"torch.backends.cuda.matmul.allow_tf32", "torch.backends
 
 
 class Tf32FlagUngated(Rule):
-    """TF32 switches set for every GPU, ROCm included.
+    """TF32 switches set for every GPU, ROCm included (opt-in rule).
 
     ## What it does
     Finds assignments to `torch.backends.cuda.matmul.allow_tf32` and
-    `torch.backends.cudnn.allow_tf32` to `True` that the ROCm build runs.
+    `torch.backends.cudnn.allow_tf32` to `True` that the ROCm build runs. Not in the default
+    selection: enable it with `--extend-select ROC108` (or `extend-select = ["ROC108"]`) in
+    projects that compare numerics across platforms.
 
     ## Why is this bad?
-    TF32 is an NVIDIA Ampere+ tensor-core mode. On ROCm the flags either do nothing
-    (most architectures, MIOpen ignores the cuDNN one) or switch MI300 GEMMs to XF32
-    through hipBLASLt, with numerics that differ from both FP32 and NVIDIA's TF32: the
-    same script gives different results per platform, and accuracy comparisons against
-    NVIDIA runs are off.
+    Setting the flag asks for reduced fp32 precision, and what ROCm does with the request
+    depends on the PyTorch version and the GPU, checked against PyTorch's source:
+    - PyTorch 2.6 up to the versions whose `aten/src/ATen/Context.cpp` still gates it
+      (`Context::setAllowTF32CuBLAS` under `USE_ROCM`, added by pytorch/pytorch#143549): the
+      matmul flag does nothing unless `HIPBLASLT_ALLOW_TF32=1` is set; earlier versions
+      ignore it entirely.
+    - Current main (`docs/source/notes/hip.rst`, "TensorFloat-32 (TF32) on ROCm"): MI300
+      (gfx942) and newer Instinct GPUs honour it through hipBLASLt (XF32), with numerics that
+      differ from NVIDIA's TF32; GPUs without the mode are being guarded
+      (pytorch/pytorch#193345).
+    - `cudnn.allow_tf32` reaches no ROCm convolution: MIOpen's math type is not wired to it
+      (pytorch/pytorch#190711 proposes it).
+    So on most ROCm installs the line changes nothing, and where it does, it does what it
+    asks for with slightly different rounding: a hazard only for code that compares results
+    with NVIDIA runs, hence opt-in.
 
     ## Example
     ```python
@@ -38,12 +50,16 @@ class Tf32FlagUngated(Rule):
     ROCm keeps PyTorch's default.
 
     ## References
-    - https://pytorch.org/docs/stable/notes/hip.html
+    - https://github.com/pytorch/pytorch/blob/main/docs/source/notes/hip.rst (TF32 on ROCm)
+    - https://github.com/pytorch/pytorch/pull/143549 (`HIPBLASLT_ALLOW_TF32` gate in Context.cpp)
+    - https://github.com/pytorch/pytorch/pull/190711 (MIOpen ignores `cudnn.allow_tf32`)
+    - https://github.com/pytorch/pytorch/pull/193345 (TF32 on GPUs without the mode)
     - https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices
     """
 
     code = "ROC108"
     name = "tf32-flag-ungated"
+    default_enabled = False
     message = "TF32 flag set on ROCm too (ignored or XF32 with different numerics); set it for NVIDIA only"
     language = "python"
     pattern = r"(?<=\.)allow_tf32\b"  # only attribute assignments are checked: not the name in a string

@@ -21,7 +21,10 @@ class NvccOnlyExtensionFlags(Rule):
     Finds `-Xptxas`, `--ptxas-options`, `--use_fast_math` and `-gencode` in the nvcc
     flags of `CUDAExtension(..., extra_compile_args={"nvcc": [...]})` or
     `torch.utils.cpp_extension.load(..., extra_cuda_cflags=[...])`, also through a flag
-    list assigned to a variable first, unless gated (`if IS_HIP_EXTENSION:` ... `else:`).
+    list assigned to a variable first, unless gated: the one gate model of every Python rule
+    (`if IS_HIP_EXTENSION:` ... `else:`, `torch.version.hip`, the project's own helpers and
+    platform variables, and, when no definition is visible, a name that states ROCm:
+    `if rocm_build():`, `if USE_ROCM:`, `ROCM_HOME is not None`).
 
     ## Why is this bad?
     On ROCm, PyTorch hands the "nvcc" flags to hipcc/clang, which does not know
@@ -94,8 +97,8 @@ class NvccOnlyExtensionFlags(Rule):
                 continue
             path = ctx.path_to(literal)
             flags = path[:-1]
-            if not isinstance(flags[-1], (ast.List, ast.Tuple)) or not self._goes_to_nvcc(ctx, flags) \
-                    or _cuda_side(path):
+            if not isinstance(flags[-1], (ast.List, ast.Tuple)) or ctx.gated(ctx.span_of(literal).start) \
+                    or not self._goes_to_nvcc(ctx, flags):
                 continue
             fix = gated_fix(ctx, "Drop nvcc-only flags on ROCm",
                             [gated_value_edit(ctx, flags[-1], flags[-2], _without_nvcc_flags(ctx, flags[-1]))],
@@ -111,24 +114,6 @@ class NvccOnlyExtensionFlags(Rule):
             if dict_key(site) == "nvcc" or dict_key(site) in _DESTINATIONS:
                 return True
         return False
-
-
-def _cuda_side(path: list) -> bool:
-    """The flags sit on the CUDA side of a branch the build reader decides by its test
-    (``if rocm_build(): ... else: nvcc_flags = [...]``, ``if not use_hip:``): the script's
-    own ROCm switch, whatever it is named, as the build model reads it."""
-    from rocmlint.project.pybuild import rocm_test
-
-    for parent, child in zip(path, path[1:]):
-        if isinstance(parent, (ast.If, ast.IfExp)):
-            on_rocm = rocm_test(parent.test, set())
-            if on_rocm is None:
-                continue
-            in_body = child is parent.body or (isinstance(parent.body, list) and child in parent.body)
-            in_else = child is parent.orelse or (isinstance(parent.orelse, list) and child in parent.orelse)
-            if (in_body and on_rocm is False) or (in_else and on_rocm is True):
-                return True
-    return False
 
 
 def _without_nvcc_flags(ctx, flags: ast.List | ast.Tuple) -> str:

@@ -6,6 +6,7 @@ import re
 from ..model import ParseFailure
 from .model import Dependency, Manifest, PackageIndex
 from .requirement import parse_requirement
+from .requirements_file import pip_line
 from .text import Located
 
 # A conda spec: `[channel::]name[ version[ build]]` or `name=version=build`.
@@ -48,18 +49,21 @@ def read(located: Located) -> Manifest:
 
 
 def _span(located: Located, node):
+    return located.span(*_span_chars(located, node))
+
+
+def _span_chars(located: Located, node) -> tuple[int, int]:
+    """Char offsets of a scalar's text (inside its quotes)."""
     start, end = node.start_mark.index, node.end_mark.index
     if located.text[start:start + 1] in "\"'":
         start, end = start + 1, end - 1
-    return located.span(start, end)
+    return start, end
 
 
 def _pip_line(located: Located, manifest: Manifest, node) -> None:
-    text = node.value.strip()
-    if text.startswith(("--index-url", "--extra-index-url", "-i ", "-f ", "--find-links")):
-        url = text.split()[-1].split("=")[-1]
-        manifest.indexes.append(PackageIndex(url, _span(located, node), False, "dependencies: pip"))
-        return
-    requirement = parse_requirement(text)
-    if requirement is not None:
-        manifest.dependencies.append(Dependency(requirement, _span(located, node), False, "dependencies: pip"))
+    """An item of a `pip:` list is a line of a requirement file (options, several requirements)."""
+    start, end = _span_chars(located, node)
+    text = located.text[start:end]
+    stripped = text.strip()
+    if stripped and not stripped.startswith("#"):
+        pip_line(located, manifest, start + len(text) - len(text.lstrip()), stripped, "dependencies: pip")

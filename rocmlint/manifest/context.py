@@ -3,12 +3,35 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from functools import cached_property
 
 from ..rule import FileContext
 from .kinds import manifest_kind, named_for_another_platform, named_for_rocm, rocm_variants
-from .model import Manifest
+from .model import Include, Manifest
 from .text import Located
+
+# Includes nested deeper than this are not followed (pip has no limit; real files use one or two).
+MAX_INCLUDE_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Included:
+    """A requirement file a `-r`/`-c` line of this file pulls in (``line``), directly or through
+    other includes (``chain``: the paths followed), with its contents or why it was not read."""
+
+    line: Include
+    chain: tuple[str, ...]
+    manifest: "Manifest | None"
+    problem: str = ""
+    source: bytes = b""
+
+    def line_of(self, offset: int) -> int:
+        return self.source.count(b"\n", 0, offset) + 1
+
+    @property
+    def path(self) -> str:
+        return self.chain[-1]
 
 # A Dockerfile builds one image for one platform: it matters here when that is ROCm.
 _ROCM_TEXT = re.compile(rb"(?i)rocm|(?<![a-z])hip(?![a-z])|amdgpu|gfx9\d\d")
@@ -41,6 +64,56 @@ class ManifestContext(FileContext):
         if kind == "dockerfile":
             return dockerfile.read(self.located)
         return Manifest([], [])
+
+    @cached_property
+    def included(self) -> list[Included]:
+        """The files this requirement file's `-r`/`-c` lines pull in, followed depth-first, each
+        once; a missing file, a cycle, a URL or a path outside the project is not followed and
+        says why (``problem``, shown by `rocmlint explain`)."""
+        if self.kind != "requirements":
+            return []
+        found: list[Included] = []
+        here = os.path.abspath(self.path)
+        root = os.path.abspath(str(self.project.root)) if self.project is not None else ""
+        if not here.startswith(root + os.sep):
+            root = os.path.dirname(here)  # a lone file: its folder is what can be seen
+        self._follow(self.manifest.includes, here, root, (os.path.relpath(here, root),), None, found, {here})
+        return found
+
+    def _follow(self, includes: list[Include], including: str, root: str, chain: tuple[str, ...],
+                top: "Include | None", found: list[Included], seen: set[str]) -> None:
+        from . import requirements_file
+
+        for include in includes:
+            line = top or include
+            target = os.path.normpath(os.path.join(os.path.dirname(including), include.path))
+            rel = os.path.relpath(target, root).replace(os.sep, "/")
+            if re.match(r"[a-z+]+://", include.path):
+                found.append(Included(line, chain + (include.path,), None, "a URL: not followed"))
+            elif rel.startswith("../") or os.path.isabs(rel):
+                found.append(Included(line, chain + (include.path,), None, "outside the project: not followed"))
+            elif rel in chain or (target == including and rel == chain[-1]):
+                found.append(Included(line, chain + (rel,), None,
+                                      "already included (a cycle: " + " -> ".join(chain + (rel,)) + "): not followed again"))
+            elif target in seen:
+                found.append(Included(line, chain + (rel,), None, "already followed from another line"))
+            elif len(chain) > MAX_INCLUDE_DEPTH:
+                found.append(Included(line, chain + (rel,), None, "included too deep: not followed"))
+            else:
+                if not os.path.exists(target):
+                    found.append(Included(line, chain + (rel,), None, "does not exist: not followed"))
+                    continue
+                try:
+                    with open(target, "rb") as handle:
+                        data = handle.read()
+                except OSError as exc:
+                    found.append(Included(line, chain + (rel,), None,
+                                          f"cannot be read ({exc.strerror or exc}): not followed"))
+                    continue
+                manifest = requirements_file.read(Located(data), constraints=include.constraints)
+                found.append(Included(line, chain + (rel,), manifest, source=data))
+                seen.add(target)
+                self._follow(manifest.includes, target, root, chain + (rel,), line, found, seen)
 
     @cached_property
     def for_nvidia_only(self) -> bool:

@@ -19,9 +19,14 @@ _REQUIREMENTS_SUFFIX = re.compile(r"(?i)[\w.-]+\.(?:txt|in)")
 # requirements/cu121.txt, Dockerfile.cuda); one named for another platform than ROCm
 # (Intel XPU, Gaudi, NPUs, TPUs, CPU-only, macOS, Colab's NVIDIA GPUs) is never installed on
 # a ROCm machine.
+# Accelerators other than GPUs of either vendor, and NVIDIA-only products: code and files named
+# for them never reach a ROCm machine.
+OTHER_ACCELERATORS = ("xpu", "ipex", "npu", "hpu", "gaudi", "habana", "tpu", "neuron", "ascend", "mps", "metal")
+NVIDIA_PRODUCTS = ("tensorrt", "trt", "trtllm", "jetson", "cudnn")
+NOT_ROCM_CODE_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:%s)(?:$|[^a-z])" % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS))
 _OTHER_PLATFORM_NAME = re.compile(
-    r"(?i)(?:^|[^a-z])(?:cuda|cu\d{2,3}|nvidia|cudnn|tensorrt|trt|jetson|intel|xpu|ipex|npu|hpu|gaudi|habana"
-    r"|tpu|neuron|ascend|cpu|mps|mac|macos|darwin|metal|windows|colab)(?:$|[^a-z])")
+    r"(?i)(?:^|[^a-z])(?:cuda|cu\d{2,3}|nvidia|intel|%s"
+    r"|cpu|mac|macos|darwin|windows|colab)(?:$|[^a-z])" % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS))
 _ROCM_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:rocm|amd|hip|mi\d{3}x?)(?:$|[^a-z])")
 
 

@@ -1,7 +1,7 @@
 """What the manifest readers hand to rules: dependencies and package indexes with their spans."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..model import Span
@@ -28,8 +28,18 @@ class PackageIndex:
     where: str
 
 
+@dataclass(frozen=True)
+class Include:
+    """`-r other.txt` / `-c constraints.txt` in a requirement file: the path as written."""
+
+    path: str
+    span: Span
+    constraints: bool  # `-c`: versions only, installs nothing by itself
+
+
 @dataclass
 class Manifest:
     dependencies: list[Dependency]
     indexes: list[PackageIndex]
     lock: bool = False  # a lock or constraints file: exact pins are its purpose
+    includes: list[Include] = field(default_factory=list)

@@ -36,7 +36,7 @@ def read(located: Located) -> Manifest:
         _strings(located, manifest, ("dependency-groups",), group, items, optional=True,
                  where=f"[dependency-groups] {group}")
     _poetry(located, manifest, _table(_table(data, "tool"), "poetry"))
-    _uv(located, manifest, _table(_table(data, "tool"), "uv"))
+    _uv(located, manifest, _table(_table(data, "tool"), "uv"), _required_names(manifest))
     return manifest
 
 
@@ -95,6 +95,7 @@ def _poetry(located: Located, manifest: Manifest, poetry: dict) -> None:
     ]
     for group, body in _table(poetry, "group").items():
         tables.append((("tool", "poetry", "group", group, "dependencies"), _table(body, "dependencies"), True))
+    used: set[str] = set()  # sources a required dependency installs from (`source = "pytorch"`)
     for names, table, optional in tables:
         region = table_region(located.text, names) or (0, len(located.text))
         for name, spec in table.items():
@@ -102,6 +103,9 @@ def _poetry(located: Located, manifest: Manifest, poetry: dict) -> None:
                 continue
             for one in spec if isinstance(spec, list) else [spec]:
                 requirement, is_optional = poetry_requirement(name, one)
+                if (isinstance(one, dict) and isinstance(one.get("source"), str) and not (optional or is_optional)
+                        and marker_reaches_rocm(one.get("markers") if isinstance(one.get("markers"), str) else None)):
+                    used.add(one["source"])
                 position = key_position(located.text, name, *region)
                 if requirement is None or position is None:
                     continue
@@ -112,21 +116,39 @@ def _poetry(located: Located, manifest: Manifest, poetry: dict) -> None:
                 manifest.dependencies.append(Dependency(
                     requirement, located.span(start, len(located.text[:line_end].rstrip())),
                     optional or is_optional, "[" + ".".join(names) + "]"))
+    # An explicit (or supplemental) source serves only the packages that name it: required when
+    # a required dependency does, like a uv index named in `tool.uv.sources`.
     for source in poetry.get("source", []) if isinstance(poetry.get("source"), list) else []:
-        _index(located, manifest, source, ("tool", "poetry", "source"),
-               explicit=str(source.get("priority", "")).lower() in ("explicit", "supplemental"))
+        if isinstance(source, dict):
+            _index(located, manifest, source, ("tool", "poetry", "source"),
+                   explicit=str(source.get("priority", "")).lower() in ("explicit", "supplemental")
+                   and source.get("name") not in used)
 
 
-def _uv(located: Located, manifest: Manifest, uv: dict) -> None:
-    # An explicit index serves the packages whose `tool.uv.sources` entry names it: those
-    # installed whatever extra is chosen, on a platform ROCm runs on, make it required.
+def _required_names(manifest: Manifest) -> set[str]:
+    from packaging.utils import canonicalize_name
+
+    return {canonicalize_name(d.requirement.name) for d in manifest.dependencies if not d.optional}
+
+
+def _uv(located: Located, manifest: Manifest, uv: dict, required_packages: set[str]) -> None:
+    # An explicit index serves the packages whose `tool.uv.sources` entry names it: a required
+    # dependency (not only an extra's) installed from it on a platform ROCm runs on, whatever
+    # extra is chosen, makes it required.
+    from packaging.utils import canonicalize_name
+
     required = set()
-    for entries in _table(uv, "sources").values():
+    for package, entries in _table(uv, "sources").items():
+        if canonicalize_name(package) not in required_packages:
+            continue
         for entry in entries if isinstance(entries, list) else [entries]:
-            if (isinstance(entry, dict) and isinstance(entry.get("index"), str)
-                    and not entry.keys() & {"extra", "group"}
+            if not (isinstance(entry, dict) and not entry.keys() & {"extra", "group"}
                     and marker_reaches_rocm(entry.get("marker") if isinstance(entry.get("marker"), str) else None)):
+                continue
+            if isinstance(entry.get("index"), str):
                 required.add(entry["index"])
+            elif isinstance(entry.get("url"), str):
+                _url_source(located, manifest, package, entry["url"])
     for index in uv.get("index", []) if isinstance(uv.get("index"), list) else []:
         if isinstance(index, dict):
             explicit = bool(index.get("explicit")) and index.get("name") not in required
@@ -138,6 +160,16 @@ def _uv(located: Located, manifest: Manifest, uv: dict) -> None:
             if found is not None:
                 manifest.indexes.append(PackageIndex(url, located.span(found, found + len(url)), False,
                                                      f"[tool.uv] {key}"))
+
+
+def _url_source(located: Located, manifest: Manifest, package: str, url: str) -> None:
+    """`torch = { url = "https://.../cu121/torch-2.5.1%2Bcu121-...whl" }`: the package comes from
+    that file whatever the dependency says (the span is the URL)."""
+    requirement = parse_requirement(f"{package} @ {url}")
+    found = located.find_quoted(url, 0)
+    if requirement is not None and found is not None:
+        manifest.dependencies.append(Dependency(requirement, located.span(found, found + len(url)), False,
+                                                "[tool.uv.sources]"))
 
 
 def _index(located: Located, manifest: Manifest, entry: Any, names: tuple[str, ...], explicit: bool) -> None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import re
 
-from .model import Dependency, Manifest, PackageIndex
+from .model import Dependency, Include, Manifest, PackageIndex
 from .requirement import PIP_INDEX_OPTIONS, parse_requirement
 from .text import Located
 
 _COMMENT = re.compile(r"(^|\s)#.*$")
+_INCLUDES = frozenset({"-r", "--requirement", "-c", "--constraint"})
+# Options whose value is the next word when not written with `=`.
+_VALUED = PIP_INDEX_OPTIONS | _INCLUDES | {"--hash", "-e", "--editable", "--trusted-host", "--config-settings", "-C",
+                                           "--global-option"}
 # pip splits a line into the requirement and its per-requirement options at " -".
 _OPTIONS = re.compile(r"\s+--?[A-Za-z]")
 _FREEZE_MINIMUM = 15
@@ -36,28 +40,75 @@ def logical_lines(text: str):
 def read(located: Located, constraints: bool) -> Manifest:
     text = located.text
     manifest = Manifest([], [], lock=constraints or bool(_GENERATED.search(text[:2000])))
+    options = 0
     for start, end in logical_lines(text):
         line = text[start:end]
         comment = _COMMENT.search(line)
         if comment:
             line = line[: comment.start()]
-        stripped = line.strip()
-        if not stripped:
-            continue
-        offset = start + (len(line) - len(line.lstrip()))
-        if stripped.startswith("-"):
-            _option(located, manifest, stripped, offset)
-            continue
-        option = _OPTIONS.search(stripped)
-        written = (stripped[: option.start()] if option else stripped).rstrip("\\ \t\r\n")
-        joined = re.sub(r"\\\r?\n", " ", written)
-        requirement = parse_requirement(joined) or url_requirement(joined)
-        if requirement is None:
-            continue  # a path, an environment variable
-        manifest.dependencies.append(Dependency(requirement, located.span(offset, offset + len(written)),
-                                                False, "requirements"))
-    manifest.lock = manifest.lock or _frozen(manifest)
+        if line.strip():
+            offset = start + (len(line) - len(line.lstrip()))
+            options += pip_line(located, manifest, offset, line.strip(), "requirements")
+    # `pip freeze` writes requirements only: a file with options (an index, an include) is written by hand.
+    manifest.lock = manifest.lock or (not options and _frozen(manifest))
     return manifest
+
+
+def pip_line(located: Located, manifest: Manifest, offset: int, line: str, where: str) -> int:
+    """One logical line as pip reads it (``line`` starts at char ``offset``): requirements
+    (several may share a line), then options (`--extra-index-url URL`, `-r other.txt`, hashes);
+    the number of options read."""
+    option = _OPTIONS.search(line) if not line.startswith("-") else None
+    cut = 0 if line.startswith("-") else (option.start() if option else len(line))
+    written = line[:cut].rstrip("\\ \t\r\n")
+    if written:
+        _requirements(located, manifest, offset, written, where)
+    return _options(located, manifest, offset + cut, line[cut:], where)
+
+
+def _requirements(located: Located, manifest: Manifest, offset: int, written: str, where: str) -> None:
+    """The requirement(s) of a line: one (`torch >= 2.4 ; python_version < "3.13"`), or several
+    separated by spaces (`torch==2.1.0+cu118 torchvision==0.16.0+cu118`) when each parses alone."""
+    joined = re.sub(r"\\\r?\n", " ", written)
+    requirement = parse_requirement(joined) or url_requirement(joined)
+    if requirement is not None:
+        manifest.dependencies.append(Dependency(requirement, located.span(offset, offset + len(written)), False, where))
+        return
+    words = [(m.group(), m.start()) for m in re.finditer(r"\S+", written)]
+    parsed = [parse_requirement(word) or url_requirement(word) for word, _ in words]
+    if len(words) < 2 or any(r is None for r in parsed):
+        return  # a path, an environment variable
+    for (word, at), one in zip(words, parsed):
+        manifest.dependencies.append(Dependency(one, located.span(offset + at, offset + at + len(word)), False, where))
+
+
+def _options(located: Located, manifest: Manifest, offset: int, text: str, where: str) -> int:
+    """Options of a line: index options (`--extra-index-url URL`, `-i=URL`, `-f URL`) and
+    includes (`-r file`, `-c file`), with their values' spans; other options are counted."""
+    words = [(m.group(), m.start()) for m in re.finditer(r"\S+", text)]
+    count = 0
+    index = 0
+    while index < len(words):
+        word, at = words[index]
+        index += 1
+        if not word.startswith("-"):
+            continue
+        count += 1
+        name, equals, value = word.partition("=")
+        if not equals:
+            if name not in _VALUED or index >= len(words):
+                continue
+            value, value_at = words[index]
+            index += 1
+        else:
+            value_at = at + len(name) + 1
+        span = located.span(offset + value_at, offset + value_at + len(value))
+        if name in PIP_INDEX_OPTIONS:
+            manifest.indexes.append(PackageIndex(value, span, False, name if where == "requirements" else
+                                                 f"{where}: {name}"))
+        elif name in _INCLUDES:
+            manifest.includes.append(Include(value, span, name in ("-c", "--constraint")))
+    return count
 
 
 def _frozen(manifest: Manifest) -> bool:
@@ -87,14 +138,3 @@ def url_requirement(text: str):
         except InvalidWheelFilename:
             return None
     return parse_requirement(f"{name} @ {url}" + (f" ; {marker.strip()}" if marker.strip() else ""))
-
-
-def _option(located: Located, manifest: Manifest, line: str, offset: int) -> None:
-    parts = re.split(r"(?:\s+|=)", line, maxsplit=1)
-    name = parts[0]
-    value = parts[1].strip() if len(parts) > 1 else ""
-    if name not in PIP_INDEX_OPTIONS or not value:
-        return
-    url = value.split()[0]
-    position = offset + line.index(url, len(name))
-    manifest.indexes.append(PackageIndex(url, located.span(position, position + len(url)), False, name))

@@ -157,7 +157,9 @@ def _rule_descriptors(extra_codes: set[str]) -> tuple[list[om.ReportingDescripto
             full_description=om.MultiformatMessageString(text=full),
             help=om.MultiformatMessageString(text=markdown, markdown=markdown),
             help_uri=help_uri(rule),
-            default_configuration=om.ReportingConfiguration(level=_LEVELS[rule.severity]),
+            # An opt-in rule is off unless selected by its code (`--extend-select ROC108`).
+            default_configuration=om.ReportingConfiguration(level=_LEVELS[rule.severity],
+                                                            enabled=rule.default_enabled),
             properties={"tags": tags, "fix": fix, "precision": "high"},
         ))
     for code in sorted(extra_codes - set(rules) - set(ENGINE_CODES)):  # unknown to the registry

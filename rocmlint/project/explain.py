@@ -10,6 +10,7 @@ from ..cpp.platform_names import describe_by_name, value_by_name
 
 if TYPE_CHECKING:
     from ..cpp.context import CppContext
+    from ..manifest.context import ManifestContext
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 NO_MODEL_PORT = ("no source or build file names HIP: the AMD build is this CUDA code compiled by hipcc, so every "
@@ -92,6 +93,30 @@ def explain_python(project, path: str, line_no: int, out) -> None:
         print(f"AMD build runs this line: {_yes(verdict.value)}", file=out)
         for item in verdict.evidence:
             print(f"  {item}", file=out)
+
+
+def explain_manifest(ctx: "ManifestContext", line: int, out) -> None:
+    """Whether ROCm machines install this manifest, and what its `-r`/`-c` lines pull in."""
+    from ..manifest.kinds import named_for_rocm
+
+    if ctx.for_nvidia_only:
+        why = "no: it is named for NVIDIA or another platform, or a ROCm variant sits beside it"
+    elif ctx.kind in ("pyproject", "requirements", "setup_cfg", "setup_py", "conda") and ctx.manifest.lock \
+            and not named_for_rocm(ctx.path):
+        why = "as a lock file (its exact pins record the environment it was resolved on)"
+    else:
+        why = "yes"
+    print(f"manifest: {ctx.kind}; installed on ROCm machines: {why}", file=out)
+    for included in ctx.included:
+        if ctx.lines.position(included.line.span.start)[0] != line + 1:
+            continue  # another line's include
+        where = f"{ctx.path}:{line + 1}"
+        via = " -> ".join(included.chain)
+        if included.manifest is None:
+            print(f"  include {via} ({where}): {included.problem}", file=out)
+        else:
+            print(f"  include {via} ({where}): followed, {len(included.manifest.dependencies)} requirement(s), "
+                  f"{len(included.manifest.indexes)} index option(s)", file=out)
 
 
 def explain_cpp(ctx: "CppContext", line: int, out) -> None:

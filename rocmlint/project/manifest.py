@@ -1,12 +1,17 @@
-"""The manifest part of the project model: which folders ship a ROCm variant of a manifest.
+"""The manifest part of the project model: which folders ship a ROCm variant of a manifest,
+and which files a requirement file includes.
 
 A manifest's findings depend on its neighbours (`requirements.txt` beside
-`requirements_amd.txt` is the NVIDIA one), so their names join the file's cache key.
+`requirements_amd.txt` is the NVIDIA one) and on the files its `-r`/`-c` lines pull in, so
+their names and stamps join the file's cache key.
 """
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+
+_INCLUDE = re.compile(rb"^[ \t]*(?:-r|--requirement|-c|--constraint)(?:[ \t]*=[ \t]*|[ \t]+)(\S+)", re.MULTILINE)
 
 
 class ManifestPart:
@@ -22,7 +27,30 @@ class ManifestPart:
         folder = os.path.dirname(os.path.abspath(path))
         if folder not in self._folders:
             self._folders[folder] = _rocm_variants(folder)
-        return self._folders[folder]
+        return self._folders[folder] + _included_stamps(os.path.abspath(path))
+
+
+def _included_stamps(path: str) -> str:
+    """Size and modification time of each file a requirement file includes, followed."""
+    from ..manifest.kinds import manifest_kind
+    from . import content_stamp
+
+    if manifest_kind(path) != "requirements":
+        return ""
+    stamps, todo, seen = [], [path], {path}
+    while todo and len(seen) < 64:
+        try:
+            with open(todo.pop(), "rb") as handle:
+                data, including = handle.read(), handle.name
+        except OSError:
+            continue
+        for m in _INCLUDE.finditer(data):
+            target = os.path.normpath(os.path.join(os.path.dirname(including), m.group(1).decode(errors="replace")))
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+                stamps.append(f"|{target}:{content_stamp(target)}")
+    return "".join(sorted(stamps))
 
 
 def _rocm_variants(folder: str) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..evidence import Evidence, Verdict
+from ..python.gates import SOME, Fact
 from ..literals import literal_matcher, word_uses
 from ..python.toplevel import (
     ASSIGN_LINE,
@@ -37,7 +38,7 @@ from ..python.toplevel import (
     module_statement_starts,
 )
 from . import digest
-from ..python.imports import NVIDIA_ONLY_IMPORTS
+from ..python.backends import NVIDIA_ONLY_IMPORTS, OTHER_ACCELERATOR_IMPORTS
 from .summary_cache import cached_summaries
 
 if TYPE_CHECKING:
@@ -57,22 +58,26 @@ _WORD = re.compile(rb"\w+")
 # `shipped`, `chip` or `ownership`
 _ROCM_BUILD = re.compile(rb"(?<![a-z])hip(?:cc|ify)?(?![a-z])|rocm", re.IGNORECASE)
 _NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
-SUMMARY_VERSION = "6"
+SUMMARY_VERSION = "7"
 
 
 @dataclass
 class Helper:
-    """A module-level function or name whose value decides who runs code."""
+    """A module-level function or name whose value decides who runs code (``fact``)."""
 
     name: str
-    kind: str  # "rocm" (a ROCm test), "nvidia" (False on every AMD GPU), "skip" (skips on ROCm)
+    fact: Fact
     path: str
     line: int
 
+    @property
+    def kind(self) -> str:
+        """"rocm" (a ROCm test), "nvidia" (false on every AMD GPU), "skip" (skips on ROCm) or
+        "platform" (a value that differs per platform: `DEVICE_TYPE`)."""
+        return self.fact.meaning
+
     def evidence(self) -> Evidence:
-        what = {"rocm": f"`{self.name}` is a ROCm gate", "nvidia": f"`{self.name}` is an NVIDIA-only predicate",
-                "skip": f"`{self.name}` skips on ROCm"}.get(self.kind, self.name)
-        return Evidence(what, f"{self.path}:{self.line}")
+        return Evidence(self.fact.describe(self.name), f"{self.path}:{self.line}")
 
 
 @dataclass
@@ -138,29 +143,85 @@ def summarize(rel: str, source: bytes) -> Summary:
     positions = gate_word_positions(source)
     if not positions:
         return summary
-    from ..python.gates import GateEvaluator, helper_kind
+    from ..python.gates import GateEvaluator
 
-    evaluator = GateEvaluator((), _dotted, assume_gpu=True)
-    for name, line, stmt in _blocks_around(source, positions):
-        kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
-        if kind and kind[0] != "call":
-            summary.helpers.append(Helper(name, kind[0], rel, line))
+    facts: dict[str, Fact] = {}
+    blocks = list(_blocks_around(source, positions))
+    resolver = _module_resolver(source)
+    for _ in range(2):  # a second pass knows the first's facts (helpers calling helpers)
+        evaluator = GateEvaluator((), _dotted, lambda name, called: facts.get(name), resolver, assume_gpu=True)
+        summary.helpers = [helper for label, line, stmt in blocks
+                           for helper in _judged(rel, source, label, line, stmt, evaluator)]
+        found = {helper.name: helper.fact for helper in summary.helpers}
+        if found == facts or not found:
+            break
+        facts = found
     return summary
 
 
+def _judged(rel: str, source: bytes, label: str, line: int, stmt: ast.stmt, evaluator) -> list[Helper]:
+    """The facts a module-level block gives (a name bound again at module level after the
+    block decides nothing: its later value is not read here)."""
+    from ..python.gates import statement_facts
+
+    found = []
+    for name, fact in statement_facts(stmt, evaluator, SKIP_NAME.search(label) is not None):
+        if fact.kind == "value" and _bound_after(source, name, line):
+            continue
+        found.append(Helper(name, fact, rel, line))
+    return found
+
+
+def _assignment_heads(source: bytes, name: str) -> list[re.Match]:
+    """Column-0 assignments of ``name`` (`NAME = ...`, `NAME: T = ...`)."""
+    return list(re.finditer(rb"^%s[ \t]*(?::[^=\n]*)?=(?!=)" % re.escape(name.encode()), source, re.MULTILINE))
+
+
+def _bound_after(source: bytes, name: str, line: int) -> bool:
+    """``name`` is assigned again at column 0 below ``line``."""
+    return any(_line_of(source, head.start()) > line for head in _assignment_heads(source, name))
+
+
+def _module_resolver(source: bytes):
+    """Names bound once at column 0 of the file, read on demand (the file is not parsed whole)."""
+    cache: dict[str, ast.expr | None] = {}
+
+    def resolve(node: ast.Name) -> ast.expr | None:
+        if node.id not in cache:
+            heads = _assignment_heads(source, node.id)
+            value = None
+            if len(heads) == 1:
+                for _label, _line, stmt in _blocks_around(source, [heads[0].start()]):
+                    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                        value = stmt.value
+            cache[node.id] = value
+        return cache[node.id]
+
+    return resolve
+
+
 def _blocks_around(source: bytes, positions: list[int]):
-    """(name, line, statement) of each short module-level `def` or assignment that contains
-    one of ``positions``: found from them, so a file costs a few scans at memchr speed."""
+    """(name, line, statement) of each short module-level `def`, assignment, `if` or `try`
+    that contains one of ``positions``: found from them, so a file costs a few scans at
+    memchr speed."""
     starts = module_statement_starts(source)
     seen: set[int] = set()
     for position in positions:
         index = bisect.bisect_right(starts, position) - 1
-        if index < 0 or index in seen:
+        if index < 0:
+            continue
+        block = _CONTINUATION.match(source, starts[index])
+        while block is not None and index > 0:  # an `else:` line belongs to the `if` above it
+            index -= 1
+            block = _CONTINUATION.match(source, starts[index])
+        if index in seen:
             continue
         seen.add(index)
         start = starts[index]
         end = starts[index + 1] if index + 1 < len(starts) else len(source)
-        head = DEF_LINE.match(source, start) or ASSIGN_LINE.match(source, start)
+        head = DEF_LINE.match(source, start) or ASSIGN_LINE.match(source, start) or _BLOCK_LINE.match(source, start)
+        if head is not None and head.re is _BLOCK_LINE:
+            end = _compound_end(source, starts, index)
         if head is None or end - start > MAX_HELPER_BYTES:
             continue
         try:
@@ -171,20 +232,33 @@ def _blocks_around(source: bytes, positions: list[int]):
             yield head.group(1).decode(), _line_of(source, start), tree.body[0]
 
 
-def judge_definition(rel: str, source: bytes, name: str, kinds: dict[str, str]) -> Helper | None:
+_BLOCK_LINE = re.compile(rb"(if|try)\b")
+_CONTINUATION = re.compile(rb"(?:elif|else|except|finally)\b")
+
+
+def _compound_end(source: bytes, starts: list[int], index: int) -> int:
+    """End of the module-level compound statement starting at ``starts[index]``: the
+    column-0 `elif`/`else`/`except`/`finally` lines that follow belong to it."""
+    index += 1
+    while index < len(starts) and _CONTINUATION.match(source, starts[index]):
+        index += 1
+    return starts[index] if index < len(starts) else len(source)
+
+
+def judge_definition(rel: str, source: bytes, name: str, facts: dict[str, Fact]) -> Helper | None:
     """A module-level function judged knowing the project's helpers: one level of helper calls
     (`def fp8_ok(): return is_sm_at_least_89() and has_triton()`)."""
-    from ..python.gates import GateEvaluator, helper_kind
+    from ..python.gates import GateEvaluator
 
     head = re.search(rb"(?:^|\n)(?:(?:async[ \t]+)?def[ \t]+%s\b|%s[ \t]*=[^=])"
                      % (re.escape(name.encode()), re.escape(name.encode())), source)
     if head is None:
         return None
-    evaluator = GateEvaluator((), _dotted, kinds.get, assume_gpu=True)
+    evaluator = GateEvaluator((), _dotted, lambda name, called: facts.get(name), _module_resolver(source),
+                              assume_gpu=True)
     for found, line, stmt in _blocks_around(source, [head.end() - 1]):
-        kind = helper_kind(stmt, evaluator, SKIP_NAME.search(found) is not None) if found == name else None
-        if kind is not None and kind[0] != "call":
-            return Helper(name, kind[0], rel, line)
+        if found == name:
+            return next((h for h in _judged(rel, source, found, line, stmt, evaluator) if h.name == name), None)
     return None
 
 
@@ -230,6 +304,27 @@ _NVIDIA_WORDS = [root.encode() for root in NVIDIA_ONLY_IMPORTS]
 _NVIDIA_SCAN = None
 
 
+def _other_accelerator(module: str) -> str | None:
+    """The platform a module exists only for (`habana_frameworks.torch` -> Intel Gaudi), if any."""
+    return OTHER_ACCELERATOR_IMPORTS.get(module.split(".")[0])
+
+
+def _named_for_other_accelerator(rel: str) -> Evidence | None:
+    """A folder or module named for an accelerator other than GPUs or for an NVIDIA-only
+    product (`backends/gaudi/`, `tpu_worker.py`, `trtllm_rollout/`): the project keeps that
+    platform's code there (weaker evidence: the name)."""
+    from ..manifest.kinds import NOT_ROCM_CODE_NAME
+
+    parts = rel.split("/")
+    parts[-1] = parts[-1].rsplit(".", 1)[0]
+    for index, part in enumerate(parts):
+        if NOT_ROCM_CODE_NAME.search(part):
+            where = "/".join(parts[: index + 1]) + ("/" if index < len(parts) - 1 else ".py")
+            return Evidence(f"`{where}` is named for a platform other than ROCm (another accelerator, an NVIDIA-only "
+                            "product): the ROCm build never runs it (weaker evidence: its name)", rel)
+    return None
+
+
 def _nvidia_root(module: str) -> str | None:
     m = _NVIDIA_ROOT.match(module)
     return m.group(0).rstrip(".") if m else None
@@ -266,7 +361,7 @@ class PythonModel:
         self._resolve_components()
         self._resolve_modules()
         files = (f"{rel}:{m}:{n}" for rel, (m, n) in sorted((stats or {}).items()))
-        self._fingerprint = digest(*sorted(f"{h.name}:{h.kind}" for h in self.helpers.values()),
+        self._fingerprint = digest(*sorted(f"{h.name}:{h.fact}" for h in self.helpers.values()),
                                    *sorted(self.nvidia_only), *sorted(self.components), *files)
 
     def _resolve_helpers(self) -> None:
@@ -275,7 +370,7 @@ class PythonModel:
             for helper in summary.helpers:
                 found.setdefault(helper.name, []).append(helper)
         # A name defined with different meanings in different places decides nothing.
-        direct = {name: defs[0] for name, defs in found.items() if len({h.kind for h in defs}) == 1}
+        direct = {name: defs[0] for name, defs in found.items() if len({h.fact for h in defs}) == 1}
         self.helpers = direct
 
     def _resolve_components(self) -> None:
@@ -305,22 +400,23 @@ class PythonModel:
         todo: list[str] = []
         for rel, summary in self.summaries.items():
             for module, line in summary.imports:
-                if _nvidia_root(module) is not None:
+                platform = "NVIDIA GPUs" if _nvidia_root(module) is not None else _other_accelerator(module)
+                if platform is not None:
                     if rel not in self.nvidia_only:
-                        self.nvidia_only[rel] = Evidence(f"imports `{module}`, which exists only for NVIDIA GPUs",
+                        self.nvidia_only[rel] = Evidence(f"imports `{module}`, which exists only for {platform}",
                                                          f"{rel}:{line}")
                         todo.append(rel)
                     continue
                 target = by_module.get(module)
                 if target is not None and target != rel:
                     importers.setdefault(target, []).append((rel, module, line))
-        # A module importing an NVIDIA-only project module is NVIDIA-only too.
+        # A module importing a project module the ROCm build never loads is never loaded either.
         while todo:
             target = todo.pop()
             for rel, module, line in importers.get(target, ()):
                 if rel not in self.nvidia_only:
                     self.nvidia_only[rel] = Evidence(
-                        f"imports `{module}`, an NVIDIA-only module ({self.nvidia_only[target]})", f"{rel}:{line}")
+                        f"imports `{module}`, a module ROCm never loads ({self.nvidia_only[target]})", f"{rel}:{line}")
                     todo.append(rel)
 
     # Queries ----------------------------------------------------------------------------
@@ -339,6 +435,8 @@ class PythonModel:
         evidence = self.nvidia_only.get(rel)
         if evidence is None:
             evidence = next((e for folder, e in self.components.items() if rel.startswith(folder)), None)
+        if evidence is None:
+            evidence = _named_for_other_accelerator(rel)
         return Verdict(False, (evidence,)) if evidence else None
 
     def covers(self, path: str | Path) -> bool:
@@ -362,7 +460,7 @@ class PythonModel:
         return self._followed[name]
 
     def _follow(self, name: str) -> Helper | None:
-        kinds = {n: h.kind for n, h in self.helpers.items() if h.kind in ("rocm", "nvidia")}
+        kinds = {n: h.fact for n, h in self.helpers.items() if h.kind != "skip"}
         if not kinds:
             return None
         judged = []
@@ -374,7 +472,7 @@ class PythonModel:
             if not any(n.encode() in source for n in kinds):
                 return None  # calls no helper: not a gate (and one meaning per name)
             judged.append(judge_definition(rel, source, name, kinds))
-        meanings = {h.kind if h else None for h in judged}
+        meanings = {h.fact if h else None for h in judged}
         return judged[0] if len(meanings) == 1 else None
 
     def fingerprint_for(self, path: Path) -> str:
@@ -448,11 +546,28 @@ def _cache_file(project: "Project") -> Path | None:
 
 
 def _to_json(summary: Summary) -> list:
-    return [summary.module, summary.imports, [[h.name, h.kind, h.path, h.line] for h in summary.helpers],
+    return [summary.module, summary.imports,
+            [[h.name, h.fact.kind, _values_json(h.fact.rocm), _values_json(h.fact.nvidia), h.path, h.line]
+             for h in summary.helpers],
             summary.cuda_build, summary.defs, summary.rocm_build]
 
 
 def _from_json(data: list) -> Summary:
     module, imports, helpers, cuda_build, defs, rocm_build = data
-    return Summary(module, [(m, line) for m, line in imports], [Helper(*h) for h in helpers], cuda_build,
-                   rocm_build, defs)
+    return Summary(module, [(m, line) for m, line in imports],
+                   [Helper(name, Fact(kind, _values_from(rocm), _values_from(nvidia)), path, line)
+                    for name, kind, rocm, nvidia, path, line in helpers], cuda_build, rocm_build, defs)
+
+
+def _values_json(values) -> list | None:
+    """A set of Python constants as JSON: [[type, value], ...] (SOME as ["some", null])."""
+    if values is None:
+        return None
+    return sorted(([("some" if v is SOME else type(v).__name__), None if v is SOME else v] for v in values),
+                  key=repr)
+
+
+def _values_from(data) -> frozenset | None:
+    if data is None:
+        return None
+    return frozenset(SOME if kind == "some" else value for kind, value in data)

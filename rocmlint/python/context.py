@@ -16,7 +16,7 @@ from typing import Protocol, TypeGuard
 from ..model import Span
 from ..rule import FileContext
 from ..evidence import Evidence
-from .gates import ROCM_MARK, GateEvaluator, conditions_on_path, dotted_name
+from .gates import ROCM_MARK, Fact, GateEvaluator, conditions_on_path, dotted_name
 
 _IMPORT_WORD = re.compile(rb"import\b")  # a literal first: fast
 _NO_POSITION = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
@@ -182,6 +182,10 @@ class PythonContext(FileContext):
                 for alias in stmt.names:
                     if alias.name != "*":
                         result[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+            elif isinstance(stmt, ast.ImportFrom):  # `from . import utils`: a name, not resolvable
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        result.setdefault(alias.asname or alias.name, alias.asname or alias.name)
         return result
 
     def qualname(self, node: ast.AST) -> str | None:
@@ -221,39 +225,60 @@ class PythonContext(FileContext):
         """The project's Python part (gate helpers, NVIDIA-only modules), or None."""
         return self.project.part("python") if self.project is not None else None
 
-    def _helper_kind(self, name: str) -> str | None:
+    def fact(self, name: str, called: bool = True) -> "tuple[Fact, Evidence] | None":
+        """What the project (or this file) knows of a module-level name or function: its value
+        or return value per platform, or that it skips tests on ROCm; with where it is defined.
+        ``called``: the name is called, so a function calling helpers may be judged (one level)."""
         model = self.python_model
-        helper = model.helper(name) if model is not None else None
-        if helper is not None and helper.kind in ("rocm", "nvidia"):
-            return helper.kind
-        return self._local_helpers.get(name)
+        helper = (model.helper(name) if called else model.helpers.get(name)) if model is not None else None
+        if helper is not None:
+            return helper.fact, helper.evidence()
+        return self._local_facts.get(name)
+
+    def _fact_only(self, name: str, called: bool = True):
+        found = self.fact(name, called)
+        return found[0] if found is not None else None
 
     @cached_property
-    def _local_helpers(self) -> dict[str, str]:
-        """This file's own gate helpers (also when no project model is built)."""
-        from .gates import helper_kind
+    def _local_facts(self) -> "dict[str, tuple[Fact, Evidence]]":
+        """This file's own gate helpers and platform variables (also when no project model is
+        built): module-level functions and names judged by what they return or hold."""
+        from .gates import assigned_values, platform_dependent, statement_facts
         from .toplevel import MAX_HELPER_BYTES, SKIP_NAME, has_gate_word
 
-        found: dict[str, str] = {}
+        found: dict[str, tuple[Fact, Evidence]] = {}
         model = self.python_model
         if (model is not None and model.covers(self.path)) or not has_gate_word(self.source):
             return found  # the project model has this file's helpers already
         candidates = []
         for stmt in self.tree.body:
-            name = stmt.name if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                name = stmt.targets[0].id  # `skip_rocm = unittest.skipIf(torch.version.hip is not None, ...)`
-            span = self.span_of(stmt)
-            if name is not None and span.end - span.start <= MAX_HELPER_BYTES:
-                candidates.append((name, stmt))
-        # Two passes: the second knows the first's helpers (one level of helper calls).
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign, ast.If, ast.Try)):
+                span = self.span_of(stmt)
+                if span.end - span.start <= MAX_HELPER_BYTES:
+                    candidates.append(stmt)
+        # Two passes: the second knows the first's facts (one level of helper calls).
         for _ in range(2):
-            evaluator = GateEvaluator(self.settings.gate_names, self.qualname, dict(found).get, assume_gpu=True)
-            for name, stmt in candidates:
-                kind = helper_kind(stmt, evaluator, SKIP_NAME.search(name) is not None)
-                if kind is not None and kind[0] != "call":
-                    found[name] = kind[0]
+            evaluator = GateEvaluator(self.settings.gate_names, self.qualname,
+                                      lambda name, called: found[name][0] if name in found else None,
+                                      self.resolve_name, assume_gpu=True)
+            for stmt in candidates:
+                label = getattr(stmt, "name", None) or next(
+                    (t.id for t in getattr(stmt, "targets", [getattr(stmt, "target", None)]) if isinstance(t, ast.Name)),
+                    "")
+                for name, fact in statement_facts(stmt, evaluator, SKIP_NAME.search(label) is not None):
+                    found[name] = (fact, Evidence(fact.describe(name), f"{self.path}:{stmt.lineno}"))
+            # A name bound by several module-level statements: the module run in order.
+            for name in [n for n, (fact, _) in found.items() if fact.kind == "value" and self._bound_twice(n)]:
+                fact = Fact("value", assigned_values(self.tree.body, name, evaluator, True),
+                            assigned_values(self.tree.body, name, evaluator, False))
+                if platform_dependent(fact.rocm, fact.nvidia):
+                    found[name] = (fact, Evidence(fact.describe(name), found[name][1].where))
+                else:
+                    del found[name]
         return found
+
+    def _bound_twice(self, name: str) -> bool:
+        return sum(1 for v in self.bindings_of(name, None)) > 1
 
     def is_skip_helper(self, name: str) -> bool:
         """A decorator that skips tests on ROCm, by its name or by its definition."""
@@ -261,9 +286,17 @@ class PythonContext(FileContext):
 
         if SKIP_NAME.search(name):
             return True
+        found = self.fact(name)
+        return found is not None and found[0].kind == "skip"
+
+    def _has_definition(self, name: str) -> bool:
+        """A definition of ``name`` is visible (this file's module level or the project's):
+        then its name alone decides nothing."""
         model = self.python_model
-        helper = model.helper(name) if model is not None else None
-        return (helper is not None and helper.kind == "skip") or self._local_helpers.get(name) == "skip"
+        if model is not None and name in model.definitions:
+            return True
+        return any(getattr(stmt, "name", None) == name for stmt in self.tree.body) or bool(
+            self.bindings_of(name, None))
 
     def bindings_of(self, name: str, scope: ast.AST | None) -> list[ast.expr | None]:
         """The values bound to ``name`` in ``scope`` (a function; None: module level), None for
@@ -304,8 +337,9 @@ class PythonContext(FileContext):
 
     @cached_property
     def gates(self) -> GateEvaluator:
-        evaluator = GateEvaluator(self.settings.gate_names, self.qualname, self._helper_kind, self.resolve_name,
-                                  assume_gpu=True)
+        evaluator = GateEvaluator(self.settings.gate_names, self.qualname, self._fact_only, self.resolve_name,
+                                  assume_gpu=True, by_name=True, defined=self._has_definition,
+                                  is_module=lambda name: name in self.aliases)
         # Module-level names bound to a gate expression are gates too (`_ON_AMD = torch.version.hip is not None`).
         if b"hip" in self.source or b"rocm" in self.source.lower():
             for stmt in self.tree.body:
@@ -333,6 +367,8 @@ class PythonContext(FileContext):
                     nvidia = False
             path = self.node_path(offset)
             if rocm and len(path) > 2 and self._only_called_on_nvidia(path[1]):
+                rocm = False
+            if rocm and (self._refusing_class(path) is not None or self._nvidia_backend_call(path) is not None):
                 rocm = False
             cached = self._reach[offset] = (rocm, nvidia)
         return cached
@@ -368,6 +404,72 @@ class PythonContext(FileContext):
         self.cache[key] = result
         return result
 
+    def _nvidia_backend_call(self, path: list[ast.AST]) -> Evidence | None:
+        """Inside a function whose body calls, unconditionally, a name that only an import of
+        an NVIDIA-only package binds (`if has_fa3: from flash_attn_interface import
+        flash_attn_func as fa3` ... `fa3(q, k, v)`): it cannot run where that package does not
+        exist."""
+        from .backends import NVIDIA_ONLY_IMPORTS
+
+        if "nvidia-backend-names" not in self.cache:  # names this file imports from such packages
+            self.cache["nvidia-backend-names"] = {
+                name: origin for name, origin in self.aliases.items()
+                if any(origin.startswith(root + ".") for root in NVIDIA_ONLY_IMPORTS)}
+        backend = self.cache["nvidia-backend-names"]
+        if not backend:
+            return None
+        for function in path[1:-1]:
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            key = ("nvidia-backend-call", id(function))
+            if key not in self.cache:
+                found = None
+                for stmt in function.body:
+                    if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While, ast.With, ast.Match)):
+                        break  # from here on the call may be one choice among others
+                    for call in ast.walk(stmt):
+                        name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else ""
+                        origin = backend.get(name, "")
+                        if origin and not self.bindings_of(name, None):
+                            found = Evidence(f"`{function.name}` calls `{name}`, which only `{origin}` "
+                                             "(NVIDIA only) provides", f"{self.path}:{getattr(call, 'lineno', 0)}")
+                            break
+                    if found is not None:
+                        break
+                self.cache[key] = found
+            if self.cache[key] is not None:
+                return self.cache[key]
+        return None
+
+    def _refusing_class(self, path: list[ast.AST]) -> Evidence | None:
+        """A method of a class whose constructor raises on ROCm (`if torch.version.hip: raise
+        NotImplementedError(...)` at the top of `__init__`): no instance exists there, so none
+        of its other methods runs."""
+        for index, node in enumerate(path[:-2]):
+            if not isinstance(node, ast.ClassDef) or not isinstance(path[index + 1], FUNCTIONS):
+                continue
+            key = ("refusing-class", id(node))
+            if key not in self.cache:
+                self.cache[key] = self._constructor_refusal(node)
+            if self.cache[key] is not None and getattr(path[index + 1], "name", "") != "__init__":
+                return self.cache[key]
+        return None
+
+    def _constructor_refusal(self, owner: ast.ClassDef) -> Evidence | None:
+        from .gates import terminates
+
+        init = next((s for s in owner.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        for stmt in init.body if init is not None else ():
+            refuses = (isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], ast.Raise)
+                       and terminates(stmt.body) and self.gates.value(stmt.test, True) is True) or (
+                isinstance(stmt, ast.Assert) and self.gates.value(stmt.test, True) is False)
+            if refuses:
+                return Evidence(f"`{owner.name}.__init__` raises on ROCm, so no `{owner.name}` exists there",
+                                f"{self.path}:{stmt.lineno}")
+            if isinstance(stmt, (ast.Return, ast.Raise)):
+                break
+        return None
+
     @cached_property
     def module_verdict(self):
         """The project's verdict on the whole file (an NVIDIA-only module), or None."""
@@ -393,6 +495,9 @@ class PythonContext(FileContext):
         found = []
         path = self.node_path(offset)
         top = path[1] if len(path) > 2 else None
+        for reason in (self._refusing_class(path), self._nvidia_backend_call(path)):
+            if reason is not None:
+                found.append(reason)
         if top is not None and self._only_called_on_nvidia(top):
             if isinstance(top, ast.Assign) and isinstance(top.targets[0], ast.Name):
                 what = f"`{top.targets[0].id}` is only used where the ROCm build never goes"
@@ -400,6 +505,7 @@ class PythonContext(FileContext):
                 what = f"`{getattr(top, 'name', '')}` is only called where the ROCm build never goes"
             found.append(Evidence(what, f"{self.path}:{getattr(top, 'lineno', 0)}"))
         for condition, wanted in self._conditions(offset):
+            self.gates.trail.clear()
             on_rocm = self.gates.value(condition, True)
             if on_rocm is None or on_rocm == wanted:
                 continue
@@ -409,7 +515,21 @@ class PythonContext(FileContext):
             else:
                 what = f"`{self.source_of(condition)}` is {on_rocm} on ROCm, the code needs {wanted}"
             found.append(Evidence(what, f"{self.path}:{line}"))
+            found.extend(self._trail_evidence())
         return found
+
+    def _trail_evidence(self) -> list[Evidence]:
+        """Where the platform facts a verdict used come from: a helper or platform variable
+        (file:line of its definition) or a name read by the platform it states."""
+        found: list[Evidence] = []
+        for name, fact in dict.fromkeys((n, f) for n, f, _node in self.gates.trail):
+            if fact is None:
+                found.append(Evidence(f"`{name}` is read as a test for the platform its name states "
+                                      "(no definition of it is visible; weaker evidence)"))
+                continue
+            known = self.fact(name)
+            found.append(known[1] if known is not None else Evidence(fact.describe(name)))
+        return list(dict.fromkeys(found))
 
     def nvidia_only(self, offset: int) -> bool:
         """The ROCm build never runs the code here (NVIDIA-only branch or dead code)."""

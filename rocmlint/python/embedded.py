@@ -90,7 +90,7 @@ class Kernel:
     def nvidia_only(self) -> bool:
         """Compiled by a package that exists for NVIDIA GPUs only (PyCUDA): the project
         model's list of such imports decides."""
-        from .imports import NVIDIA_ONLY_IMPORTS
+        from .backends import NVIDIA_ONLY_IMPORTS
 
         return any(name == root or name.startswith(root + ".") for root in NVIDIA_ONLY_IMPORTS
                    for name in (self.constructor, self.family))

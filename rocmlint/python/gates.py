@@ -1,19 +1,28 @@
 """Which platform evaluates a Python condition to what: the ROCm-gate logic.
 
 ``GateEvaluator.value(expr, rocm)`` answers True / False / None (unknown) for a condition
-under one platform. It is used both for reachability (``nvidia_only``) and for folding
-the gates away in the NVIDIA view.
+under one platform; ``possible(expr, rocm)`` gives the set of values an expression can take
+there (``DEVICE_TYPE = "hip" if torch.version.hip else "cuda"`` is ``{"hip"}`` on ROCm), so a
+comparison with a project's own platform variable (``DEVICE_TYPE == "cuda"``,
+``in ("xpu", "hip")``) gates like ``is_rocm`` does. It is used both for reachability
+(``nvidia_only``) and for folding the gates away in the NVIDIA view.
+
+What a module-level name or function stands for is a ``Fact`` (``statement_facts``): its value
+per platform, a function's return value per platform (a return under an early ROCm return is
+not reached on ROCm), or a decorator that skips on ROCm. The project model and a file's own
+context compute facts with the same function; the evaluator asks them through ``facts``.
 """
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
 
 from .capability import is_capability_call, judge
 
-# Python values a gate-ish expression takes on one platform.
-_NONE = "none"
-_SOME = "some"  # a non-None, truthy value (a version string)
+# An unknown value that is truthy and not None (a version string): `torch.version.hip` on ROCm.
+SOME = Ellipsis
 
 HIP_VERSION = "torch.version.hip"
 CUDA_VERSION = "torch.version.cuda"
@@ -25,8 +34,83 @@ _LEAVING_CALLS = frozenset({"skip", "skipTest", "exit", "_exit", "fail"})
 # Decorators that skip a test when their first argument is true (or, for skipUnless, false).
 _SKIP_IF = frozenset({"skipIf", "skipif", "skipCUDAIf", "skipGPUIf", "skip_if"})
 _SKIP_UNLESS = frozenset({"skipUnless"})
+# A name that states its platform, read when no definition of it is visible (weaker evidence,
+# shown by `explain`): `rocm_build()`, `USE_HIP`, `ROCM_HOME`, `is_amd()` are ROCm tests;
+# `is_nvidia()` is false on ROCm. CUDA words say nothing: ROCm runs the `torch.cuda` API.
+ROCM_NAME = re.compile(r"(?<![a-z0-9])(?:hip|rocm|amd)(?![a-z0-9])", re.IGNORECASE)
+NVIDIA_NAME = re.compile(r"(?<![a-z0-9])nvidia(?![a-z0-9])", re.IGNORECASE)
+# Device-name tests (`"MI300" in torch.cuda.get_device_name()`, `"gfx" in props.gcnArchName`).
+_DEVICE_NAME_CALLS = frozenset({"get_device_name"})
+_DEVICE_NAME_FIELDS = frozenset({"gcnArchName"})
+_AMD_DEVICE_WORD = re.compile(r"(?i)^(?:amd|instinct|radeon|mi\d{2,3}\w*|gfx\w*)$")
+_NVIDIA_DEVICE_WORD = re.compile(r"(?i)^(?:nvidia|geforce|tesla|quadro|rtx\w*|[abhlt]\d{2,3}\w*|gb\d{3}\w*|sm_?\d+)$")
 
-HelperKind = Callable[[str], "str | None"]
+Values = frozenset  # the values an expression may take on one platform (None in it: Python's None)
+NameResolver = Callable[[ast.Name], "ast.expr | None"]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """What the gate logic knows of a module-level name: ``kind`` "value" (the name's value
+    per platform), "call" (a function's return value per platform) or "skip" (a decorator
+    that skips tests on ROCm). ``rocm``/``nvidia``: the possible values, None when unknown."""
+
+    kind: str
+    rocm: "Values | None" = None
+    nvidia: "Values | None" = None
+
+    def on(self, rocm: bool) -> "Values | None":
+        return self.rocm if rocm else self.nvidia
+
+    @property
+    def meaning(self) -> str:
+        """How it reads as a condition: "rocm" (true exactly on ROCm), "nvidia" (false on
+        every AMD GPU), "skip", or "platform" (a value that differs per platform)."""
+        if self.kind == "skip":
+            return "skip"
+        on_rocm = truth(self.rocm)
+        if on_rocm is True and truth(self.nvidia) is False:
+            return "rocm"
+        return "nvidia" if on_rocm is False else "platform"
+
+    def describe(self, name: str) -> str:
+        if self.meaning == "skip":
+            return f"`{name}` skips on ROCm"
+        what = "returns" if self.kind == "call" else "is"
+        return f"`{name}` {what} {_show(self.rocm)} on ROCm and {_show(self.nvidia)} on NVIDIA"
+
+
+def _show(values: "Values | None") -> str:
+    if values is None:
+        return "unknown"
+    shown = sorted("a non-empty value" if v is SOME else repr(v) for v in values)
+    return " or ".join(shown) if shown else "nothing"
+
+
+def platform_dependent(rocm: "Values | None", nvidia: "Values | None") -> bool:
+    """The platforms can tell the value apart: a fact worth keeping."""
+    return not (rocm is None and nvidia is None) and rocm != nvidia
+
+
+def truth(values: "Values | None") -> bool | None:
+    """Truthiness of every value in the set, None when they differ or are unknown."""
+    if not values:
+        return None
+    seen = {True if v is SOME else bool(v) for v in values}
+    return seen.pop() if len(seen) == 1 else None
+
+
+def _equal(a, b) -> bool | None:
+    if a is SOME or b is SOME:
+        return False if a is None or b is None else None
+    if type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
+        return False if (a is None) != (b is None) or isinstance(a, str) != isinstance(b, str) else None
+    return a == b
+
+
+def _all_or_none(results: Iterable[bool | None]) -> bool | None:
+    seen = set(results)
+    return seen.pop() if len(seen) == 1 else None
 
 
 def dotted_name(node: ast.AST, rename: Callable[[str], str] = lambda name: name) -> str | None:
@@ -39,24 +123,40 @@ def dotted_name(node: ast.AST, rename: Callable[[str], str] = lambda name: name)
         return None
     parts.append(rename(node.id))
     return ".".join(reversed(parts))
-NameResolver = Callable[[ast.Name], "ast.expr | None"]
+
+
+def _leaf_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Call):
+        node = node.func
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
 
 
 class GateEvaluator:
-    """Three-valued truth of conditions per platform. ``helpers`` names the project's gate
-    helpers ("rocm" / "nvidia" kinds, from the project model); ``resolve`` gives the value
-    a local name was bound to (``use_cuda = torch.version.cuda and ...``). Reachability
-    assumes a GPU is present (``assume_gpu``); NVIDIA views fold only platform tests."""
+    """Three-valued truth of conditions per platform. ``facts`` gives what the project (or the
+    file) knows of a module-level name (``Fact``); ``resolve`` gives the value a local name was
+    bound to (``use_cuda = torch.version.cuda and ...``); ``facts(name, called)`` is asked with
+    ``called`` True for a call (a function, whose judging may read other files) and False for
+    a name's value. Reachability assumes a GPU is present
+    (``assume_gpu``) and reads names that state their platform when nothing defines them
+    (``by_name``, with ``defined`` telling which names have a visible definition); NVIDIA views
+    fold only platform tests. ``trail`` records the facts a verdict used, for ``explain``."""
 
     def __init__(self, gate_names: Iterable[str], qualname: Callable[[ast.AST], str | None],
-                 helpers: HelperKind | None = None, resolve: NameResolver | None = None,
-                 assume_gpu: bool = False) -> None:
+                 facts: "Callable[[str, bool], Fact | None] | None" = None, resolve: NameResolver | None = None,
+                 assume_gpu: bool = False, by_name: bool = False,
+                 defined: Callable[[str], bool] = lambda name: False,
+                 is_module: Callable[[str], bool] = lambda name: False) -> None:
         self.gate_names = set(gate_names) | {ROCM_MARK}
         self.assume_gpu = assume_gpu  # `torch.cuda.is_available()` is True (reachability, not views)
         self.qualname = qualname
-        self.helpers = helpers
+        self.facts = facts
         self.resolve = resolve
+        self.by_name = by_name
+        self.defined = defined
+        self.is_module = is_module  # a name bound by an import (`utils.DEVICE_TYPE`)
+        self.trail: list[tuple[str, "Fact | None", ast.AST]] = []  # (name, fact or None: by its name, node)
         self._resolving: set[int] = set()
+        self._capability: dict[int, tuple[ast.AST, bool]] = {}  # Compare -> it reads get_device_capability()
 
     def is_gate_reference(self, node: ast.AST) -> bool:
         """``IS_ROCM``, ``utils.IS_ROCM``, ``is_hip()``, ``current_platform.is_rocm()``."""
@@ -68,57 +168,102 @@ class GateEvaluator:
             return node.attr in self.gate_names
         return False
 
-    def _raw(self, node: ast.AST, rocm: bool):
-        """The Python value (_NONE/_SOME/True/False) of an operand, or None if unknown."""
+    # Values ---------------------------------------------------------------------------
+    def possible(self, node: ast.AST, rocm: bool) -> "Values | None":
+        """The values ``node`` may take on ROCm (``rocm=True``) or NVIDIA; None if unknown."""
         if self.is_gate_reference(node):
-            return rocm
-        if isinstance(node, (ast.Attribute, ast.Name)):
-            name = self.qualname(node)
-            if name == HIP_VERSION:
-                return _SOME if rocm else _NONE
-            if name == CUDA_VERSION:
-                # None on ROCm; a string on CUDA builds but None on CPU-only builds.
-                return _NONE if rocm else None
-            if isinstance(node, ast.Name) and self.resolve is not None and id(node) not in self._resolving:
-                bound = self.resolve(node)
-                if bound is not None:
-                    self._resolving.add(id(node))
-                    try:
-                        return self._raw(bound, rocm)
-                    finally:
-                        self._resolving.discard(id(node))
-            return None
+            return frozenset({rocm})
         if isinstance(node, ast.Constant):
-            if node.value is None:
-                return _NONE
-            if isinstance(node.value, bool):
-                return node.value
-            return None
-        if self.assume_gpu and isinstance(node, ast.Call) and not node.args and self.qualname(node.func) == GPU_PRESENT:
-            return True  # hazards matter where a GPU runs the code: assume one is present
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr"
-                and len(node.args) == 2 and isinstance(node.args[1], ast.Constant)
-                and node.args[1].value in ("hip", "cuda") and self.qualname(node.args[0]) == "torch.version"):
-            return True  # torch.version has both attributes on every build
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool"
-                and len(node.args) == 1 and not node.keywords):
-            return self.value(node.args[0], rocm)  # `HIP_BUILD = bool(torch.version.hip)`
+            plain = node.value is None or isinstance(node.value, (str, int, float))  # bool is an int
+            return frozenset({node.value}) if plain else None
+        if isinstance(node, ast.IfExp):
+            test = self.value(node.test, rocm)
+            if test is not None:
+                return self.possible(node.body if test else node.orelse, rocm)
+            return _union(self.possible(node.body, rocm), self.possible(node.orelse, rocm))
+        if isinstance(node, ast.BoolOp):
+            return self._bool_op_values(node, rocm)
+        if isinstance(node, ast.Compare) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+            value = self.value(node, rocm)
+            return None if value is None else frozenset({value})
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            return self._name_values(node, rocm)
         if isinstance(node, ast.Call):
-            kind = self._helper_kind(node)
-            if kind == "rocm":
-                return rocm
-            if kind == "nvidia":
-                return False if rocm else None
-            return None
-        return self.value(node, rocm)
+            return self._call_values(node, rocm)
+        return None
 
-    def _helper_kind(self, call: ast.Call) -> str | None:
-        if self.helpers is None:
-            return None
-        func = call.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        return self.helpers(name) if name else None
+    def _bool_op_values(self, node: ast.BoolOp, rocm: bool) -> "Values | None":
+        """`a and b` is a where a is falsy, else b (`or`: a where truthy); short-circuited."""
+        found: set = set()
+        stops_on = isinstance(node.op, ast.Or)  # `or` stops at a truthy value, `and` at a falsy one
+        for operand in node.values[:-1]:
+            values = self.possible(operand, rocm)
+            if values is None:
+                return None
+            found |= {v for v in values if (True if v is SOME else bool(v)) == stops_on}
+            if all((True if v is SOME else bool(v)) == stops_on for v in values):
+                return frozenset(found)
+        last = self.possible(node.values[-1], rocm)
+        return None if last is None else frozenset(found | last)
 
+    def _name_values(self, node: ast.Name | ast.Attribute, rocm: bool) -> "Values | None":
+        name = self.qualname(node)
+        if name == HIP_VERSION:
+            return frozenset({SOME if rocm else None})
+        if name == CUDA_VERSION:
+            # None on ROCm; a string on CUDA builds but None on CPU-only builds.
+            return frozenset({None}) if rocm else None
+        if isinstance(node, ast.Name) and self.resolve is not None and id(node) not in self._resolving:
+            bound = self.resolve(node)
+            if bound is not None:
+                self._resolving.add(id(node))
+                try:
+                    return self.possible(bound, rocm)
+                finally:
+                    self._resolving.discard(id(node))
+        leaf = node.id if isinstance(node, ast.Name) else node.attr
+        if isinstance(node, ast.Name) or (isinstance(node.value, ast.Name) and self.is_module(node.value.id)):
+            fact = self.facts(leaf, False) if self.facts is not None else None
+            if fact is not None and fact.kind == "value":
+                self.trail.append((leaf, fact, node))
+                return fact.on(rocm)
+        return self._by_name(leaf, node, rocm, truthy=frozenset({SOME}), falsy=frozenset({None}))
+
+    def _call_values(self, node: ast.Call, rocm: bool) -> "Values | None":
+        if self.assume_gpu and not node.args and self.qualname(node.func) == GPU_PRESENT:
+            return frozenset({True})  # hazards matter where a GPU runs the code: assume one is present
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id == "hasattr" and len(node.args) == 2
+                and isinstance(node.args[1], ast.Constant) and node.args[1].value in ("hip", "cuda")
+                and self.qualname(node.args[0]) == "torch.version"):
+            return frozenset({True})  # torch.version has both attributes on every build
+        if isinstance(func, ast.Name) and func.id == "bool" and len(node.args) == 1 and not node.keywords:
+            value = self.value(node.args[0], rocm)  # `HIP_BUILD = bool(torch.version.hip)`
+            return None if value is None else frozenset({value})
+        name = _leaf_name(func)
+        fact = self.facts(name, True) if self.facts is not None and name else None
+        if fact is not None and fact.kind == "call":
+            self.trail.append((name or "", fact, node))
+            return fact.on(rocm)
+        if name and not node.args and not node.keywords:
+            return self._by_name(name, node, rocm, truthy=frozenset({True}), falsy=frozenset({False}))
+        return None
+
+    def _by_name(self, name: str, node: ast.AST, rocm: bool, truthy: "Values", falsy: "Values") -> "Values | None":
+        """A name that states its platform and that nothing visible defines (see ROCM_NAME)."""
+        if not self.by_name:
+            return None
+        if ROCM_NAME.search(name):
+            if self.defined(name):
+                return None
+            self.trail.append((name, None, node))
+            return truthy if rocm else falsy
+        if NVIDIA_NAME.search(name) and rocm and not self.defined(name):
+            self.trail.append((name, None, node))
+            return falsy
+        return None
+
+    # Truth ----------------------------------------------------------------------------
     def value(self, node: ast.AST, rocm: bool) -> bool | None:
         """Truth value of a condition on ROCm (``rocm=True``) or NVIDIA, None if unknown."""
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -132,45 +277,99 @@ class GateEvaluator:
             if all(v is not None for v in values):
                 return not absorbing
             return None
-        if isinstance(node, ast.Compare) and any(is_capability_call(n) for n in ast.walk(node)):
+        if isinstance(node, ast.Compare) and self._reads_capability(node):
             # A comparison meant to select an NVIDIA architecture is false on ROCm by intent
             # (ROC106 reports where the number itself misleads).
             if not rocm:
                 return None  # judged for AMD only: nothing to say about the NVIDIA side
             verdict = judge(node, self.resolve or (lambda name: None))
             return verdict.amd_intent if verdict is not None else None
-        if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            op = node.ops[0]
-            if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
-                left, right = node.left, node.comparators[0]
-                if isinstance(left, ast.Constant) and left.value is None:
-                    left, right = right, left
-                if isinstance(right, ast.Constant) and right.value is None:
-                    raw = self._raw(left, rocm)
-                    if raw is None:
-                        return None
-                    is_none = raw == _NONE
-                    return is_none if isinstance(op, (ast.Is, ast.Eq)) else not is_none
-            return None
+        if isinstance(node, ast.Compare):
+            return self._compare(node, rocm) if len(node.ops) == 1 else None
         if isinstance(node, ast.IfExp):
             test = self.value(node.test, rocm)
             if test is None:
                 return None
             return self.value(node.body if test else node.orelse, rocm)
-        if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Constant)):
-            raw = self._raw(node, rocm)
-            if raw is None:
+        return truth(self.possible(node, rocm))
+
+    def _reads_capability(self, node: ast.Compare) -> bool:
+        known = self._capability.get(id(node))
+        if known is None or known[0] is not node:  # keyed by id, the node kept: ids are reused
+            known = self._capability[id(node)] = (node, any(is_capability_call(n) for n in ast.walk(node)))
+        return known[1]
+
+    def _compare(self, node: ast.Compare, rocm: bool) -> bool | None:
+        op, left, right = node.ops[0], node.left, node.comparators[0]
+        named = _device_name_test(self, node, rocm)
+        if named is not None:
+            return named
+        if isinstance(op, (ast.In, ast.NotIn)):
+            found = self._membership(left, right, rocm)
+            return None if found is None else found == isinstance(op, ast.In)
+        if not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            return None
+        lefts, rights = self.possible(left, rocm), self.possible(right, rocm)
+        if not lefts or not rights:
+            return None
+        equal = _all_or_none(_equal(a, b) for a in lefts for b in rights)
+        return None if equal is None else equal == isinstance(op, (ast.Eq, ast.Is))
+
+    def _membership(self, left: ast.expr, right: ast.expr, rocm: bool) -> bool | None:
+        """`v in ("hip", "xpu")` (a literal collection, maybe by name), or `"hip" in DEVICE`."""
+        container = _resolved(right, self.resolve)
+        lefts = self.possible(left, rocm)
+        if not lefts:
+            return None
+        if isinstance(container, (ast.Tuple, ast.List, ast.Set)):
+            items = [self.possible(e, rocm) for e in container.elts]
+            if any(not item or len(item) != 1 for item in items):
                 return None
-            if raw == _NONE:
-                return False
-            if raw == _SOME:
-                return True
-            return bool(raw)
-        return None
+            members = [next(iter(item)) for item in items if item]  # each item a single known value
+            return _all_or_none(_any3(_equal(v, m) for m in members) for v in lefts)
+        rights = self.possible(right, rocm)
+        if not rights or not all(isinstance(v, str) for v in lefts | rights):
+            return None
+        return _all_or_none(a in b for a in lefts for b in rights)
 
     def is_gate_expression(self, node: ast.AST) -> bool:
         """True when the expression is exactly "running on ROCm" (True on ROCm, False on NVIDIA)."""
         return self.value(node, True) is True and self.value(node, False) is False
+
+
+def _any3(results: Iterable[bool | None]) -> bool | None:
+    """Three-valued `any`: True if one is True, False if all are False, else unknown."""
+    seen = list(results)
+    if True in seen:
+        return True
+    return False if all(r is False for r in seen) else None
+
+
+def _union(a: "Values | None", b: "Values | None") -> "Values | None":
+    return None if a is None or b is None else a | b
+
+
+def _device_name_test(evaluator: GateEvaluator, node: ast.Compare, rocm: bool) -> bool | None:
+    """`"MI300" in torch.cuda.get_device_name()` / `"gfx" in props.gcnArchName`: a word that
+    names an AMD GPU is absent from every NVIDIA name (and "AMD" is in every AMD one), a word
+    that names an NVIDIA GPU is absent from every AMD name."""
+    op, needle, haystack = node.ops[0], node.left, node.comparators[0]
+    if not (isinstance(op, (ast.In, ast.NotIn)) and isinstance(needle, ast.Constant)
+            and isinstance(needle.value, str)):
+        return None
+    target = _resolved(haystack, evaluator.resolve)
+    names_device = (isinstance(target, ast.Call) and _leaf_name(target.func) in _DEVICE_NAME_CALLS) or (
+        isinstance(target, ast.Attribute) and target.attr in _DEVICE_NAME_FIELDS | {"name"}
+        and isinstance(target.value, ast.Call) and _leaf_name(target.value.func) == "get_device_properties")
+    if not names_device:
+        return None
+    word = needle.value.strip()
+    found: bool | None = None
+    if _AMD_DEVICE_WORD.match(word):
+        found = (True if word.upper() == "AMD" else None) if rocm else False
+    elif _NVIDIA_DEVICE_WORD.match(word):
+        found = False if rocm else (True if word.upper() == "NVIDIA" else None)
+    return None if found is None else found == isinstance(op, ast.In)
 
 
 def terminates(body: list[ast.stmt]) -> bool:
@@ -268,42 +467,143 @@ def module_skips(module: ast.Module) -> list[tuple[ast.expr, bool]]:
     return found
 
 
-def helper_kind(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool) -> tuple[str, str] | None:
-    """What a module-level definition is to the gate logic, judged by what it returns:
-    ("rocm", "") a ROCm test, ("nvidia", "") false on every AMD GPU, ("skip", "") a decorator
-    that skips on ROCm, ("call", name) returns another function's result; None otherwise."""
+def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool) -> list[tuple[str, Fact]]:
+    """What a module-level statement tells the gate logic about the names it defines: a
+    function's return value per platform (or that it is a decorator skipping on ROCm), a
+    name's value per platform (``DEVICE_TYPE = "hip" if torch.version.hip else "cuda"``, or
+    bound in the branches of a module-level ``if``/``try``). Only platform-dependent facts."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if _skips_on_rocm(evaluator, stmt, named_skip):
+            return [(stmt.name, Fact("skip"))]
+        outer = evaluator.resolve
+        evaluator.resolve = _local_resolver(stmt, outer)  # `has_rocm = torch.version.hip is not None`
+        try:
+            fact = Fact("call", return_values(stmt, evaluator, True), return_values(stmt, evaluator, False))
+        finally:
+            evaluator.resolve = outer
+        return [(stmt.name, fact)] if platform_dependent(fact.rocm, fact.nvidia) else []
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-        value = stmt.value
-        if evaluator.is_gate_expression(value):
-            return "rocm", ""
-        if skip_conditions(value, lambda name: False) and _rocm_condition(evaluator, value):
-            return "skip", ""
-        if _nvidia_only(evaluator, value):
-            return "nvidia", ""
-        return None
-    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    if _skips_on_rocm(evaluator, stmt, named_skip):
-        return "skip", ""
-    returns = [node.value for node in _own_nodes(stmt) if isinstance(node, ast.Return) and node.value is not None]
-    meaningful = [r for r in returns if not (isinstance(r, ast.Constant) and r.value in (False, None))]
-    if not meaningful:
-        return None
-    if len(meaningful) == 1 and len(returns) == 1 and isinstance(meaningful[0], ast.Call) \
-            and not meaningful[0].args and not meaningful[0].keywords:
-        name = _call_name(meaningful[0])
-        if evaluator.value(meaningful[0], True) is None and name:
-            return "call", name
-    if len(returns) == 1 and evaluator.is_gate_expression(returns[0]):
-        return "rocm", ""
-    if all(evaluator.value(r, True) is False for r in returns) and any(_nvidia_only(evaluator, r) for r in meaningful):
-        return "nvidia", ""
-    return None
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if skip_conditions(stmt.value, lambda name: False) and _rocm_condition(evaluator, stmt.value):
+            return [(name, Fact("skip")) for name in names]
+        fact = Fact("value", evaluator.possible(stmt.value, True), evaluator.possible(stmt.value, False))
+        return [(name, fact) for name in names] if platform_dependent(fact.rocm, fact.nvidia) else []
+    if isinstance(stmt, (ast.If, ast.Try)):
+        found = []
+        for name in dict.fromkeys(_bound_names(stmt)):
+            fact = Fact("value", assigned_values([stmt], name, evaluator, True),
+                        assigned_values([stmt], name, evaluator, False))
+            if platform_dependent(fact.rocm, fact.nvidia):
+                found.append((name, fact))
+        return found
+    return []
 
 
-def _nvidia_only(evaluator: GateEvaluator, expr: ast.expr) -> bool:
-    """False on ROCm because of something in it (not a plain constant)."""
-    return not isinstance(expr, ast.Constant) and evaluator.value(expr, True) is False
+def _local_resolver(function: ast.AST, outer: "NameResolver | None") -> NameResolver:
+    """A function's own names bound once (its parameters and names bound more often are
+    unknown), then whatever ``outer`` resolves (module level)."""
+    local: dict[str, list] = {arg.arg: [None] for arg in ast.walk(function.args)  # type: ignore[attr-defined]
+                              if isinstance(arg, ast.arg)}
+    for node in _own_nodes(function):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        value = node.value if target is name and not isinstance(node, ast.AugAssign) else None
+                        local.setdefault(name.id, []).append(value)
+
+    def resolve(node: ast.Name) -> ast.expr | None:
+        if node.id in local:
+            values = local[node.id]
+            return values[0] if len(values) == 1 else None
+        return outer(node) if outer is not None else None
+
+    return resolve
+
+
+def _bound_names(stmt: ast.stmt) -> Iterator[str]:
+    """Names a module-level block binds with plain assignments (not inside functions)."""
+    for node in _own_nodes(stmt):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    yield target.id
+
+
+def assigned_values(block: list[ast.stmt], name: str, evaluator: GateEvaluator, rocm: bool,
+                    before: "Values | None" = None) -> "Values | None":
+    """The values ``name`` holds after ``block`` runs on one platform (``before``: what it
+    held; None: unknown). Branches the platform never takes are skipped; a branch it may take
+    adds its values; loops and ``try`` bodies may not run at all."""
+    current = before
+    for stmt in block:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                current = evaluator.possible(stmt.value, rocm)
+            elif any(name in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in targets):
+                current = None  # unpacked or otherwise bound: unknown
+        elif isinstance(stmt, ast.If):
+            test = evaluator.value(stmt.test, rocm)
+            taken = [stmt.body] if test is True else [stmt.orelse] if test is False else [stmt.body, stmt.orelse]
+            results = [assigned_values(branch, name, evaluator, rocm, current) for branch in taken]
+            current = results[0] if len(results) == 1 else _union(*results)
+        elif isinstance(stmt, (ast.Try, ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith)):
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, [])
+                if inner:
+                    current = _union(current, assigned_values(inner, name, evaluator, rocm, current))
+            for handler in getattr(stmt, "handlers", []):
+                current = _union(current, assigned_values(handler.body, name, evaluator, rocm, current))
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if name in _defined_by(stmt):
+                current = None
+    return current
+
+
+def _defined_by(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    return {getattr(stmt, "name", "")}
+
+
+def return_values(function: ast.FunctionDef | ast.AsyncFunctionDef, evaluator: GateEvaluator,
+                  rocm: bool) -> "Values | None":
+    """The values a function returns on one platform: its body run with the platform's gates
+    decided (``if torch.version.hip: return "hip"`` ends it on ROCm), None when unknown."""
+    returned, falls_through = _run(function.body, evaluator, rocm)
+    if returned is None:
+        return None
+    return returned | {None} if falls_through else returned
+
+
+def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["Values | None", bool]:
+    """(the values returned so far, whether control may reach the end of ``block``)."""
+    returned: "Values | None" = frozenset()
+    for stmt in block:
+        if isinstance(stmt, ast.Return):
+            value = frozenset({None}) if stmt.value is None else evaluator.possible(stmt.value, rocm)
+            return _union(returned, value), False
+        if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.Assert) and evaluator.value(stmt.test, rocm) is False):
+            return returned, False
+        if isinstance(stmt, ast.If):
+            test = evaluator.value(stmt.test, rocm)
+            taken = [stmt.body] if test is True else [stmt.orelse] if test is False else [stmt.body, stmt.orelse]
+            falls = False
+            for branch in taken:
+                inner, through = _run(branch, evaluator, rocm)
+                returned, falls = _union(returned, inner), falls or through
+            if not falls:
+                return returned, False
+        elif isinstance(stmt, (ast.Try, ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Match)):
+            blocks = [getattr(stmt, f, []) for f in ("body", "orelse", "finalbody")]
+            blocks += [h.body for h in getattr(stmt, "handlers", [])] + [c.body for c in getattr(stmt, "cases", [])]
+            for inner_block in blocks:
+                inner, _through = _run(inner_block, evaluator, rocm)
+                returned = _union(returned, inner)
+    return returned, True
 
 
 def _rocm_condition(evaluator: GateEvaluator, call: ast.expr) -> bool:

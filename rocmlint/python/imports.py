@@ -6,14 +6,6 @@ import ast
 from .context import FUNCTIONS
 from .view import catches_import_error
 
-# Import roots that exist only for NVIDIA GPUs (a dotted prefix matches it and its submodules).
-NVIDIA_ONLY_IMPORTS = (
-    "cutlass", "cutlass_library", "flash_attn.cute", "flash_attn_interface", "deep_gemm", "deep_ep",
-    "cuda.bindings", "cuda.core", "cuda.tile", "nvmath", "tensorrt", "tensorrt_llm", "cudnn", "nvshmem",
-    "pycuda",
-)
-
-
 def runs_at_import(path: list[ast.AST], decided_if_conditional: bool = False) -> bool:
     """Module or class level, not in a function, not guarded by `try/except ImportError`,
     not TYPE_CHECKING-only (``path``: Module first, the import statement last).

@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from ..literals import word_uses
-from .toplevel import ASSIGN_LINE, DEF_LINE, GATE_WORDS, MAX_HELPER_BYTES, module_statement_starts
+from .toplevel import ASSIGN_LINE, DEF_LINE, MAX_HELPER_BYTES, gate_word_positions, module_statement_starts
 
 MIN_SIZE = 12_000
 DATA_TABLE_MIN = 16_000
@@ -69,8 +69,7 @@ def _lines(patterns: tuple[re.Pattern[bytes], re.Pattern[bytes]], source: bytes,
 
 
 # Blocks kept without an anchor: they may define the file's own gate helpers, which rules
-# read beyond their anchors (found by the words the project model looks for).
-_CONTEXT = re.compile(b"|".join(re.escape(word) for word in GATE_WORDS))
+# read beyond their anchors (found by the words the project model looks for: gate_word_positions).
 _CALLED = re.compile(rb"\b(\w+)[ \t]*\(")
 _DEFINED_NAME = re.compile(rb"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _HEADER = re.compile(rb"[ \t]*(?:async[ \t]+def\b|def\b|class\b)")
@@ -90,7 +89,7 @@ def skeleton(source: bytes, anchors: list[int], min_size: int = MIN_SIZE) -> byt
         return None
     anchors = sorted(anchors + users)
     dropped: list[tuple[int, int, bytes]] = []  # (start byte, end byte, replacement line)
-    _reduce(source, anchors, dropped, 0, len(source), 0)
+    _reduce(source, anchors, dropped, 0, len(source), 0, gate_word_positions(source))
     _reduce_data_tables(source, anchors, dropped, statements)
     if not dropped:
         return None
@@ -100,7 +99,8 @@ def skeleton(source: bytes, anchors: list[int], min_size: int = MIN_SIZE) -> byt
     return reduced
 
 
-def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, indent: int) -> None:
+def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, indent: int,
+            gate_words: list[int]) -> None:
     """Drop the blocks at ``indent`` in source[lo:hi] holding no anchor; recurse into the rest."""
     pos = lo
     starts = _block_start(indent)
@@ -113,13 +113,14 @@ def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, 
             return  # unclear structure: keep everything from here
         k = bisect.bisect_left(anchors, start)
         if k == len(anchors) or anchors[k] >= end:
-            if _CONTEXT.search(source, start, end) is None:
+            w = bisect.bisect_left(gate_words, start)
+            if w == len(gate_words) or gate_words[w] >= end:  # no gate word in the block either
                 dropped.append((start, end, b" " * indent + b"pass"))
         else:
             body = _body_indent(source, start, end, indent)
             if body is not None:
                 header_end = source.find(b"\n", start, end) + 1
-                _reduce(source, anchors, dropped, header_end, end, body)
+                _reduce(source, anchors, dropped, header_end, end, body, gate_words)
         pos = end
 
 

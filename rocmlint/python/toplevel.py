@@ -11,8 +11,11 @@ SKIP_NAME = re.compile(r"skip\w*(rocm|hip|amd)|(rocm|hip|amd)\w*skip", re.IGNORE
 DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
 _TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
-# What a gate helper's definition must contain (`hip` alone would match `ownership`).
-GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability", b"version.cuda")
+# What a gate helper's definition must contain; `hip` counts as a word of its own (`is_hip()`,
+# `IS_HIP`, `"hip"`), not inside `ownership` or `chip` (``_WORD_ONLY``).
+GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability", b"version.cuda",
+              b"hip", b"HIP", b"Hip")
+_WORD_ONLY = frozenset({b"hip", b"HIP", b"Hip"})
 # Gate helpers are short predicates; long test functions are not worth parsing here.
 MAX_HELPER_BYTES = 3000
 
@@ -31,7 +34,21 @@ def gate_word_positions(source: bytes) -> list[int]:
     global _GATE_SCAN
     if _GATE_SCAN is None:
         _GATE_SCAN = literal_matcher(list(GATE_WORDS))
-    return [start for _index, start in _GATE_SCAN(source)]
+    found = []
+    for index, start in _GATE_SCAN(source):
+        word = GATE_WORDS[index]
+        if word in _WORD_ONLY and (_letter(source, start - 1) or _letter(source, start + 3, lower_only=True)):
+            continue
+        found.append(start)
+    return found
+
+
+def _letter(source: bytes, at: int, lower_only: bool = False) -> bool:
+    """An ASCII letter or digit at ``at`` (``lower_only``: a lower-case letter or digit)."""
+    if not 0 <= at < len(source):
+        return False
+    c = source[at]
+    return (97 <= c <= 122) or (48 <= c <= 57) or (not lower_only and 65 <= c <= 90)
 
 
 def has_gate_word(source: bytes) -> bool:

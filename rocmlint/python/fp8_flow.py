@@ -1,0 +1,189 @@
+"""Where an FP8 dtype goes: into compute (a kernel, a scaled matmul, a quantizer, code that
+is not visible here) or only into storage (tensors cast to it and then kept, measured or cast
+up before they are used).
+
+FP8 *storage* works on every GPU: PyTorch converts to and from ``float8_e4m3fn`` in ordinary
+element-wise kernels on ROCm too. What differs on MI300 (gfx942) is compute: its matrix cores
+and hipBLASLt take the FNUZ variant. So a use is followed (names in their scope, ``self.x``
+through the class, a parameter's default through the function) and it reaches compute when
+the dtype or a tensor of it is handed to a call that is not a cast, an allocation or
+``finfo``, or leaves what can be seen (returned, stored in a container, a name other modules
+import). Everything else is storage.
+"""
+from __future__ import annotations
+
+import ast
+
+from .flow import climb
+
+# Calls that make a tensor of the dtype (`dtype=` argument) or read its range.
+_CREATE = frozenset({"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
+                     "tensor", "as_tensor", "randn", "rand", "empty_strided", "arange", "randint"})
+_MEASURE = frozenset({"finfo", "iinfo", "isinstance", "getattr", "str", "repr", "print"})
+_CAST = frozenset({"to", "view", "type"})
+# Tensor methods that keep the values in the same dtype (the tensor goes on), and reads of metadata.
+_SAME_DTYPE = frozenset({"contiguous", "t", "transpose", "reshape", "permute", "clone", "detach", "cpu", "cuda",
+                         "flatten", "squeeze", "unsqueeze", "expand", "narrow", "chunk", "split", "T", "mT"})
+_METADATA = frozenset({"shape", "size", "numel", "dtype", "device", "nbytes", "element_size", "stride", "dim",
+                       "ndim", "is_contiguous", "data_ptr"})
+_UPCASTS = frozenset({"float", "half", "bfloat16", "double"})
+_STORE_CALLS = frozenset({"save", "copy_", "register_buffer"})
+_MAX_DEPTH = 6
+
+
+def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
+    """The FP8 dtype at ``path[-1]`` (or a name holding it) reaches compute (see the module)."""
+    if depth > _MAX_DEPTH:
+        return True
+    site = climb(path)
+    node, parent = site[-1], site[-2]
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+        return _name_reaches(ctx, site[:-1], parent, depth, dtype_reaches_compute)
+    if isinstance(parent, ast.arguments):
+        parameter = _parameter_of(parent, node)
+        function = site[-3] if len(site) > 2 else None
+        if parameter is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return True
+        return any(dtype_reaches_compute(ctx, ctx.path_to(load), depth + 1)
+                   for load in ctx.loads_of(parameter, function))
+    if isinstance(parent, (ast.Compare, ast.MatchValue)):
+        return False
+    call = _call_receiving(site)
+    if call is None:
+        return True  # returned, kept in a container, computed with: out of sight
+    name = _called_name(call)
+    if name in ("finfo", "iinfo"):
+        return _range_escapes(ctx, ctx.path_to(call))
+    if name in _MEASURE:
+        return False
+    if name in _CREATE or (name in _CAST and isinstance(call.func, ast.Attribute)):
+        return tensor_reaches_compute(ctx, ctx.path_to(call), depth + 1)
+    return True  # a kernel, a quantizer, a scaled matmul: whoever receives the format decides
+
+
+def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
+    """A tensor of the FP8 dtype (``path[-1]``: the call that made it) reaches compute."""
+    if depth > _MAX_DEPTH:
+        return True
+    site = climb(path)
+    node, parent = site[-1], site[-2]
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        outer = site[-3] if len(site) > 2 else None
+        called = isinstance(outer, ast.Call) and outer.func is parent
+        if parent.attr in _METADATA or (called and parent.attr in _UPCASTS):
+            return False
+        if isinstance(outer, ast.Call) and called and parent.attr in _CAST and _converts_away(ctx, outer):
+            return False  # cast up (or reinterpreted as bytes) before it is used
+        if called and (parent.attr in _SAME_DTYPE or parent.attr in _CAST):
+            return tensor_reaches_compute(ctx, site[:-1], depth + 1)
+        return True
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        if isinstance(parent.ctx, ast.Store):
+            return False  # `cache[slot] = k`: written into
+        return tensor_reaches_compute(ctx, site[:-1], depth + 1)  # a slice of it, same dtype
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+        return _name_reaches(ctx, site[:-1], parent, depth, tensor_reaches_compute)
+    call = _call_receiving(site)
+    if call is not None and _called_name(call) in _STORE_CALLS:
+        return False
+    if call is not None and _called_name(call) == "Parameter":
+        return tensor_reaches_compute(ctx, ctx.path_to(call), depth + 1)
+    return True
+
+
+def _range_escapes(ctx, path: list, depth: int = 0) -> bool:
+    """`finfo(FP8).max` sizes scales: it matters where the scaled data goes, which the cast
+    follows; the number itself only escapes when it is returned (maybe through a local name)
+    or kept in a module-level name other modules read."""
+    site = climb(path, (ast.IfExp, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Call))
+    parent = site[-2]
+    if isinstance(parent, (ast.Return, ast.Yield)):
+        return True
+    if not (isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is site[-1]) or depth > _MAX_DEPTH:
+        return False
+    scope = ctx.scope_of(site[:-1])
+    for target in parent.targets if isinstance(parent, ast.Assign) else [parent.target]:
+        if not isinstance(target, ast.Name):
+            continue
+        if isinstance(scope, ast.Module):
+            if _read_elsewhere(ctx, target.id):
+                return True
+        elif any(_range_escapes(ctx, ctx.path_to(load), depth + 1) for load in ctx.loads_of(target.id, scope)):
+            return True
+    return False
+
+
+def _read_elsewhere(ctx, name: str) -> bool:
+    """Other modules may read a module-level name: the project says one imports it, or, with no
+    project model that knows the file, it is public."""
+    model = ctx.python_model
+    if model is not None and model.covers(ctx.path):
+        return model.imported_by_name(name)
+    return not name.startswith("_")
+
+
+def _name_reaches(ctx, statement_path: list, assign, depth: int, follow) -> bool:
+    """Every read of the name (or ``self.name``) the value is assigned to, followed."""
+    targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+    scope = ctx.scope_of(statement_path)
+    if isinstance(scope, ast.ClassDef):
+        return True  # a class attribute or dataclass field: read through instances anywhere
+    for target in targets:
+        if isinstance(target, ast.Name):
+            if isinstance(scope, ast.Module) and _read_elsewhere(ctx, target.id):
+                return True  # other modules read it
+            if any(follow(ctx, ctx.path_to(load), depth + 1) for load in ctx.loads_of(target.id, scope)):
+                return True
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            owner = ctx.enclosing(statement_path + [target], ast.ClassDef)
+            if owner is None or any(follow(ctx, ctx.path_to(load), depth + 1)
+                                    for load in _attribute_loads(owner, target.attr)):
+                return True
+        else:
+            return True  # an item of a container, a tuple: out of sight
+    return False
+
+
+def _attribute_loads(owner: ast.ClassDef, attr: str) -> list[ast.Attribute]:
+    return [node for node in ast.walk(owner) if isinstance(node, ast.Attribute) and node.attr == attr
+            and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id == "self"]
+
+
+def _call_receiving(site: list) -> ast.Call | None:
+    """The call the value at ``site[-1]`` is an argument of (positional or keyword)."""
+    node, parent = site[-1], site[-2]
+    if isinstance(parent, ast.keyword) and len(site) > 2 and isinstance(site[-3], ast.Call):
+        return site[-3]
+    if isinstance(parent, ast.Call) and node is not parent.func:
+        return parent
+    if isinstance(parent, ast.Starred) and len(site) > 2 and isinstance(site[-3], ast.Call):
+        return site[-3]
+    return None
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _parameter_of(arguments: ast.arguments, default: ast.AST) -> str | None:
+    positional = arguments.posonlyargs + arguments.args
+    for arg, value in zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults):
+        if value is default:
+            return arg.arg
+    for arg, kw_value in zip(arguments.kwonlyargs, arguments.kw_defaults):
+        if kw_value is default:
+            return arg.arg
+    return None
+
+
+def _converts_away(ctx, call: ast.Call) -> bool:
+    """`.to(torch.bfloat16)`, `.to(dtype=x.dtype)`, `.view(torch.uint8)`: a dtype other than
+    FP8 (a device or a shape keeps the tensor as it is)."""
+    for argument in [*call.args, *(k.value for k in call.keywords if k.arg in ("dtype", None))]:
+        name = ctx.qualname(argument) or ""
+        if name.startswith("torch.") and "float8" not in name and name.rpartition(".")[2] not in ("device",):
+            return True
+        if isinstance(argument, ast.Attribute) and argument.attr == "dtype":
+            return True  # `.to(x.dtype)`: the dtype of the tensor it meets, a compute dtype
+    return False
