@@ -10,8 +10,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 # A switch word followed by a platform word: <PREFIX>_USE_HIP, ENABLE_CUDA_LAMBDA, HAVE_CUDA_H,
-# <PREFIX>_ARCH_AMD_GPU (the ROCm build's architecture is AMD's).
-_SWITCH_WORDS = frozenset({"USE", "ENABLE", "ENABLED", "BUILD", "HAVE", "HAS", "WITH", "ARCH"})
+# <PREFIX>_ARCH_AMD_GPU (the ROCm build's architecture is AMD's), RAJA_BACKENDS_CUDA; a word
+# that starts with CUDA or HIP names that platform's part (USE_CUDAUVM, USE_HIPBLAS).
+_SWITCH_WORDS = frozenset({"USE", "ENABLE", "ENABLED", "BUILD", "HAVE", "HAS", "WITH", "ARCH", "BACKEND", "BACKENDS"})
 _HIP_WORDS = frozenset({"HIP", "ROCM", "AMD", "HCC", "AMDGPU"})
 # NVIDIA's own tools and libraries too (not cuBLAS/cuDNN: older HIP ports reuse those switches)
 _CUDA_WORDS = frozenset({"CUDA", "NVIDIA", "NVCC", "CUPTI", "NVTX", "NVML", "CUSOLVER", "CUSPARSE", "CUFFT", "CURAND"})
@@ -39,9 +40,9 @@ def switch_platform(name: str) -> str | None:
                 return HIP_ON_NVIDIA
     for word, following in zip(parts, parts[1:]):
         if word in _SWITCH_WORDS:
-            if following in _HIP_WORDS:
+            if following in _HIP_WORDS or following.startswith(("HIP", "ROCM")):
                 return HIP
-            if following in _CUDA_WORDS:
+            if following in _CUDA_WORDS or following.startswith("CUDA"):
                 return CUDA
             if following in _OTHER_GPU_WORDS:
                 return OTHER_GPU
