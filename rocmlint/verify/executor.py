@@ -17,6 +17,7 @@ import re
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +35,9 @@ BUILD_TIMEOUT_S = 300
 CACHE_ENTRIES = 200
 CACHE_FORMAT = "1"
 # -O1: the run is dominated by lane switches, not by the kernel's code (benchmarks/executor_speed.py).
-COMPILE_FLAGS = ("-std=gnu++17", "-fno-strict-aliasing", "-Werror=vla-cxx-extension", "-x", "c++")
+COMPILE_FLAGS = ("-std=gnu++17", "-fno-strict-aliasing", "-Werror=vla-cxx-extension")
 OPTIMIZE_FLAGS = ("-O1", "-g0")
-RUNTIME_HEADER = "hip/hip_runtime.h"
+PRELUDE = "rocmlint_prelude.h"        # included before every program; precompiled
 DYNAMIC_SHARED_SYMBOL = "rocmlint_dynamic_shared"
 _LINE_MARKER = re.compile(r'^# \d+ "((?:[^"\\]|\\.)*)"')
 _LIBRARY_SYMBOL = re.compile(r"^(?:__|_ZN?K?St)")
@@ -52,6 +53,8 @@ class Program:
     name: str                       # as reported
     flags: tuple[str, ...] = ()     # -I/-D/-U/-std=/-include of the user or compile_commands.json
     form: str | None = None         # reference kernels: "before" or "after"
+    defines: tuple[str, ...] = ()   # macros #defined at the top of the program (the flags, and so the
+                                    # precompiled prelude, stay the same for both forms of a kernel)
 
 
 @dataclass
@@ -118,16 +121,21 @@ def program_text(preprocessed: str, header_folder: Path) -> str:
     return "\n".join(kept)
 
 
-def _hints(message: str, source: str) -> str:
-    """What a compiler error means here, where the usual cause is the executor's subset."""
+_CONSTANT_EXPRESSION = re.compile(r"not (?:an integral )?(?:a )?constant expression|must be initialized by a "
+                                  r"constant expression|variable length array")
+
+
+def _with_notes(output: str, source: str) -> str:
+    """The compiler's errors, and what they mean here when the usual cause is the executor's
+    subset (``output`` is the whole compiler output: notes name what the errors do not)."""
     notes = []
     if re.search(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(", source):
         notes.append("the program has inline assembly: PTX cannot run on the CPU executor, nor build for AMD GPUs "
                      "(ROC301)")
-    if "warpSize" in message and ("constant expression" in message or "variable length array" in message):
+    if _CONSTANT_EXPRESSION.search(output) and re.search(r"\bwarpSize\b|rocmlint_warp_size", output):
         notes.append("warpSize is a run-time value here, as from ROCm 7: choose a compile-time wave size with "
                      "__GFX9__ (ROC206)")
-    return message + "".join(f"\nnote: {note}" for note in notes)
+    return compiler_message(output) + "".join(f"\nnote: {note}" for note in notes)
 
 
 class Executor:
@@ -141,12 +149,43 @@ class Executor:
         self.time_limit_s = time_limit_s
         self.header_folder = executor_dir()
         self._header_digest = _digest_folder(self.header_folder)
-        self._counter = 0
+        self._precompiled: dict[str, Path | None] = {}
+        self._lock = threading.Lock()
 
     # ----- building ------------------------------------------------------------------------
     def _base_flags(self, program: Program, source_dir: Path) -> list[str]:
-        return [*COMPILE_FLAGS, "-I", str(self.header_folder), "-include",
-                str(self.header_folder / RUNTIME_HEADER), "-iquote", str(source_dir), *program.flags]
+        return [*COMPILE_FLAGS, "-I", str(self.header_folder), "-iquote", str(source_dir), *program.flags]
+
+    def _prelude(self, flags: list[str], wave: int) -> list[str]:
+        """The prelude as a precompiled header built once per flags and wave size (in the cache,
+        else in the scratch folder), or as a plain include where that fails."""
+        plain = ["-include", str(self.header_folder / PRELUDE)]
+        key = self._cache_key(flags, "prelude", wave)
+        with self._lock:
+            if key not in self._precompiled:
+                self._precompiled[key] = self._build_prelude(flags, wave, key)
+            built = self._precompiled[key]
+        return ["-include-pch", str(built)] if built is not None else plain
+
+    def _build_prelude(self, flags: list[str], wave: int, key: str) -> Path | None:
+        folder = self.cache_dir or self.workdir
+        target = folder / f"{key}.pch"
+        if target.is_file():
+            return target
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=folder, suffix=".part")
+            os.close(handle)
+        except OSError:
+            return None
+        status, _output, _errors = _call([self.compiler.clang, *flags, *OPTIMIZE_FLAGS, f"-DROCMLINT_WAVE_SIZE={wave}",
+                                          "-x", "c++-header", str(self.header_folder / PRELUDE), "-o", temporary],
+                                         BUILD_TIMEOUT_S)
+        if status != 0:
+            os.unlink(temporary)
+            return None
+        os.replace(temporary, target)
+        return target
 
     def _prepared_source(self, program: Program, folder: Path) -> tuple[Path | None, str, str | None]:
         """The file to compile (launches rewritten, lines kept), the source text, or why not."""
@@ -157,30 +196,30 @@ class Executor:
         try:
             rewritten, launches = rewrite_launches(text)
         except LaunchSyntaxError as exc:
-            return None, text, f"{program.name}:{exc}"
-        if not launches:
+            return None, text, f"{program.name}:{exc.line}: error: {exc.reason}"
+        if not launches and not program.defines:
             return program.path, text, None
         target = folder / f"{program.path.stem}.cpp"
         quoted = str(program.path.resolve()).replace("\\", "\\\\").replace('"', '\\"')
-        target.write_text(f'#line 1 "{quoted}"\n{rewritten}', encoding="utf-8")
+        defines = "".join(f"#define {name} 1\n" for name in program.defines)
+        target.write_text(f'{defines}#line 1 "{quoted}"\n{rewritten}', encoding="utf-8")
         return target, text, None
 
     def build(self, program: Program, waves: tuple[int, ...] = WAVE_SIZES) -> dict[int, Build]:
         """One build per wave size; waves whose program text is the same share one binary."""
         start = time.monotonic()
-        self._counter += 1
-        folder = self.workdir / f"program{self._counter}"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=f"{program.path.stem}-", dir=self.workdir))  # one per build: threads
         source, text, problem = self._prepared_source(program, folder)
         if source is None:
             return {wave: Build(None, problem, time.monotonic() - start) for wave in waves}
         flags = self._base_flags(program, program.path.resolve().parent)
         texts: dict[int, str] = {}
         for wave in waves:
-            status, output, errors = _call([self.compiler.clang, *flags, *OPTIMIZE_FLAGS,
-                                            f"-DROCMLINT_WAVE_SIZE={wave}", "-E", str(source)], BUILD_TIMEOUT_S)
+            status, output, errors = _call([self.compiler.clang, *flags, *OPTIMIZE_FLAGS, "-include",
+                                            str(self.header_folder / PRELUDE), f"-DROCMLINT_WAVE_SIZE={wave}", "-E",
+                                            "-x", "c++", str(source)], BUILD_TIMEOUT_S)
             if status != 0:
-                message = _hints(compiler_message(errors + output), text)
+                message = _with_notes(errors + output, text)
                 return {w: Build(None, message, time.monotonic() - start) for w in waves}
             # The scratch folder's name is not part of the program (cache keys stay stable).
             texts[wave] = program_text(output, self.header_folder).replace(str(folder), "<scratch>")
@@ -216,10 +255,11 @@ class Executor:
             return Build(cached, cached=True)
         obj = folder / f"wave{wave}.o"
         executable = folder / f"wave{wave}.exe"
-        status, output, errors = _call([self.compiler.clang, *flags, *OPTIMIZE_FLAGS, f"-DROCMLINT_WAVE_SIZE={wave}",
-                                        "-c", str(source), "-o", str(obj)], BUILD_TIMEOUT_S)
+        status, output, errors = _call([self.compiler.clang, *flags, *OPTIMIZE_FLAGS, *self._prelude(flags, wave),
+                                        f"-DROCMLINT_WAVE_SIZE={wave}", "-c", "-x", "c++", str(source), "-o", str(obj)],
+                                       BUILD_TIMEOUT_S)
         if status != 0:
-            return Build(None, _hints(compiler_message(errors + output), text))
+            return Build(None, _with_notes(errors + output, text))
         link = [self.compiler.clang, str(obj), "-o", str(executable)]
         link += [f"-Wl,--defsym={name}={DYNAMIC_SHARED_SYMBOL}" for name in self._dynamic_shared_arrays(obj)]
         status, output, errors = _call(link, BUILD_TIMEOUT_S)
@@ -272,6 +312,9 @@ class Executor:
             done = subprocess.run([str(build.executable)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL, env=self.environment(wave),
                                   timeout=self.time_limit_s + 10)
+        except OSError as exc:
+            return RunResult(program, wave, "no-build", message=f"cannot run the build: {exc.strerror}",
+                             build_seconds=build.seconds)
         except subprocess.TimeoutExpired as exc:
             output = (exc.stdout or b"").decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else ""
             return RunResult(program, wave, "timeout", None, output,

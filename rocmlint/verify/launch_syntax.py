@@ -20,9 +20,10 @@ _CLOSERS = {")": "(", "]": "[", "}": "{"}
 class LaunchSyntaxError(ValueError):
     """A ``<<<`` the rewrite cannot read; ``line`` is 1-based."""
 
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(f"line {line}: {reason}")
         self.line = line
+        self.reason = reason
 
 
 def code_mask(text: str) -> bytearray:

@@ -75,7 +75,7 @@ def _rows(executor: Executor, programs: list[Program], waves: tuple[int, ...], j
 def run_reference(executor: Executor, kernels: list[ReferenceKernel], waves: tuple[int, ...],
                   jobs: int) -> list[RunRow]:
     by_path = {kernel.path: kernel for kernel in kernels}
-    programs = [Program(kernel.path, kernel.name, (f"-D{BEFORE_MACRO}",) if form == "before" else (), form)
+    programs = [Program(kernel.path, kernel.name, form=form, defines=(BEFORE_MACRO,) if form == "before" else ())
                 for kernel in kernels for form in FORMS]
     return _rows(executor, programs, waves, jobs,
                  expected=lambda program, wave: by_path[program.path].expected(program.form or "after", wave))
