@@ -2,7 +2,8 @@
 
     add_arguments(parser)   adds verify's own options
     run(args) -> int        0 all done and passed, 1 a build or test failed, 2 no toolchain / usage
-                            (with --cuda: neither a HIP clang nor nvcc)
+                            (with --cuda: neither a HIP clang nor nvcc); with --run (run_command):
+                            one program at one wave size exits with the program's own status
 
 ``args`` may also carry ``config`` (a config file path) and ``output_format`` ("text"/"json").
 """
@@ -29,8 +30,8 @@ from .toolchain import HOST_COMPILER_HINT, find_host_compiler, find_toolchain
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", type=Path,
-                        help="files to compile (AMD view, device-only) for every target; "
-                             "none: build and test the reference kernel library")
+                        help="files to compile (AMD view, device-only) for every target, or with --run the "
+                             "programs to run; none: the reference kernel library")
     parser.add_argument("--offload-arch", metavar="GFX[,GFX...]",
                         help="gfx targets (default: config offload-arch, else the local GPUs, "
                              "else gfx90a,gfx942,gfx1030,gfx1100,gfx1151,gfx1201)")

@@ -515,31 +515,19 @@ inline void resume(Lane& lane) {
 // ----- wave operations --------------------------------------------------------------------
 inline uint64_t wave_bits(int wave) { return wave == 64 ? ~0ull : (1ull << wave) - 1; }
 
-// Called by a lane: records the operation, waits until its group has executed it.
-inline uint64_t wave_op(Op op, uint64_t value, long long arg, int width, Site site) {
+// Called by a lane: records the operation (a *_sync one with its name and mask), waits until
+// its group has executed it.
+inline uint64_t wave_op(Op op, uint64_t value, long long arg, int width, Site site, const char* sync_name = nullptr,
+                        uint64_t mask = 0) {
   Lane& lane = *g.current;
   lane.op = op;
   lane.value = value;
   lane.arg = arg;
   lane.width = width;
   lane.site = site;
-  lane.has_mask = false;
-  lane.state = LaneState::AtWaveOp;
-  switch_to_scheduler(lane);
-  return lane.result;
-}
-
-inline uint64_t wave_op_sync(Op op, const char* name, uint64_t mask, uint64_t value, long long arg, int width,
-                             Site site) {
-  Lane& lane = *g.current;
+  lane.has_mask = sync_name != nullptr;
+  lane.sync_name = sync_name;
   lane.mask = mask;
-  lane.sync_name = name;
-  lane.op = op;
-  lane.value = value;
-  lane.arg = arg;
-  lane.width = width;
-  lane.site = site;
-  lane.has_mask = true;
   lane.state = LaneState::AtWaveOp;
   switch_to_scheduler(lane);
   return lane.result;
@@ -979,8 +967,8 @@ inline unsigned long long __activemask(::rocmlint_exec::Site site = ::rocmlint_e
                 ::rocmlint_exec::Site site = ::rocmlint_exec::Site::here()) {                                 \
     using namespace ::rocmlint_exec::detail;                                                                  \
     require_64bit_mask<Mask>();                                                                               \
-    return from_bits<T>(wave_op_sync(Op::op, #name "_sync", static_cast<uint64_t>(mask), to_bits(var),        \
-                                     static_cast<long long>(arg), width, site));                              \
+    return from_bits<T>(wave_op(Op::op, to_bits(var), static_cast<long long>(arg), width, site, #name "_sync",   \
+                                static_cast<uint64_t>(mask)));                                                \
   }
 ROCMLINT_SHUFFLE(__shfl, Shfl, int)
 ROCMLINT_SHUFFLE(__shfl_up, ShflUp, unsigned)
@@ -992,19 +980,19 @@ template <class Mask>
 unsigned long long __ballot_sync(Mask mask, int predicate, ::rocmlint_exec::Site site = ::rocmlint_exec::Site::here()) {
   using namespace ::rocmlint_exec::detail;
   require_64bit_mask<Mask>();
-  return wave_op_sync(Op::Ballot, "__ballot_sync", static_cast<uint64_t>(mask), 0, predicate != 0, 0, site);
+  return wave_op(Op::Ballot, 0, predicate != 0, 0, site, "__ballot_sync", static_cast<uint64_t>(mask));
 }
 template <class Mask>
 int __any_sync(Mask mask, int predicate, ::rocmlint_exec::Site site = ::rocmlint_exec::Site::here()) {
   using namespace ::rocmlint_exec::detail;
   require_64bit_mask<Mask>();
-  return static_cast<int>(wave_op_sync(Op::Any, "__any_sync", static_cast<uint64_t>(mask), 0, predicate != 0, 0, site));
+  return static_cast<int>(wave_op(Op::Any, 0, predicate != 0, 0, site, "__any_sync", static_cast<uint64_t>(mask)));
 }
 template <class Mask>
 int __all_sync(Mask mask, int predicate, ::rocmlint_exec::Site site = ::rocmlint_exec::Site::here()) {
   using namespace ::rocmlint_exec::detail;
   require_64bit_mask<Mask>();
-  return static_cast<int>(wave_op_sync(Op::All, "__all_sync", static_cast<uint64_t>(mask), 0, predicate != 0, 0, site));
+  return static_cast<int>(wave_op(Op::All, 0, predicate != 0, 0, site, "__all_sync", static_cast<uint64_t>(mask)));
 }
 template <class T>
 unsigned long long __match_any(T value, ::rocmlint_exec::Site site = ::rocmlint_exec::Site::here()) {
@@ -1015,7 +1003,7 @@ template <class Mask, class T>
 unsigned long long __match_any_sync(Mask mask, T value, ::rocmlint_exec::Site site = ::rocmlint_exec::Site::here()) {
   using namespace ::rocmlint_exec::detail;
   require_64bit_mask<Mask>();
-  return wave_op_sync(Op::MatchAny, "__match_any_sync", static_cast<uint64_t>(mask), to_bits(value), 0, 0, site);
+  return wave_op(Op::MatchAny, to_bits(value), 0, 0, site, "__match_any_sync", static_cast<uint64_t>(mask));
 }
 template <class T>
 unsigned long long __match_all(T value, int* predicate, ::rocmlint_exec::Site site = ::rocmlint_exec::Site::here()) {
@@ -1030,7 +1018,7 @@ unsigned long long __match_all_sync(Mask mask, T value, int* predicate,
   using namespace ::rocmlint_exec::detail;
   require_64bit_mask<Mask>();
   const uint64_t lanes =
-      wave_op_sync(Op::MatchAll, "__match_all_sync", static_cast<uint64_t>(mask), to_bits(value), 0, 0, site);
+      wave_op(Op::MatchAll, to_bits(value), 0, 0, site, "__match_all_sync", static_cast<uint64_t>(mask));
   *predicate = lanes != 0;
   return lanes;
 }
@@ -1043,7 +1031,7 @@ template <class Mask>
 void __syncwarp(Mask mask, ::rocmlint_exec::Site site = ::rocmlint_exec::Site::here()) {
   using namespace ::rocmlint_exec::detail;
   require_64bit_mask<Mask>();
-  wave_op_sync(Op::SyncWarp, "__syncwarp", static_cast<uint64_t>(mask), 0, 0, 0, site);
+  wave_op(Op::SyncWarp, 0, 0, 0, site, "__syncwarp", static_cast<uint64_t>(mask));
 }
 
 // ----- block barriers ----------------------------------------------------------------------
