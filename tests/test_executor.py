@@ -354,22 +354,68 @@ int main() {
 }
 """
 
+# Block 0 waits for block 1: blocks run one after another here, so it never ends.
 SPIN = HEADER + """
-__global__ void wait_for_neighbour(volatile int* flag) {
-  if (threadIdx.x == 0) {
+__global__ void wait_for_next_block(volatile int* flag) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
     while (*flag == 0) {
     }
-  } else if (threadIdx.x == 1) {
-    *flag = 1;
   }
+  if (blockIdx.x == 1 && threadIdx.x == 0) *flag = 1;
 }
 
 int main() {
   int* d;
   hipMalloc(&d, sizeof(int));
   hipMemset(d, 0, sizeof(int));
-  wait_for_neighbour<<<1, 64>>>(d);
+  wait_for_next_block<<<2, 64>>>(d);
   return 0;
+}
+"""
+
+# A block sum whose last 32 values are reduced through volatile shared memory with no
+# __syncwarp: right where the lanes of a wave access memory in lockstep, as on AMD GPUs.
+LOCKSTEP = HEADER + """
+__device__ void last_warp(volatile int* s, int t) {
+  s[t] += s[t + 32];
+  s[t] += s[t + 16];
+  s[t] += s[t + 8];
+  s[t] += s[t + 4];
+  s[t] += s[t + 2];
+  s[t] += s[t + 1];
+}
+
+__global__ void block_sums(const int* in, int* out) {
+  __shared__ int s[256];
+  const int t = threadIdx.x;
+  s[t] = in[blockIdx.x * 256 + t];
+  __syncthreads();
+  for (int stride = 128; stride > 32; stride /= 2) {
+    if (t < stride) s[t] += s[t + stride];
+    __syncthreads();
+  }
+  if (t < 32) last_warp(s, t);
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
+int main() {
+  const int blocks = 16, n = blocks * 256;
+  std::vector<int> in(n), out(blocks);
+  for (int i = 0; i < n; ++i) in[i] = i % 17;
+  int *d_in, *d_out;
+  hipMalloc(&d_in, n * sizeof(int));
+  hipMalloc(&d_out, blocks * sizeof(int));
+  hipMemcpy(d_in, in.data(), n * sizeof(int), hipMemcpyHostToDevice);
+  block_sums<<<blocks, 256>>>(d_in, d_out);
+  hipMemcpy(out.data(), d_out, blocks * sizeof(int), hipMemcpyDeviceToHost);
+  int bad = 0;
+  for (int b = 0; b < blocks; ++b) {
+    int want = 0;
+    for (int i = b * 256; i < (b + 1) * 256; ++i) want += in[i];
+    bad += out[b] != want;
+  }
+  printf("%s\\n", bad ? "FAIL" : "PASS");
+  return bad;
 }
 """
 
@@ -405,6 +451,7 @@ PROBES = {
     "stack.hip": STACK,
     "host_warpsize.hip": HOST_WARPSIZE,
     "sync_mask_64.hip": SYNC_MASK_64,
+    "lockstep.hip": LOCKSTEP,
     **{name: text for name, (text, _words) in REFUSED.items()},
 }
 
@@ -450,6 +497,11 @@ def test_wave_semantics_match_hips_documentation(probes):
         row = probes["semantics.hip", wave]
         assert row["outcome"] == "pass", row["output"]
         assert f"PASS wave {wave}" in row["output"]
+
+
+def test_lanes_of_a_wave_access_memory_in_lockstep(probes):
+    for wave in (64, 32):
+        assert probes["lockstep.hip", wave]["outcome"] == "pass", probes["lockstep.hip", wave]
 
 
 def test_cuda_style_program_runs_as_hipify_would_leave_it(probes):
@@ -505,13 +557,13 @@ def test_unsupported_code_is_refused_at_compile_time_with_a_message_naming_it(pr
             assert word in row["reason"], (word, row["reason"])
 
 
-def test_spinning_lane_is_stopped_by_the_time_limit(tmp_path, executor_cache):
+def test_block_waiting_for_a_later_block_is_stopped_by_the_time_limit(tmp_path, executor_cache):
     (tmp_path / "spin.hip").write_text(SPIN)
     done = verify_run("spin.hip", "--wave", "64", "--time-limit", "1", "--output-format", "json",
                       cache=executor_cache, cwd=tmp_path, timeout=120)
     row = rows_by_target(done)["spin.hip", 64]
     assert row["outcome"] == "stopped" and "time limit of 1 s" in row["reason"]
-    assert "wait_for_neighbour" in row["reason"] and "thread (0,0,0)" in row["reason"]
+    assert "wait_for_next_block" in row["reason"] and "block (0,0,0), thread (0,0,0)" in row["reason"]
     assert done.returncode == 1
 
 

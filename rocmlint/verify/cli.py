@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -61,6 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     running.add_argument("--wave", metavar="64|32|64,32", default=None,
                          help="wave sizes to run at (default: 64,32; 64 models CDNA and RDNA wave64 as gfx942, "
                               "32 models RDNA wave32 and NVIDIA as gfx1100)")
+    running.add_argument("--args", dest="program_args", metavar="ARGUMENTS", default="",
+                         help="command line for each program, split as a shell would (quote it: --args '1 2')")
     running.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT_S, metavar="SECONDS",
                          help=f"stop a run after this long (default: {DEFAULT_TIME_LIMIT_S:g})")
     running.add_argument("--no-cache", action="store_true",
@@ -126,6 +129,10 @@ def _run_programs(args: argparse.Namespace, output_format: str) -> int:
         return _fail(f"--wave takes 64, 32 or 64,32, not {args.wave!r}")
     if args.time_limit <= 0:
         return _fail("--time-limit must be positive")
+    try:
+        arguments = tuple(shlex.split(args.program_args))
+    except ValueError as exc:
+        return _fail(f"--args: {exc}")
     compiler, rejected = find_host_compiler()
     if compiler is None:
         return _fail(HOST_COMPILER_HINT + "".join(f"\n  passed over: {why}" for why in rejected))
@@ -138,7 +145,8 @@ def _run_programs(args: argparse.Namespace, output_format: str) -> int:
             return _fail(str(exc))
         if problem:
             return _fail(problem)
-        programs = [Program(path, name, tuple(own + gating)) for path, name, own, gating in sources]
+        programs = [Program(path, name, tuple(own + gating), arguments=arguments)
+                    for path, name, own, gating in sources]
     else:
         kernels, problem = _selected_kernels(args.kernels)
         if problem:

@@ -2,7 +2,9 @@
 program for the host against rocmlint's own runtime header (``executor_include/rocmlint_executor.h``)
 and runs it with waves of 64 or 32 lanes.
 
-A build rewrites ``<<<...>>>`` launches (``launch_syntax``), preprocesses the program once
+A build rewrites ``<<<...>>>`` launches (``launch_syntax``), compiles with clang's
+``-fsanitize=thread`` instrumentation (no sanitizer runtime: its hooks put the lanes of a
+wave in lockstep at every memory access), preprocesses the program once
 per wave size with that target's macros, and compiles once per distinct program text: a
 program that never reads the wave-size macros runs at both sizes from one binary (the size
 is then read from ``ROCMLINT_WAVE_SIZE`` at run time). Every ``extern __shared__`` array is
@@ -35,7 +37,9 @@ BUILD_TIMEOUT_S = 300
 CACHE_ENTRIES = 200
 CACHE_FORMAT = "1"
 # -O1: the run is dominated by lane switches, not by the kernel's code (benchmarks/executor_speed.py).
-COMPILE_FLAGS = ("-std=gnu++17", "-fno-strict-aliasing", "-Werror=vla-cxx-extension")
+# -fsanitize=thread for its instrumentation only (no sanitizer runtime is linked): the executor's
+# hooks make the lanes of a wave access memory in lockstep.
+COMPILE_FLAGS = ("-std=gnu++17", "-fno-strict-aliasing", "-Werror=vla-cxx-extension", "-fsanitize=thread")
 OPTIMIZE_FLAGS = ("-O1", "-g0")
 PRELUDE = "rocmlint_prelude.h"        # included before every program; precompiled
 DYNAMIC_SHARED_SYMBOL = "rocmlint_dynamic_shared"
@@ -55,6 +59,7 @@ class Program:
     form: str | None = None         # reference kernels: "before" or "after"
     defines: tuple[str, ...] = ()   # macros #defined at the top of the program (the flags, and so the
                                     # precompiled prelude, stay the same for both forms of a kernel)
+    arguments: tuple[str, ...] = () # its command line
 
 
 @dataclass
@@ -200,7 +205,7 @@ class Executor:
         if not launches and not program.defines:
             return program.path, text, None
         target = folder / f"{program.path.stem}.cpp"
-        quoted = str(program.path.resolve()).replace("\\", "\\\\").replace('"', '\\"')
+        quoted = str(program.path).replace("\\", "\\\\").replace('"', '\\"')
         defines = "".join(f"#define {name} 1\n" for name in program.defines)
         target.write_text(f'{defines}#line 1 "{quoted}"\n{rewritten}', encoding="utf-8")
         return target, text, None
@@ -309,7 +314,7 @@ class Executor:
             return RunResult(program, wave, "no-build", message=build.message, build_seconds=build.seconds)
         start = time.monotonic()
         try:
-            done = subprocess.run([str(build.executable)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            done = subprocess.run([str(build.executable), *program.arguments], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL, env=self.environment(wave),
                                   timeout=self.time_limit_s + 10)
         except OSError as exc:

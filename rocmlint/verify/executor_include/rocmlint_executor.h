@@ -5,8 +5,10 @@
 //
 // Execution model. Every thread of a block is a fiber with its own stack (a hand-written
 // stack switch on x86-64, ucontext elsewhere); one OS thread runs the blocks of a grid one
-// after another. A lane runs until it reaches a wave-wide operation (ballot, vote, shuffle,
-// __activemask, __syncwarp, match), a block barrier, or its end. When no lane of a wave can
+// after another. The lanes of a wave access memory in lockstep: before each access a lane
+// hands over to the next (see "lockstep"). A lane runs until its next memory access, a
+// wave-wide operation (ballot, vote, shuffle, __activemask, __syncwarp, match), a block
+// barrier, or its end. When no lane of a wave can
 // run, the lanes waiting at the same operation (same source location) execute it together,
 // and the operation sees exactly those lanes as active. Lanes waiting at different
 // operations are divergent: the operation earliest in the source goes first (a branch body
@@ -51,6 +53,11 @@
 #define HIP_VERSION_MINOR 0
 #define HIP_VERSION_PATCH 0
 #define HIP_VERSION (HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH)
+
+// The runner compiles programs with -fsanitize=thread for its instrumentation alone: the
+// program's memory accesses call the lockstep hooks below. The executor's own code and the
+// standard library it includes are not instrumented.
+#pragma clang attribute push(__attribute__((no_sanitize("thread"))), apply_to = function)
 
 #include <cfloat>
 #include <climits>
@@ -270,15 +277,15 @@ struct State {
   size_t stack_bytes = 256 * 1024;
   Lane* lanes = nullptr;
   unsigned lane_capacity = 0;
-  unsigned block_threads = 0;
   Lane* current = nullptr;        // the lane running now, null in host code
+  Lane* last_resumed = nullptr;   // the lane that ran last (the time limit names it)
   void* scheduler_sp = nullptr;
 #ifdef ROCMLINT_EXECUTOR_USE_UCONTEXT
   ucontext_t scheduler_context;
 #endif
   const LaunchBody* body = nullptr;
   const char* kernel = nullptr;   // the kernel running, for messages
-  Site launch_site{};
+  Site launch_site{};              // where the running kernel was launched
   uint3 thread_index{}, block_index{};
   dim3 block_dim{}, grid_dim{};
   hipError_t last_error = hipSuccess;
@@ -309,13 +316,14 @@ inline void configured_wave_size() {
 // Where the program is, for messages: the kernel, block and thread running now.
 inline int describe_position(char* out, size_t size) {
   if (g.kernel == nullptr) return std::snprintf(out, size, "in host code");
-  if (g.current == nullptr)
-    return std::snprintf(out, size, "in kernel %s, block (%u,%u,%u)", g.kernel, g.block_index.x, g.block_index.y,
-                         g.block_index.z);
+  const int used = std::snprintf(out, size, "in kernel %s launched at %s:%u, block (%u,%u,%u)", g.kernel,
+                                 g.launch_site.file, g.launch_site.line, g.block_index.x, g.block_index.y,
+                                 g.block_index.z);
+  if (g.current == nullptr || used < 0 || static_cast<size_t>(used) >= size) return used;
   const Lane& lane = *g.current;
-  return std::snprintf(out, size, "in kernel %s, block (%u,%u,%u), thread (%u,%u,%u) (wave %u, lane %u)", g.kernel,
-                       g.block_index.x, g.block_index.y, g.block_index.z, lane.index.x, lane.index.y, lane.index.z,
-                       lane.linear / g.wave_size, lane.linear % g.wave_size);
+  return used + std::snprintf(out + used, size - static_cast<size_t>(used), ", thread (%u,%u,%u) (wave %u, lane %u)",
+                              lane.index.x, lane.index.y, lane.index.z, lane.linear / g.wave_size,
+                              lane.linear % g.wave_size);
 }
 
 // Stops the program: the executor found something a GPU would hang, trap or fault on.
@@ -357,6 +365,7 @@ inline void write_stderr(const char* text) {
 inline void on_signal(int signal, siginfo_t* info, void*) {
   char message[768];
   char where[512];
+  if (signal == SIGALRM && g.current == nullptr && g.kernel != nullptr) g.current = g.last_resumed;
   describe_position(where, sizeof where);
   const uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
   switch (signal) {
@@ -506,10 +515,21 @@ inline void reserve_lanes(unsigned count) {
 }
 
 inline void resume(Lane& lane) {
-  g.current = &lane;
+  g.current = g.last_resumed = &lane;
   g.thread_index = lane.index;
   switch_to_lane(lane);
   g.current = nullptr;
+}
+
+// ----- lockstep ---------------------------------------------------------------------------
+// Before each memory access of the program (and each atomic) a lane in a kernel hands over to
+// the next lane of its wave: the lanes make their accesses in lockstep, one round each, as a
+// wave executes an instruction for all its lanes. Values exchanged through memory with no
+// __syncwarp (warp-synchronous code) are then right, as on AMD GPUs. The hooks the
+// instrumentation calls are at the end of this file.
+inline void lockstep() {
+  Lane* lane = g.current;
+  if (lane != nullptr) switch_to_scheduler(*lane);
 }
 
 // ----- wave operations --------------------------------------------------------------------
@@ -652,12 +672,18 @@ inline void execute(Lane* const* group, unsigned count, int wave) {
   }
 }
 
-// Runs the lanes of one wave until each has exited or waits at a barrier.
+// Runs the lanes of one wave until each has exited or waits at a barrier: rounds in which
+// every runnable lane goes on to its next memory access (lockstep) or wave operation.
 inline void run_wave(Lane* lanes, unsigned count, int wave) {
   Lane* group[64];
   for (;;) {
+    bool runnable = false;
     for (unsigned i = 0; i < count; ++i)
-      if (lanes[i].state == LaneState::Runnable) resume(lanes[i]);
+      if (lanes[i].state == LaneState::Runnable) {
+        resume(lanes[i]);
+        runnable |= lanes[i].state == LaneState::Runnable;
+      }
+    if (runnable) continue;
     const Lane* first = nullptr;
     for (unsigned i = 0; i < count; ++i) {
       const Lane& lane = lanes[i];
@@ -1144,6 +1170,7 @@ inline long long wall_clock64() { return clock64(); }
 // ----- atomics: one lane runs at a time, so a read-modify-write is atomic ---------------------
 #define ROCMLINT_ATOMIC(name, T, update)            \
   inline T name(T* address, T value) {              \
+    ::rocmlint_exec::detail::lockstep();            \
     const T old = *address;                         \
     *address = (update);                            \
     return old;                                     \
@@ -1159,6 +1186,7 @@ inline long long wall_clock64() { return clock64(); }
   ROCMLINT_ATOMIC(atomicOr, T, old | value)      \
   ROCMLINT_ATOMIC(atomicXor, T, old ^ value)     \
   inline T atomicCAS(T* address, T compare, T value) { \
+    ::rocmlint_exec::detail::lockstep();         \
     const T old = *address;                      \
     if (old == compare) *address = value;        \
     return old;                                  \
@@ -1441,4 +1469,95 @@ inline hipError_t hipEventElapsedTime(float* milliseconds, hipEvent_t start, hip
 #define cudaEventSynchronize hipEventSynchronize
 #define cudaEventElapsedTime hipEventElapsedTime
 
+// ---------------------------------------------------------------------------------------
+// Hooks of -fsanitize=thread's instrumentation (no sanitizer runtime is linked): every access
+// of the program's code to memory that is not a private local is a lockstep point. Not
+// inline: the instrumentation adds the calls after the compiler chose what to emit.
+extern "C" {
+#define ROCMLINT_ACCESS_HOOKS(size)                                                                            \
+  __attribute__((weak)) void __tsan_read##size(void*) { ::rocmlint_exec::detail::lockstep(); }                 \
+  __attribute__((weak)) void __tsan_write##size(void*) { ::rocmlint_exec::detail::lockstep(); }                \
+  __attribute__((weak)) void __tsan_unaligned_read##size(void*) { ::rocmlint_exec::detail::lockstep(); }       \
+  __attribute__((weak)) void __tsan_unaligned_write##size(void*) { ::rocmlint_exec::detail::lockstep(); }      \
+  __attribute__((weak)) void __tsan_volatile_read##size(void*) { ::rocmlint_exec::detail::lockstep(); }        \
+  __attribute__((weak)) void __tsan_volatile_write##size(void*) { ::rocmlint_exec::detail::lockstep(); }
+ROCMLINT_ACCESS_HOOKS(1)
+ROCMLINT_ACCESS_HOOKS(2)
+ROCMLINT_ACCESS_HOOKS(4)
+ROCMLINT_ACCESS_HOOKS(8)
+ROCMLINT_ACCESS_HOOKS(16)
+#undef ROCMLINT_ACCESS_HOOKS
+__attribute__((weak)) void __tsan_read_range(void*, unsigned long) { ::rocmlint_exec::detail::lockstep(); }
+__attribute__((weak)) void __tsan_write_range(void*, unsigned long) { ::rocmlint_exec::detail::lockstep(); }
+__attribute__((weak)) void __tsan_vptr_read(void**) {}
+__attribute__((weak)) void __tsan_vptr_update(void**, void*) {}
+__attribute__((weak)) void __tsan_func_entry(void*) {}
+__attribute__((weak)) void __tsan_func_exit() {}
+__attribute__((weak)) void __tsan_init() {}
+__attribute__((weak)) void* __tsan_memcpy(void* to, const void* from, size_t bytes) {
+  ::rocmlint_exec::detail::lockstep();
+  return std::memcpy(to, from, bytes);
+}
+__attribute__((weak)) void* __tsan_memmove(void* to, const void* from, size_t bytes) {
+  ::rocmlint_exec::detail::lockstep();
+  return std::memmove(to, from, bytes);
+}
+__attribute__((weak)) void* __tsan_memset(void* to, int value, size_t bytes) {
+  ::rocmlint_exec::detail::lockstep();
+  return std::memset(to, value, bytes);
+}
+// The instrumentation turns atomic operations into calls even in code it does not instrument:
+// these hooks use plain reads and writes (one OS thread runs the program's kernels).
+__attribute__((weak)) void __tsan_atomic_thread_fence(int) {}
+__attribute__((weak)) void __tsan_atomic_signal_fence(int) {}
+#define ROCMLINT_ATOMIC_HOOK(bits, T, op, update)                                                              \
+  __attribute__((weak)) T __tsan_atomic##bits##_##op(volatile T* address, T value, int) {                     \
+    ::rocmlint_exec::detail::lockstep();                                                                       \
+    const T old = *address;                                                                                    \
+    *address = static_cast<T>(update);                                                                         \
+    return old;                                                                                                \
+  }
+#define ROCMLINT_ATOMIC_HOOKS(bits, T)                                                                         \
+  __attribute__((weak)) T __tsan_atomic##bits##_load(const volatile T* address, int) {                       \
+    ::rocmlint_exec::detail::lockstep();                                                                       \
+    return *address;                                                                                           \
+  }                                                                                                            \
+  __attribute__((weak)) void __tsan_atomic##bits##_store(volatile T* address, T value, int) {                 \
+    ::rocmlint_exec::detail::lockstep();                                                                       \
+    *address = value;                                                                                          \
+  }                                                                                                            \
+  ROCMLINT_ATOMIC_HOOK(bits, T, exchange, value)                                                               \
+  ROCMLINT_ATOMIC_HOOK(bits, T, fetch_add, old + value)                                                        \
+  ROCMLINT_ATOMIC_HOOK(bits, T, fetch_sub, old - value)                                                        \
+  ROCMLINT_ATOMIC_HOOK(bits, T, fetch_and, old & value)                                                        \
+  ROCMLINT_ATOMIC_HOOK(bits, T, fetch_or, old | value)                                                         \
+  ROCMLINT_ATOMIC_HOOK(bits, T, fetch_xor, old ^ value)                                                        \
+  ROCMLINT_ATOMIC_HOOK(bits, T, fetch_nand, ~(old & value))                                                    \
+  __attribute__((weak)) T __tsan_atomic##bits##_compare_exchange_val(volatile T* address, T expected, T value, \
+                                                                      int, int) {                              \
+    ::rocmlint_exec::detail::lockstep();                                                                       \
+    const T old = *address;                                                                                    \
+    if (old == expected) *address = value;                                                                     \
+    return old;                                                                                                \
+  }                                                                                                            \
+  __attribute__((weak)) int __tsan_atomic##bits##_compare_exchange_strong(volatile T* address, T* expected,   \
+                                                                           T value, int order, int failure) {  \
+    const T old = __tsan_atomic##bits##_compare_exchange_val(address, *expected, value, order, failure);       \
+    const bool swapped = old == *expected;                                                                     \
+    *expected = old;                                                                                           \
+    return swapped;                                                                                            \
+  }                                                                                                            \
+  __attribute__((weak)) int __tsan_atomic##bits##_compare_exchange_weak(volatile T* address, T* expected,     \
+                                                                         T value, int order, int failure) {    \
+    return __tsan_atomic##bits##_compare_exchange_strong(address, expected, value, order, failure);           \
+  }
+ROCMLINT_ATOMIC_HOOKS(8, char)
+ROCMLINT_ATOMIC_HOOKS(16, short)
+ROCMLINT_ATOMIC_HOOKS(32, int)
+ROCMLINT_ATOMIC_HOOKS(64, long long)
+#undef ROCMLINT_ATOMIC_HOOKS
+#undef ROCMLINT_ATOMIC_HOOK
+}  // extern "C"
+
+#pragma clang attribute pop
 #endif  // ROCMLINT_EXECUTOR_H

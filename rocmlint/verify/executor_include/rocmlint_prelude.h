@@ -3,6 +3,7 @@
 // (so a program sees them even where it forgot to include them).
 #include "hip/hip_runtime.h"
 
+#pragma clang attribute push(__attribute__((no_sanitize("thread"))), apply_to = function)
 #include <algorithm>
 #include <cfloat>
 #include <climits>
@@ -14,3 +15,4 @@
 #include <numeric>
 #include <random>
 #include <vector>
+#pragma clang attribute pop
