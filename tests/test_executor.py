@@ -601,11 +601,20 @@ def test_reused_builds_come_from_the_cache(tmp_path, executor_cache):
     assert not fresh["macros.hip", 64]["cached_build"]
 
 
+def test_args_reach_the_program(tmp_path, executor_cache):
+    (tmp_path / "echo.hip").write_text(HEADER + 'int main(int argc, char** argv) {\n'
+                                       '  for (int i = 1; i < argc; ++i) printf("[%s]", argv[i]);\n'
+                                       '  return argc;\n}\n')
+    done = verify_run("echo.hip", "--wave", "64", "--args", "1 'two words'", cache=executor_cache, cwd=tmp_path)
+    assert done.stdout == "[1][two words]" and done.returncode == 3
+
+
 @pytest.mark.parametrize("args, message", [
     (["--wave", "48"], "--wave takes 64, 32 or 64,32"),
     (["--cuda"], "--run takes neither --cuda nor --offload-arch"),
     (["missing.hip"], "no such file: missing.hip"),
     (["--kernel", "nope"], "unknown reference kernel(s): nope"),
+    (["--args", "'unclosed"], "--args: No closing quotation"),
 ])
 def test_bad_arguments_exit_2_with_a_message(tmp_path, executor_cache, args, message):
     done = verify_run(*args, cache=executor_cache, cwd=tmp_path)
