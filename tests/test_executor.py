@@ -601,6 +601,16 @@ def test_reused_builds_come_from_the_cache(tmp_path, executor_cache):
     assert not fresh["macros.hip", 64]["cached_build"]
 
 
+def test_launch_in_a_header_is_refused_with_a_note(tmp_path, executor_cache):
+    (tmp_path / "launch.cuh").write_text("#pragma once\n__global__ void k(int* p) { p[threadIdx.x] = 1; }\n"
+                                         "inline void launch(int* p) { k<<<1, 64>>>(p); }\n")
+    (tmp_path / "main.hip").write_text(HEADER + '#include "launch.cuh"\nint main() { launch(nullptr); }\n')
+    row = rows_by_target(verify_run("main.hip", "--wave", "64", "--output-format", "json", cache=executor_cache,
+                                    cwd=tmp_path))["main.hip", 64]
+    assert row["outcome"] == "no-build" and "launch.cuh:3" in row["reason"]
+    assert "rewritten in the program's own file only" in row["reason"]
+
+
 def test_args_reach_the_program(tmp_path, executor_cache):
     (tmp_path / "echo.hip").write_text(HEADER + 'int main(int argc, char** argv) {\n'
                                        '  for (int i = 1; i < argc; ++i) printf("[%s]", argv[i]);\n'

@@ -137,6 +137,9 @@ def _with_notes(output: str, source: str) -> str:
     if re.search(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(", source):
         notes.append("the program has inline assembly: PTX cannot run on the CPU executor, nor build for AMD GPUs "
                      "(ROC301)")
+    if "<<<" in output:
+        notes.append("launches (<<<...>>>) are rewritten in the program's own file only: launch from it, or with "
+                     "hipLaunchKernelGGL in a header")
     if _CONSTANT_EXPRESSION.search(output) and re.search(r"\bwarpSize\b|rocmlint_warp_size", output):
         notes.append("warpSize is a run-time value here, as from ROCm 7: choose a compile-time wave size with "
                      "__GFX9__ (ROC206)")
