@@ -619,6 +619,18 @@ def test_args_reach_the_program(tmp_path, executor_cache):
     assert done.stdout == "[1][two words]" and done.returncode == 3
 
 
+def test_a_damaged_precompiled_prelude_is_built_around(tmp_path):
+    cache = tmp_path / "cache"
+    (tmp_path / "macros.hip").write_text(MACROS)
+    assert verify_run("macros.hip", "--wave", "64", cache=cache, cwd=tmp_path).returncode == 3
+    [prelude] = cache.glob("*.pch")
+    prelude.write_bytes(b"not a precompiled header")
+    for binary in cache.glob("*.exe"):
+        binary.unlink()
+    done = verify_run("macros.hip", "--wave", "64", cache=cache, cwd=tmp_path)
+    assert done.returncode == 3 and done.stdout.startswith("macro 64"), done.stderr
+
+
 @pytest.mark.parametrize("args, message", [
     (["--wave", "48"], "--wave takes 64, 32 or 64,32"),
     (["--cuda"], "--run takes neither --cuda nor --offload-arch"),

@@ -34,7 +34,7 @@ EXIT_STOPPED = 70                  # rocmlint_exec::kExitStopped: the executor s
 STOP_PREFIX = "rocmlint executor: "
 DEFAULT_TIME_LIMIT_S = 60.0
 BUILD_TIMEOUT_S = 300
-CACHE_ENTRIES = 200
+CACHE_ENTRIES = {"*.exe": 200, "*.pch": 8}   # the most recently used kept, per kind
 CACHE_FORMAT = "1"
 # -O1: the run is dominated by lane switches, not by the kernel's code (benchmarks/executor_speed.py).
 # -fsanitize=thread for its instrumentation only (no sanitizer runtime is linked): the executor's
@@ -45,6 +45,7 @@ PRELUDE = "rocmlint_prelude.h"        # included before every program; precompil
 DYNAMIC_SHARED_SYMBOL = "rocmlint_dynamic_shared"
 _LINE_MARKER = re.compile(r'^# \d+ "((?:[^"\\]|\\.)*)"')
 _LIBRARY_SYMBOL = re.compile(r"^(?:__|_ZN?K?St)")
+_UNUSABLE_PCH = re.compile(r"precompiled|\bPCH\b|AST file")
 
 
 def executor_dir() -> Path:
@@ -179,6 +180,7 @@ class Executor:
         folder = self.cache_dir or self.workdir
         target = folder / f"{key}.pch"
         if target.is_file():
+            os.utime(target)  # kept by the pruning, which drops the least recently used
             return target
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -263,9 +265,14 @@ class Executor:
             return Build(cached, cached=True)
         obj = folder / f"wave{wave}.o"
         executable = folder / f"wave{wave}.exe"
-        status, output, errors = _call([self.compiler.clang, *flags, *OPTIMIZE_FLAGS, *self._prelude(flags, wave),
-                                        f"-DROCMLINT_WAVE_SIZE={wave}", "-c", "-x", "c++", str(source), "-o", str(obj)],
-                                       BUILD_TIMEOUT_S)
+        compile = [self.compiler.clang, *flags, *OPTIMIZE_FLAGS, f"-DROCMLINT_WAVE_SIZE={wave}", "-c", "-x", "c++",
+                   str(source), "-o", str(obj)]
+        prelude = self._prelude(flags, wave)
+        status, output, errors = _call([*compile, *prelude], BUILD_TIMEOUT_S)
+        if status != 0 and prelude[0] == "-include-pch" and _UNUSABLE_PCH.search(errors):
+            # Stale or damaged (a header it was built from changed, a disk error): build without it.
+            Path(prelude[1]).unlink(missing_ok=True)
+            status, output, errors = _call([*compile, "-include", str(self.header_folder / PRELUDE)], BUILD_TIMEOUT_S)
         if status != 0:
             return Build(None, _with_notes(errors + output, text))
         link = [self.compiler.clang, str(obj), "-o", str(executable)]
@@ -298,9 +305,7 @@ class Executor:
                 out.write(executable.read_bytes())
             os.chmod(temporary, 0o755)
             os.replace(temporary, cached)
-            entries = sorted(cached.parent.glob("*.exe"), key=lambda path: path.stat().st_mtime, reverse=True)
-            for stale in entries[CACHE_ENTRIES:]:
-                stale.unlink(missing_ok=True)
+            _prune(cached.parent)
         except OSError:
             return executable  # an unwritable cache only costs the next run a build
         return cached
@@ -339,6 +344,13 @@ class Executor:
         else:
             result.outcome, result.message = "fail", describe_status(done.returncode, output)
         return result
+
+
+def _prune(folder: Path) -> None:
+    for pattern, keep in CACHE_ENTRIES.items():
+        entries = sorted(folder.glob(pattern), key=lambda path: path.stat().st_mtime, reverse=True)
+        for stale in entries[keep:]:
+            stale.unlink(missing_ok=True)
 
 
 def status_of(returncode: int) -> int:
