@@ -18,14 +18,14 @@ def exit_code(rows: list[RunRow]) -> int:
     return EXIT_OK if all(row.as_expected for row in rows) else EXIT_FAILED
 
 
+_VERB = {"pass": "passes", "fail": "fails", "no-build": "does not build"}
+
+
 def _expectation(cells: dict[int, RunRow]) -> str:
     wanted = {wave: row.expected or "pass" for wave, row in cells.items()}
-    if len(set(wanted.values())) == 1:
-        outcome = next(iter(wanted.values()))
-        return {"pass": "passes", "fail": "fails", "no-build": "does not build"}[outcome] + (
-            " at both" if len(wanted) > 1 else f" at {next(iter(wanted))}")
-    verbs = {"pass": "passes", "fail": "fails", "no-build": "does not build"}
-    return ", ".join(f"{verbs[outcome]} at {wave}" for wave, outcome in wanted.items())
+    if len(wanted) > 1 and len(set(wanted.values())) == 1:
+        return f"{_VERB[next(iter(wanted.values()))]} at both"
+    return ", ".join(f"{_VERB[outcome]} at {wave}" for wave, outcome in wanted.items())
 
 
 def render_text(rows: list[RunRow], header: list[str]) -> str:
@@ -52,8 +52,7 @@ def render_text(rows: list[RunRow], header: list[str]) -> str:
                 reasons.append(f"{label}: {failed.result.message}".replace("\n", "\n    "))
     lines += reasons
     unexpected = sum(not row.as_expected for row in rows)
-    built = {id(row.result.program): row for row in rows}
     cached = sum(row.result.cached_build for row in rows)
-    lines.append(f"{len(built)} programs, {len(rows)} runs: {len(rows) - unexpected} as expected, "
+    lines.append(f"{len(programs)} programs, {len(rows)} runs: {len(rows) - unexpected} as expected, "
                  f"{unexpected} not; {cached} runs from cached builds")
     return "\n".join(lines)
