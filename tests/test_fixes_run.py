@@ -60,22 +60,19 @@ def runs(tmp_path_factory) -> dict[tuple[str, str], dict]:
     """(fixture id, "original" | "fixed" | "unsafe-fixed") -> {wave: row}, every program in one run;
     also (fixture id, "fixed left") -> the findings rocmlint still reports after --fix."""
     root = tmp_path_factory.mktemp("fix-and-run")
+    checked = [fixture_id for fixture_id in IDS if fixture_id not in NOT_SELF_CHECKING]
     copies: dict[str, Path] = {}
     for kind, flags in (("fixed", ["--fix"]), ("unsafe-fixed", ["--fix", "--unsafe-fixes"])):
         tree = root / kind
         shutil.copytree(FIXTURES / "cpp", tree)
-        for fixture_id in IDS:
-            if fixture_id in NOT_SELF_CHECKING:
-                continue
-            done = _rocmlint("check", "--no-cache", *flags, fixture_id, cwd=tree)
-            assert done.returncode in (0, 1), done.stderr
-            copies[f"{kind}/{fixture_id}"] = tree / fixture_id
-    left = {}
-    for fixture_id in IDS:
-        if fixture_id not in NOT_SELF_CHECKING:
-            report = _rocmlint("check", "--no-cache", "--output-format", "json", fixture_id, cwd=root / "fixed")
-            left[fixture_id] = json.loads(report.stdout)
-    targets = [f"original/{fixture_id}" for fixture_id in IDS if fixture_id not in NOT_SELF_CHECKING]
+        done = _rocmlint("check", "--no-cache", *flags, *checked, cwd=tree)
+        assert done.returncode in (0, 1), done.stderr
+        copies.update({f"{kind}/{fixture_id}": tree / fixture_id for fixture_id in checked})
+    report = _rocmlint("check", "--no-cache", "--output-format", "json", *checked, cwd=root / "fixed")
+    left: dict[str, list] = {fixture_id: [] for fixture_id in checked}
+    for finding in json.loads(report.stdout):
+        left[finding["path"]].append(finding)
+    targets = [f"original/{fixture_id}" for fixture_id in checked]
     (root / "original").symlink_to(FIXTURES / "cpp", target_is_directory=True)
     env = {**os.environ, "ROCMLINT_EXECUTOR_CACHE": str(root / "cache")}
     done = subprocess.run([sys.executable, "-m", "rocmlint.verify", "--run", *targets, *copies, "--output-format",
