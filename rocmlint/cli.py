@@ -93,7 +93,8 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code")
 
-    verify = sub.add_parser("verify", help="build the reference kernels / fixed files for gfx targets")
+    verify = sub.add_parser("verify", help="build the reference kernels / fixed files for gfx targets; --run: run "
+                                           "test programs on the CPU with 64- and 32-lane waves")
     verify.add_argument("--config", type=Path, help="config file (offload-arch)")
     verify.add_argument("--output-format", choices=("text", "json"), default="text")
     if with_verify:  # its imports cost ~80 ms: only when asked for (pre-commit latency)

@@ -29,6 +29,8 @@ def test_wheel_layout(tmp_path):
     kernels = [n for n in names if n.startswith("rocmlint/reference/kernels/") and n.endswith(".hip")]
     assert len(kernels) >= 8
     assert "rocmlint/reference/kernels/vendor.h" in names
+    for header in ("rocmlint_executor.h", "rocmlint_prelude.h", "hip/hip_runtime.h", "cuda_runtime.h"):
+        assert f"rocmlint/verify/executor_include/{header}" in names  # verify --run
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "rocmlint = rocmlint.cli:main" in text and "ROC = rocmlint.flake8_plugin:Flake8Plugin" in text

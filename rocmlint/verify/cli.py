@@ -2,13 +2,15 @@
 
     add_arguments(parser)   adds verify's own options
     run(args) -> int        0 all done and passed, 1 a build or test failed, 2 no toolchain / usage
-                            (with --cuda: neither a HIP clang nor nvcc)
+                            (with --cuda: neither a HIP clang nor nvcc); with --run (run_command):
+                            one program at one wave size exits with the program's own status
 
 ``args`` may also carry ``config`` (a config file path) and ``output_format`` ("text"/"json").
 """
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -21,15 +23,16 @@ from ..runner import usable_cpus
 from .core import (NO_NVCC, skipped_builds, verify_cuda, verify_cuda_files, verify_files,
                    verify_reference)
 from .cuda import cuda_setup
+from .executor import DEFAULT_TIME_LIMIT_S, Program
 from .report import EXIT_NO_TOOLCHAIN, exit_code, render_json, render_text
 from .targets import invalid_targets, probe_gpus, resolve_targets
-from .toolchain import find_toolchain
+from .toolchain import HOST_COMPILER_HINT, find_host_compiler, find_toolchain
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", type=Path,
-                        help="files to compile (AMD view, device-only) for every target; "
-                             "none: build and test the reference kernel library")
+                        help="files to compile (AMD view, device-only) for every target, or with --run the "
+                             "programs to run; none: the reference kernel library")
     parser.add_argument("--offload-arch", metavar="GFX[,GFX...]",
                         help="gfx targets (default: config offload-arch, else the local GPUs, "
                              "else gfx90a,gfx942,gfx1030,gfx1100,gfx1151,gfx1201)")
@@ -48,6 +51,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "works without a HIP compiler, the AMD builds are then reported as skipped")
     parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                         help="parallel builds (default: the number of cores)")
+    running = parser.add_argument_group(
+        "running on the CPU executor (--run)",
+        "--run compiles each named program (kernels plus a main() that checks them) for this CPU against "
+        "rocmlint's runtime header and RUNS it, with 64- or 32-lane waves: name only programs you trust. "
+        "rocmlint never runs code from a repository it checks unless you name the file here. With no file: "
+        "the reference library's before (CUDA-ism) and after (fix) forms at both wave sizes.")
+    running.add_argument("--run", action="store_true",
+                         help="build and run programs on the CPU executor instead of building for gfx targets")
+    running.add_argument("--wave", metavar="64|32|64,32", default=None,
+                         help="wave sizes to run at (default: 64,32; 64 models CDNA and RDNA wave64 as gfx942, "
+                              "32 models RDNA wave32 and NVIDIA as gfx1100)")
+    running.add_argument("--args", dest="program_args", metavar="ARGUMENTS", default="",
+                         help="command line for each program, split as a shell would (quote it: --args '1 2')")
+    running.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT_S, metavar="SECONDS",
+                         help=f"stop a run after this long (default: {DEFAULT_TIME_LIMIT_S:g})")
+    running.add_argument("--no-cache", action="store_true",
+                         help="build every program anew (default: reuse binaries cached by content in "
+                              "$ROCMLINT_EXECUTOR_CACHE, else ~/.cache/rocmlint/executor)")
 
 
 def _fail(message: str) -> int:
@@ -98,8 +119,46 @@ def _user_sources(args, resolver: ConfigResolver) -> tuple[list[tuple[Path, str,
     return sources, None
 
 
+def _run_programs(args: argparse.Namespace, output_format: str) -> int:
+    from . import run_command
+
+    if args.cuda or args.offload_arch:
+        return _fail("--run takes neither --cuda nor --offload-arch: it runs on this CPU")
+    waves = run_command.parse_waves(args.wave)
+    if waves is None:
+        return _fail(f"--wave takes 64, 32 or 64,32, not {args.wave!r}")
+    if args.time_limit <= 0:
+        return _fail("--time-limit must be positive")
+    try:
+        arguments = tuple(shlex.split(args.program_args))
+    except ValueError as exc:
+        return _fail(f"--args: {exc}")
+    compiler, rejected = find_host_compiler()
+    if compiler is None:
+        return _fail(HOST_COMPILER_HINT + "".join(f"\n  passed over: {why}" for why in rejected))
+    kernels = None
+    programs: list[Program] = []
+    if args.paths:
+        try:
+            sources, problem = _user_sources(args, _resolver(getattr(args, "config", None)))
+        except (CompileCommandsError, ConfigError) as exc:
+            return _fail(str(exc))
+        if problem:
+            return _fail(problem)
+        programs = [Program(path, name, tuple(own + gating), arguments=arguments)
+                    for path, name, own, gating in sources]
+    else:
+        kernels, problem = _selected_kernels(args.kernels)
+        if problem:
+            return _fail(problem)
+    return run_command.run(compiler, kernels=kernels, programs=programs, waves=waves, time_limit=args.time_limit,
+                           use_cache=not args.no_cache, jobs=args.jobs or usable_cpus(), output_format=output_format)
+
+
 def run(args: argparse.Namespace) -> int:
     output_format = getattr(args, "output_format", None) or "text"
+    if getattr(args, "run", False):
+        return _run_programs(args, output_format)
     discovery = find_toolchain()
     toolchain = discovery.toolchain
     cuda = cuda_setup() if args.cuda else None

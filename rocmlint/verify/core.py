@@ -6,7 +6,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import Callable, Iterable, Protocol, TypeVar
 
 from ..reference import ReferenceKernel
 from .build import (BuildResult, TestResult, build_device, build_executable, cuda_compile_argv,
@@ -17,6 +17,13 @@ from .targets import GpuProbe
 from .toolchain import Toolchain
 
 Item = TypeVar("Item")
+
+
+class _Timed(Protocol):
+    seconds: float
+
+
+Timed = TypeVar("Timed", bound=_Timed)
 CUDA_WAVE_SIZE = 32  # every NVIDIA architecture
 NOT_A_REFERENCE_TEST = "build-only check: only reference kernels have tests to run"
 NO_NVCC = "nvcc not found (PATH, CUDA_HOME)"
@@ -44,12 +51,13 @@ class Progress:
                 sys.stderr.flush()
 
 
-def parallel_map(task: Callable[[Item], Row], items: Iterable[Item], jobs: int, label: str) -> list[Row]:
-    """Rows of ``task`` over ``items`` in their order; clang runs as subprocesses, so threads suffice."""
+def parallel_map(task: Callable[[Item], Timed], items: Iterable[Item], jobs: int, label: str) -> list[Timed]:
+    """Results of ``task`` over ``items`` in their order, each timed; clang and the programs run as
+    subprocesses, so threads suffice."""
     items = list(items)
     progress = Progress(len(items), label)
 
-    def tracked(item: Item) -> Row:
+    def tracked(item: Item) -> Timed:
         start = time.monotonic()
         try:
             row = task(item)

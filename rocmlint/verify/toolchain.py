@@ -204,3 +204,33 @@ def find_toolchain(env: dict[str, str] | None = None) -> Discovery:
             device_lib_dir=_device_lib_dir(roots, major), readelf=_readelf_beside(clang, env),
         ), roots, rejected)
     return Discovery(None, roots, rejected)
+
+
+@dataclass(frozen=True)
+class HostCompiler:
+    """A clang++ that builds programs for the CPU executor (``verify --run``): plain host C++."""
+    clang: str
+    clang_major: int
+    readelf: str | None   # lists the undefined thread-local symbols: `extern __shared__` arrays
+
+    def describe(self) -> str:
+        return f"{self.clang} (clang {self.clang_major})"
+
+
+HOST_COMPILER_HINT = (f"no clang++ found for the CPU executor: install clang (a clang++-N with N >= {MIN_CLANG_MAJOR} "
+                      "on PATH; Debian/Ubuntu: apt-get install clang-19 llvm-19)")
+
+
+def find_host_compiler(env: dict[str, str] | None = None) -> tuple[HostCompiler | None, list[str]]:
+    """A ROCm install's clang, else the newest clang++-N on PATH; and why others were passed over."""
+    env = dict(os.environ if env is None else env)
+    rejected: list[str] = []
+    candidates = [clang for root in rocm_roots(env) if (clang := _rocm_clang(root))] + _system_clangs(env)
+    for clang in candidates:
+        major = clang_major(clang)
+        if major is None or major < MIN_CLANG_MAJOR:
+            rejected.append(f"{clang} (clang {major or '?'}: need {MIN_CLANG_MAJOR} or newer)")
+            continue
+        readelf = _readelf_beside(clang, env) or shutil.which("readelf", path=env.get("PATH"))
+        return HostCompiler(clang, major, readelf), rejected
+    return None, rejected

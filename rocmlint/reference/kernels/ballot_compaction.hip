@@ -14,6 +14,19 @@ constexpr int kBlock = 256;
 __global__ void compact_positive(const int* in, int n, int* out, int* out_count) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const bool keep = i < n && in[i] > 0;
+#if defined(ROCMLINT_BEFORE)  // the CUDA-ism: the ballot in 32 bits, 32-bit mask operations
+  // ruleid: ROC201
+  const unsigned votes = __ballot(keep);
+  if (votes == 0) return;
+  // ruleid: ROC202
+  const int leader = __ffs(votes) - 1;
+  int base = 0;
+  // ruleid: ROC202
+  if (static_cast<int>(__lane_id()) == leader) base = atomicAdd(out_count, __popc(votes));
+  base = __shfl(base, leader);
+  // ruleid: ROC201, ROC202
+  if (keep) out[base + __popc(votes & static_cast<unsigned>(__lanemask_lt()))] = in[i];
+#else
   const uint64_t votes = __ballot(keep);
   if (votes == 0) return;  // uniform across the wave
 
@@ -23,6 +36,7 @@ __global__ void compact_positive(const int* in, int n, int* out, int* out_count)
   if (static_cast<int>(__lane_id()) == leader) base = atomicAdd(out_count, __popcll(votes));
   base = __shfl(base, leader);
   if (keep) out[base + __popcll(votes & __lanemask_lt())] = in[i];
+#endif
 }
 
 int main() {

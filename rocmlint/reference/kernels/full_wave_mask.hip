@@ -17,7 +17,12 @@ __device__ inline uint64_t full_wave_mask() {
 __global__ void all_positive(const int* in, int* by_ballot, int* by_all) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const bool positive = in[i] > 0;
+#if defined(ROCMLINT_BEFORE)  // the CUDA-ism: "every lane" as a 32-lane mask
+  // ruleid: ROC203
+  const bool uniform = __ballot(positive) == 0xffffffff;
+#else
   const bool uniform = __ballot(positive) == full_wave_mask();
+#endif
   const int all_lanes = __all(positive);
   if (__lane_id() == 0) {
     by_ballot[i / warpSize] = uniform;

@@ -33,10 +33,19 @@ __global__ void softmax_rows(const float* x, float* y, int rows) {
   const float b = x[2 * item + 1];
   // The butterfly already leaves the maximum in every lane of the group; the broadcast
   // from the group's lane 0 is what ports write, and with width 32 it stays in the group.
+#if defined(ROCMLINT_BEFORE)  // the CUDA-ism: a width-less broadcast reads lane 0 of the whole wave
+  // todoruleid: ROC208
+  const float m = __shfl(group_max(fmaxf(a, b)), 0);
+  const float ea = expf(a - m);
+  const float eb = expf(b - m);
+  // todoruleid: ROC208
+  const float s = __shfl(group_sum(ea + eb), 0);
+#else
   const float m = __shfl(group_max(fmaxf(a, b)), 0, kGroup);
   const float ea = expf(a - m);
   const float eb = expf(b - m);
   const float s = __shfl(group_sum(ea + eb), 0, kGroup);
+#endif
   y[2 * item] = ea / s;
   y[2 * item + 1] = eb / s;
 }

@@ -13,7 +13,12 @@ __global__ void rank_by_key(const int* keys, int n, int* rank, int* peers) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int key = i < n ? keys[i] : -1;
   const unsigned lane = __lane_id();
+#if defined(ROCMLINT_BEFORE)  // the CUDA-ism: a 32-bit lane mask
+  // ruleid: ROC202
+  const uint64_t lanes_below = (1u << lane) - 1;
+#else
   const uint64_t lanes_below = (1ull << lane) - 1;
+#endif
   for (int k = 0; k < kKeys; ++k) {
     const uint64_t same_key = __ballot(key == k);
     if (key == k) {

@@ -14,7 +14,12 @@ constexpr int kMostWavesPerBlock = kBlock / kSmallestWave;
 
 // Reverses the values inside each wave through shared memory, and sums each block.
 __global__ void reverse_waves_and_sum(const int* in, int* reversed, int* block_totals) {
+#if defined(ROCMLINT_BEFORE)  // the CUDA-ism: a row per 32-lane warp
+  // todoruleid: ROC204
+  __shared__ int lane_rows[kMostWavesPerBlock][32];
+#else
   __shared__ int lane_rows[kMostWavesPerBlock][kLargestWave];
+#endif
   __shared__ int wave_partials[kMostWavesPerBlock];
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int lane = __lane_id();

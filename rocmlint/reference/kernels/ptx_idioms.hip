@@ -5,6 +5,7 @@
 //   prmt.b32                -> __byte_perm(x, y, selector)
 //   membar.gl               -> __threadfence()
 //   bar.sync 0              -> __syncthreads()
+// expect before: wave64=no-build wave32=no-build
 #include <random>
 
 #include "harness.h"
@@ -35,7 +36,14 @@ __global__ void ptx_free(const unsigned* in, unsigned* lanes, unsigned* swapped,
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned x = __ldg(&in[i]);
   const unsigned y = __ldg(&in[(i + 1) % (gridDim.x * blockDim.x)]);
+#if defined(ROCMLINT_BEFORE)  // the CUDA-ism: PTX, which no AMD build accepts
+  unsigned lane;
+  // ruleid: ROC301
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  lanes[i] = lane;
+#else
   lanes[i] = __lane_id();
+#endif
   swapped[i] = __byte_perm(x, 0u, kByteSwap);
   interleaved[i] = __byte_perm(x, y, kInterleave);
 

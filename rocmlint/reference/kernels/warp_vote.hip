@@ -12,15 +12,27 @@ __global__ void vote(const int* in, int threshold, int* any_out, int* all_out, i
                      int* highest_out) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const bool above = in[i] > threshold;
+#if defined(ROCMLINT_BEFORE)  // the CUDA-ism: the ballot in 32 bits
+  // ruleid: ROC201
+  const unsigned votes = __ballot(above);
+#else
   const uint64_t votes = __ballot(above);
+#endif
   const int any_lane = __any(above);
   const int all_lanes = __all(above);
   if (__lane_id() == 0) {
     const int wave = i / warpSize;
     any_out[wave] = any_lane != 0;
     all_out[wave] = all_lanes != 0;
+#if defined(ROCMLINT_BEFORE)
+    // ruleid: ROC202
+    count_out[wave] = __popc(votes);
+    // ruleid: ROC202
+    highest_out[wave] = votes ? 31 - __clz(votes) : -1;
+#else
     count_out[wave] = __popcll(votes);
     highest_out[wave] = votes ? 63 - __clzll(static_cast<long long>(votes)) : -1;
+#endif
   }
 }
 

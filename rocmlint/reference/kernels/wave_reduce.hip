@@ -13,13 +13,23 @@ constexpr int kBlock = 256;
 
 // Lane 0 ends up with the sum of the wave.
 __device__ int wave_sum(int value) {
+#if defined(ROCMLINT_BEFORE)  // the CUDA-ism: a 32-lane reduction, read at lane 0 as the wave's sum
+  // ruleid: ROC205
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_down(value, offset);
+#else
   for (int offset = warpSize / 2; offset > 0; offset /= 2) value += __shfl_down(value, offset);
+#endif
   return value;
 }
 
 // Every lane ends up with the maximum of the wave.
 __device__ int wave_max(int value) {
+#if defined(ROCMLINT_BEFORE)
+  // todoruleid: ROC205
+  for (int lane_mask = 16; lane_mask > 0; lane_mask /= 2)
+#else
   for (int lane_mask = warpSize / 2; lane_mask > 0; lane_mask /= 2)
+#endif
     value = max(value, __shfl_xor(value, lane_mask));
   return value;
 }

@@ -9,7 +9,12 @@ constexpr int kBlock = 256;
 
 __device__ int wave_inclusive_scan(int value) {
   const int lane = __lane_id();
+#if defined(ROCMLINT_BEFORE)  // the CUDA-ism: a 32-lane scan
+  // todoruleid: ROC205
+  for (int distance = 1; distance < 32; distance *= 2) {
+#else
   for (int distance = 1; distance < warpSize; distance *= 2) {
+#endif
     const int from_below = __shfl_up(value, distance);
     if (lane >= distance) value += from_below;
   }
@@ -20,7 +25,12 @@ __global__ void scan_waves(const int* in, int n, int* prefix, int* wave_totals) 
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int scanned = wave_inclusive_scan(i < n ? in[i] : 0);
   if (i < n) prefix[i] = scanned;
+#if defined(ROCMLINT_BEFORE)
+  // ruleid: ROC204, ROC208
+  const int total = __shfl(scanned, 31);
+#else
   const int total = __shfl(scanned, warpSize - 1);  // the last lane holds the wave total
+#endif
   if (__lane_id() == 0) wave_totals[i / warpSize] = total;
 }
 

@@ -9,7 +9,10 @@
 // Device passes: GCN and CDNA (gfx6..gfx9) run wave64, RDNA (gfx10+) wave32 by
 // default, NVIDIA 32. The host pass sees none of these macros: host code must use
 // runtime_wave_size() instead of kDeviceWaveSize.
-#if defined(__GFX9__) || defined(__GFX8__) || defined(__GFX7__) || defined(__GFX6__)
+#if defined(ROCMLINT_BEFORE)  // the CUDA-ism: the warp size of NVIDIA GPUs
+// todoruleid: ROC204
+constexpr int kDeviceWaveSize = 32;
+#elif defined(__GFX9__) || defined(__GFX8__) || defined(__GFX7__) || defined(__GFX6__)
 constexpr int kDeviceWaveSize = 64;
 #elif defined(__gfx900__) || defined(__gfx906__) || defined(__gfx908__) || \
     defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx942__)
