@@ -12,7 +12,8 @@ SOURCE = ("__device__ float4 mma_tile(const half* a, float4 c) {\n"
           "  d.y += 1.0f;\n"
           "#endif\n"
           "  return d;\n"
-          "}\n")
+          "}\n"
+          "__global__ void tiles(const half* a, float4* c) { c[threadIdx.x] = mma_tile(a, c[threadIdx.x]); }\n")
 
 
 def test_explain_shows_each_gate_and_its_value(tmp_path, capsys):
@@ -49,10 +50,12 @@ def test_code_no_build_compiles_and_a_compiler_barrier_are_not_amd_gaps():
     assert _roc304("__device__ void fence(unsigned& r) {\n#if defined(__CUDA_ARCH__)\n"
                    "  asm volatile(\"\" : \"+r\"(r) :: \"memory\");\n#endif\n}\n") == []
     # Leaving AMD out by name is still a silent no-op there: the function needs a trap or an error.
-    excluded = "__global__ void histogram(int* out) {\n#ifndef __HIP_PLATFORM_AMD__\n  out[0] = 1;\n#endif\n}\n"
+    excluded = "__global__ void histogram(int* out) {\n#ifndef __HIP_PLATFORM_AMD__\n  out[0] = 1;\n#endif\n}\n" \
+        "void count(int* out) { histogram<<<1, 64>>>(out); }\n"
     assert _roc304(excluded) == [(1, "`histogram` is empty on AMD")]
     # An NVIDIA architecture test around a real write is the gap the rule exists for.
-    mma = "__device__ void mma(float* d) {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n  d[0] = 1.f;\n#endif\n}\n"
+    mma = "__device__ void mma(float* d) {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n  d[0] = 1.f;\n#endif\n}\n" \
+        "__global__ void tile(float* d) { mma(d); }\n"
     assert _roc304(mma) == [(1, "`mma` is empty on AMD")]
 
 
@@ -107,5 +110,62 @@ def test_a_file_whose_gates_all_sit_between_declarations_is_not_parsed():
     ctx = CppContext("k.cu", code.encode(), Settings())
     all_rules()["ROC304"]().check(ctx)
     assert "tree" not in ctx.__dict__ and not ctx.findings
-    assert _roc304(code.replace("namespace tiles {\n", "__device__ void mma2(float* d) {\n")) == \
-        [(1, "`mma2` is empty on AMD")]
+    assert _roc304(code.replace("namespace tiles {\n", "__device__ void mma2(float* d) {\n") +
+                   "__global__ void k(float* d) { mma2(d); }\n") == [(1, "`mma2` is empty on AMD")]
+
+
+def _roc304_messages(code: str, path: str = "k.cu") -> list[tuple[int, str]]:
+    from rocmlint.config import Settings
+    from rocmlint.engine import analyse_buffer, rules_for
+
+    found = analyse_buffer(path, code.encode(), "cpp", Settings(), rules_for(("ROC304",), (), "cpp"))
+    return [(f.line, f.message) for f in found]
+
+
+MMA = ("__device__ float4 mma(const unsigned* a, float4 c) {\n  float4 d = c;\n"
+       "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+       "  asm volatile(\"mma.sync ...\" : \"+f\"(d.x), \"+f\"(d.y) : \"r\"(a[0]));\n#endif\n  return d;\n}\n")
+
+
+def test_only_functions_the_amd_build_calls_or_launches_are_reported():
+    """An empty body matters where the AMD build runs it: a call in code it compiles (named
+    in the message), or an entry point exported to callers out of view."""
+    assert _roc304_messages(MMA) == []  # nothing calls it
+    called = MMA + "__global__ void tile(const unsigned* a, float4* c) { c[0] = mma(a, c[0]); }\n"
+    [(line, message)] = _roc304_messages(called)
+    assert line == 1 and message.endswith("and the AMD build calls it at line 8")
+    # a launch only the NVIDIA path makes, and a call from an NVIDIA-only kernel, are no use on AMD
+    nvidia_only = MMA + ("#if !defined(__HIP_PLATFORM_AMD__)\n"
+                         "__global__ void tile(const unsigned* a, float4* c) { c[0] = mma(a, c[0]); }\n#endif\n")
+    assert _roc304_messages(nvidia_only) == []
+    launched = ("__global__ void fill_sm75(float* out) {\n#if __CUDA_ARCH__ >= 750\n  out[threadIdx.x] = 1.f;\n"
+                "#endif\n}\nvoid fill(float* out) {\n#ifdef __HIP_PLATFORM_AMD__\n  hipMemset(out, 0, 4);\n#else\n"
+                "  fill_sm75<<<1, 32>>>(out);\n#endif\n}\n")
+    assert _roc304_messages(launched) == []
+    assert _roc304_messages(launched.replace("  hipMemset(out, 0, 4);\n", "  fill_sm75<<<1, 64>>>(out);\n")) == \
+        [(1, _roc304_messages(launched.replace("  hipMemset(out, 0, 4);\n",
+                                               "  fill_sm75<<<1, 64>>>(out);\n"))[0][1])]
+    assert "launches it at line 8" in _roc304_messages(
+        launched.replace("  hipMemset(out, 0, 4);\n", "  fill_sm75<<<1, 64>>>(out);\n"))[0][1]
+    # a prototype is no call; an exported entry point is called from out of view
+    assert _roc304_messages("__device__ float4 mma(const unsigned* a, float4 c);\n" + MMA) == []
+    exported = 'extern "C" ' + MMA
+    assert "exported entry point" in _roc304_messages(exported)[0][1]
+
+
+def test_statements_outside_the_gates_are_code():
+    # a macro invocation tree-sitter reads as a declaration
+    kokkos_style = ("template <class T>\n__host__ __device__ T swap_bytes(T x) {\n"
+                    "  IF_ON_DEVICE((return device_swap(x);))\n  IF_ON_HOST((return host_swap(x);))\n"
+                    "#if defined(OLD_NVHPC_COMPILER) && defined(__CUDA_ARCH__)\n  return T();\n#endif\n}\n"
+                    "__global__ void k(int* x) { x[0] = swap_bytes(x[0]); }\n")
+    assert _roc304_messages(kokkos_style) == []
+    # a value computed from inputs the gated check only reads
+    functor = ("struct or_bits {\n  __device__ unsigned operator()(unsigned a, unsigned b) const {\n"
+               "#ifndef __HIP_PLATFORM_AMD__\n    assert((a & b) == 0);\n#endif\n    return a | b;\n  }\n};\n"
+               "__global__ void k(unsigned* x) { x[0] = or_bits()(x[1], x[2]); }\n")
+    assert _roc304_messages(functor) == []
+    # the same return where the gated code writes what it returns is the gap
+    writes = functor.replace("assert((a & b) == 0);", "a = __brev(a);")
+    assert [line for line, _ in _roc304_messages(writes)] == [2]
+    assert "the AMD build calls `or_bits` at line 9" in _roc304_messages(writes)[0][1]

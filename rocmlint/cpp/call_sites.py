@@ -1,0 +1,130 @@
+"""Where a function is called or launched: in its own file and in the files that include
+it, directly or not (the project model's include graph), each site with whether the AMD
+build compiles its line. Read from the text (no parse): a mention of the name in code,
+followed by a call (``f(``, ``f<T>(``, ``k<<<``) or passed on (``hipLaunchKernelGGL(k, ...``),
+that is not a declaration (``__global__ void k(float*);``) nor the definition itself.
+
+Used where a verdict depends on the callers (ROC304 reports only functions the AMD build
+calls; a lane-group helper with no caller in view is read by what its name promises).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from ..cache import stat_stamp
+from ..model import Span
+from .lexical import word_matches
+
+if TYPE_CHECKING:
+    from .context import CppContext
+
+MAX_FILES = 400  # includers read for one name; past it the answer is "not known"
+_AFTER = re.compile(rb"\s*(?:<[^;{}()]*>\s*)?(?:\(|<<<)|\s*[,)]")
+# A declaration's head: words (a type, qualifiers, a template head) and `*`/`&` only.
+_DECLARATION_HEAD = re.compile(rb"\s*(?:(?:[A-Za-z_][\w:]*\s*(?:<[^;{}()]*>)?|\(\([^;{}]*\)\))[\s*&]*)+")
+_QUALIFIER = re.compile(rb"(?:[A-Za-z_]\w*\s*(?:<[^;{}()]*>)?\s*::\s*)+\Z")
+_STATEMENT_WORDS = frozenset({b"return", b"else", b"case", b"throw", b"co_return", b"co_yield", b"do", b"goto",
+                              b"new", b"delete", b"sizeof", b"decltype", b"typeid"})
+
+
+@dataclass(frozen=True)
+class CallSite:
+    path: str  # the file ("" : the file in hand)
+    line: int  # 0-based
+    amd: bool | None  # whether the AMD build compiles the line
+
+    def where(self) -> str:
+        place = f"{os.path.basename(self.path)}:{self.line + 1}" if self.path else f"line {self.line + 1}"
+        return place
+
+
+@dataclass(frozen=True)
+class CallSites:
+    sites: tuple[CallSite, ...]
+    complete: bool  # every file that may call it was read
+
+    def amd(self) -> CallSite | None:
+        """The first site the AMD build may compile."""
+        return next((site for site in self.sites if site.amd is not False), None)
+
+
+def call_sites(ctx: "CppContext", name: str, definition: Span, *, stop_at_amd: bool = True) -> CallSites:
+    """The call and launch sites of ``name`` outside ``definition`` (memoised per file)."""
+    key = ("call-sites", name, definition)
+    found = ctx.cache.get(key)
+    if found is None:
+        found = ctx.cache[key] = _search(ctx, name, definition, stop_at_amd)
+    return found
+
+
+def _search(ctx, name: str, definition: Span, stop_at_amd: bool) -> CallSites:
+    word = name.encode()
+    sites = [CallSite("", ctx.line_of(at), ctx.amd_reach(ctx.line_of(at)))
+             for at in _uses(ctx.source, word, ctx.in_code) if not definition.start <= at < definition.end]
+    if stop_at_amd and any(site.amd is not False for site in sites):
+        return CallSites(tuple(sites), True)
+    model = ctx.model
+    if model is None:
+        return CallSites(tuple(sites), True)
+    from .context import CppContext
+
+    rel = model.rel(ctx.path)
+    todo, seen = [rel], {rel}
+    read = 0
+    while todo:
+        for includer, _guard in model.includers_of(todo.pop()):
+            if includer in seen:
+                continue
+            seen.add(includer)
+            todo.append(includer)
+            path = os.path.join(str(model.root), includer)
+            read += 1
+            if read > MAX_FILES:
+                return CallSites(tuple(sites), False)
+            try:
+                stat = os.stat(path)
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                continue
+            if ctx.project is not None:  # the answer depends on that file's bytes
+                ctx.project.record("file-content", path, stat_stamp(stat))
+            if word not in data:
+                continue
+            other = CppContext(path, data, ctx.settings)
+            for at in _uses(data, word, other.in_code):
+                line = other.line_of(at)
+                sites.append(CallSite(path, line, other.amd_reach(line)))
+                if stop_at_amd and sites[-1].amd is not False:
+                    return CallSites(tuple(sites), True)
+    return CallSites(tuple(sites), True)
+
+
+def _uses(data: bytes, word: bytes, in_code) -> Iterator[int]:
+    """Offsets where ``word`` is called, launched or passed on in code (not declared)."""
+    for m in word_matches(re.compile(re.escape(word) + rb"\b"), data):
+        at = m.start()
+        if not in_code(at) or _AFTER.match(data, m.end()) is None or _declared_at(data, at):
+            continue
+        yield at
+
+
+def _declared_at(data: bytes, at: int) -> bool:
+    """The text since the last ``;`` ``{`` ``}`` (or directive line) before ``at`` is a
+    declaration's head (``static __device__ float4 mma``), not an expression."""
+    start = max(data.rfind(b";", 0, at), data.rfind(b"{", 0, at), data.rfind(b"}", 0, at),
+                data.rfind(b"\n#", 0, at)) + 1
+    if start > 0 and data[start - 1:start] == b"#":
+        start = data.find(b"\n", start)  # the directive line itself ends the head's search
+        start = at if start < 0 or start > at else start
+    head = re.sub(rb"//[^\n]*|/\*.*?\*/", b" ", data[start:at], flags=re.DOTALL)
+    head = _QUALIFIER.sub(b"", head)  # `Impl::f(`: the name's own qualification
+    if not head.strip() or head.rstrip().endswith((b".", b"->")):
+        return False  # a statement that starts with the call, or a member call
+    words = re.findall(rb"[A-Za-z_]\w*", head)
+    if not words or words[0] in _STATEMENT_WORDS or words[-1] in _STATEMENT_WORDS:
+        return False
+    return _DECLARATION_HEAD.fullmatch(head) is not None
