@@ -583,3 +583,144 @@ def test_a_parameter_named_warp_size_shadows_it_and_a_default_of_warp_size_does_
     by_default = SHADOWED_REDUCTION.replace("__device__ short warp_max(short v) {\n  int warpSize = 32;\n",
                                             "__device__ short warp_max(short v, int width = warpSize) {\n")
     assert [f.line for f in lint(by_default) if f.code == "ROC204"] == [7, 8]
+
+
+# --- data width: which lanes produced what a reduction folds ------------------------------
+FOLDED = (
+    "#include <hip/hip_runtime.h>\n"
+    "__device__ float block_max(float* x, float val) {\n"
+    "  const int tid = threadIdx.x;\n"
+    "  x[tid] = val;\n"
+    "  __syncthreads();\n"
+    "  float m = val;\n"
+    "  if (tid < warpSize) {\n"
+    "    m = fmaxf(x[tid], x[tid + warpSize]);\n"
+    "    for (int i = 16; i > 0; i >>= 1) m = fmaxf(m, __shfl_down(m, i));\n"
+    "  }\n"
+    "  return m;\n"
+    "}\n"
+)
+
+
+def test_a_32_lane_reduction_of_a_whole_wavefronts_data_is_reported_with_its_evidence():
+    """`tid < warpSize` and `x[tid + warpSize]`: 64 lanes hold the data on gfx9, and the
+    shuffles from 16 bring lanes 0-31 to lane 0 only (AMD's fork of a PyTorch extension)."""
+    found = lint(FOLDED)
+    assert [(f.code, f.line) for f in found] == [("ROC205", 9)]
+    assert "`tid < warpSize` at line 7, `x[tid + warpSize]` at line 8" in found[0].message
+    assert "lane 0's result misses lanes 32-63" in found[0].message
+    explained = "\n".join(model(FOLDED).explain(8))
+    assert "wave: data of the whole wavefront (`tid < warpSize` at line 7, `x[tid + warpSize]` at line 8)" in explained
+    assert "INCONSISTENT" in explained
+    assert "for (int i = warpSize / 2; i > 0; i >>= 1)" in fix(FOLDED)
+
+
+@pytest.mark.parametrize("guard", ["if (tid < 32) {", "if (threadIdx.x <= 31) {", "if (__lane_id() < 32) {"])
+def test_a_32_lane_reduction_of_data_only_32_lanes_hold_stays_quiet(guard):
+    """The first 32 lanes hold every value: a reduction from 16 folds all of it on any wave
+    size, read at lane 0 of the wavefront or not."""
+    code = FOLDED.replace("if (tid < warpSize) {", guard).replace("x[tid + warpSize]", "x[tid + 32]") \
+        .replace("  return m;\n", "  if (__lane_id() == 0) x[0] = m;\n  return m;\n")
+    assert lint(code) == []
+    facts = [(f.size, f.kind) for f in model(code).functions[0].facts]
+    assert (G32, "bounded") in facts and (G32, "reduction") not in facts
+    # the same data with no bound on the lanes: the lane-0 read of the wavefront disagrees
+    unbounded = code.replace(guard, "{")
+    assert [f.code for f in lint(unbounded)] == ["ROC205"]
+
+
+def test_an_early_exit_bounds_the_lanes_and_an_unknown_bound_leaves_the_width_unknown():
+    early = FOLDED.replace("  float m = val;\n  if (tid < warpSize) {\n", "  if (tid >= 32) return val;\n  float m = val;\n  {\n") \
+        .replace("x[tid + warpSize]", "x[tid + 32]").replace("  return m;\n", "  if (__lane_id() == 0) x[0] = m;\n  return m;\n")
+    assert lint(early) == []
+    # the per-warp partials of a block sum: `tid < warps` narrows the data to an unknown count
+    partials = FOLDED.replace("m = fmaxf(x[tid], x[tid + warpSize]);", "m = tid < blockDim.x / warpSize ? x[tid] : 0.f;")
+    assert lint(partials) == []
+
+
+def test_wave_wide_data_passed_to_a_32_lane_helper_blames_the_helper():
+    code = ("#include <hip/hip_runtime.h>\n"
+            "__device__ float max16(float v) {\n"
+            "  for (int i = 16; i > 0; i >>= 1) v = fmaxf(v, __shfl_down(v, i));\n"
+            "  return v;\n"
+            "}\n"
+            "__global__ void k(const float* x, float* out) {\n"
+            "  const int tid = threadIdx.x;\n"
+            "  if (tid < warpSize) {\n"
+            "    const float m = max16(fmaxf(x[tid], x[tid + warpSize]));\n"
+            "    if (tid == 0) out[blockIdx.x] = m;\n"
+            "  }\n"
+            "}\n")
+    found = lint(code)
+    assert [(f.code, f.line) for f in found] == [("ROC205", 3)]
+    assert "it folds data of the whole wavefront (`tid < warpSize` at line 8, `x[tid + warpSize]` at line 9)" \
+        in found[0].message
+    # data that is no fold and no bound: nothing is said about its width
+    assert lint(code.replace("fmaxf(x[tid], x[tid + warpSize])", "x[tid]").replace("if (tid < warpSize) {", "{")) == []
+
+
+# --- helper contracts -------------------------------------------------------------------
+LONE_HELPER = (
+    "#include <hip/hip_runtime.h>\n"
+    "__device__ float warp_sum(float v) {\n"
+    "  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down(v, offset);\n"
+    "  return v;\n"
+    "}\n"
+)
+
+
+def test_a_helper_with_no_caller_in_view_is_read_by_what_its_name_promises():
+    found = lint(LONE_HELPER)
+    assert [(f.code, f.line) for f in found] == [("ROC205", 3)]
+    assert "the name `warp_sum` promises a whole warp's result" in found[0].message
+    assert "offset = warpSize / 2" in fix(LONE_HELPER)
+    documented = LONE_HELPER.replace("__device__ float warp_sum", "// Max of v over the wavefront.\n__device__ float fold")
+    assert [f.code for f in lint(documented)] == ["ROC205"]
+    assert "the comment above `fold`" in lint(documented)[0].message
+
+
+@pytest.mark.parametrize("variant", [
+    ("__device__ float warp_sum(float v) {", "template <int kWidth>\n__device__ float warp_sum(float v) {",
+     "offset = 16", "offset = kWidth / 2"),  # a template width
+    ("__device__ float warp_sum(float v) {", "__device__ float warp_sum(float v, int width = 32) {",
+     "__shfl_down(v, offset)", "__shfl_down(v, offset, width)"),  # a width parameter
+    ("__shfl_down(v, offset)", "__shfl_down(v, offset, 32)", "", ""),  # an explicit width of 32
+    ("__device__ float warp_sum", "// Sum over the 32 lanes of a row.\n__device__ float warp_sum", "", ""),
+    ("warp_sum", "row_sum", "", ""),  # a name that promises no warp
+    ("__device__ float warp_sum(float v)", "__global__ void warp_sum(float* out, float v)", "return v;", "out[0] = v;"),
+    ("  return v;\n}\n", "  return v;\n}\n__device__ float rows(float v) {\n  const int lane = threadIdx.x & 31;\n"
+                         "  v = warp_sum(v);\n  return lane == 0 ? v : 0.f;\n}\n", "", ""),  # a caller in view decides
+], ids=["template-width", "width-parameter", "explicit-width", "comment-says-32", "no-warp-in-name", "kernel",
+        "caller-in-view"])
+def test_a_helper_that_states_its_own_contract_or_has_callers_is_not_read_by_its_name(variant):
+    code = LONE_HELPER
+    for old, new in zip(variant[::2], variant[1::2]):
+        if old:
+            code = code.replace(old, new)
+    assert lint(code) == []
+
+
+def test_a_caller_in_a_file_that_includes_the_helper_decides(tmp_path, capsys):
+    from test_cli import run_cli
+
+    tree = {"rocmlint.toml": "root = true\n",
+            "warp.cuh": LONE_HELPER,
+            "rows.hip": '#include "warp.cuh"\n__global__ void rows(const float* x, float* out) {\n'
+                        "  const int lane = threadIdx.x & 31;\n  const float v = warp_sum(x[threadIdx.x]);\n"
+                        "  if (lane == 0) out[threadIdx.x >> 5] = v;\n}\n"}
+    for rel, text in tree.items():
+        (tmp_path / rel).write_text(text)
+    from rocmlint.project import activate
+
+    try:
+        _code, out, _err = run_cli(["check", "--no-cache", "--select", "ROC205", "--output-format", "json", "."],
+                                   tmp_path, capsys)
+        import json
+
+        assert json.loads(out) == []
+        (tmp_path / "rows.hip").write_text('#include "warp.cuh"\n')  # the caller gone: the name decides
+        _code, out, _err = run_cli(["check", "--no-cache", "--select", "ROC205", "--output-format", "json", "."],
+                                   tmp_path, capsys)
+        assert [(f["path"].removeprefix("./"), f["line"]) for f in json.loads(out)] == [("warp.cuh", 3)]
+    finally:
+        activate(None)
