@@ -724,3 +724,98 @@ def test_a_caller_in_a_file_that_includes_the_helper_decides(tmp_path, capsys):
         assert [(f["path"].removeprefix("./"), f["line"]) for f in json.loads(out)] == [("warp.cuh", 3)]
     finally:
         activate(None)
+
+
+# --- safe fixes checked against the lane groups ------------------------------------------
+LEADER_PER_32 = (
+    "#include <hip/hip_runtime.h>\n"
+    "#define FULL_MASK 0xffffffff\n"
+    "__global__ void count(const float* x, int* out) {\n"
+    "  const bool p = x[blockIdx.x * blockDim.x + threadIdx.x] > 0.f;\n"
+    "  unsigned m = __ballot_sync(FULL_MASK, p);\n"
+    "  if ((threadIdx.x & 31) == 0) atomicAdd(out, __popc(m));\n"
+    "}\n"
+)
+
+
+def _all(code: str, path: str = "k.hip"):
+    return lint(code, path, select=("ROC201", "ROC202", "ROC203", "ROC204", "ROC205", "ROC208", "ROC210"))
+
+
+def _fixed(code: str, path: str, unsafe: bool) -> str:
+    rules = rules_for(("ROC201", "ROC202", "ROC203", "ROC204", "ROC205", "ROC208", "ROC210"), (), "cpp")
+    return fix_buffer(code.encode(), "\n", path, "cpp", SETTINGS, rules, unsafe=unsafe).buffer.decode()
+
+
+def test_a_safe_fix_whose_value_a_32_lane_member_reads_moves_only_with_the_group():
+    """Widening the mask and counting 64 bits, with the leader still chosen per 32 lanes,
+    makes lanes 0 and 32 each add the whole wavefront's count: the fixes are offered only
+    with the group's fix, as unsafe, and say which members move with them."""
+    from rocmlint.model import Applicability
+
+    found = {f.code: f for f in _all(LEADER_PER_32)}
+    assert set(found) == {"ROC201", "ROC202", "ROC203", "ROC204"}
+    for code in ("ROC201", "ROC202", "ROC203"):
+        assert found[code].fix.applicability is Applicability.UNSAFE
+        assert "together with the lane group of `count`: `threadIdx.x & 31` (line 6) moves to warpSize" \
+            in found[code].fix.title
+    assert _fixed(LEADER_PER_32, "k.hip", unsafe=False) == LEADER_PER_32  # never alone
+    fixed = _fixed(LEADER_PER_32, "k.hip", unsafe=True)
+    assert "uint64_t m = __ballot(p);" in fixed and "(threadIdx.x & (warpSize - 1)) == 0" in fixed
+    assert "__popcll(m)" in fixed and _all(fixed) == []
+
+
+def test_a_safe_fix_that_no_32_lane_member_reads_stays_safe():
+    from rocmlint.model import Applicability
+
+    per_wave = LEADER_PER_32.replace("(threadIdx.x & 31) == 0", "__lane_id() == 0")
+    found = _all(per_wave)
+    assert {f.code for f in found} == {"ROC201", "ROC202", "ROC203"}
+    assert all(f.fix.applicability is Applicability.SAFE for f in found)
+    # a 32-lane index elsewhere in the kernel that the mask never reaches ties nothing
+    elsewhere = per_wave.replace("  unsigned m", "  out[1 + threadIdx.x % 32] = 0;\n  unsigned m")
+    assert all(f.fix.applicability is Applicability.SAFE for f in _all(elsewhere) if f.code != "ROC204")
+
+
+def test_a_tied_safe_fix_is_not_offered_where_the_group_has_no_mechanical_fix():
+    unrolled = LEADER_PER_32.replace("  if ((threadIdx.x & 31) == 0)",
+                                     "  float s = x[threadIdx.x];\n  s += __shfl_down(s, 16);\n  s += __shfl_down(s, 8);\n"
+                                     "  s += __shfl_down(s, 4);\n  s += __shfl_down(s, 2);\n  s += __shfl_down(s, 1);\n"
+                                     "  if ((threadIdx.x & 31) == 0) x[0] = s;\n  if ((threadIdx.x & 31) == 0)")
+    found = {f.code: f for f in _all(unrolled)}
+    assert found["ROC201"].fix is None and found["ROC202"].fix is None and found["ROC203"].fix is None
+    assert _fixed(unrolled, "k.hip", unsafe=True) == unrolled
+
+
+def test_a_mask_fix_on_a_broadcast_in_a_32_lane_design_comes_with_its_width():
+    code = ("#define FULL_MASK 0xffffffff\n"
+            "__device__ float row_max(float v) {\n"
+            "  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));\n"
+            "  return v;\n"
+            "}\n"
+            "__global__ void rows(const float* x, float* y) {\n"
+            "  float m = row_max(x[threadIdx.x]);\n"
+            "  m = __shfl_sync(FULL_MASK, m, 0);\n"
+            "  y[threadIdx.x] = x[threadIdx.x] - m;\n"
+            "}\n")
+    broadcast = [f for f in _all(code, "k.cu") if f.code == "ROC203" and f.line == 8][0]
+    assert "an explicit 32-lane width" in broadcast.fix.title
+    fixed = _fixed(code, "k.cu", unsafe=True)
+    assert "  m = __shfl(m, 0, 32);\n#else\n  m = __shfl_sync(FULL_MASK, m, 0);\n#endif\n" in fixed
+    assert "__shfl_xor(v, o)" in fixed  # the reduction's own mask fix is safe: a logical 32-lane group
+
+
+@pytest.mark.skipif(__import__("shutil").which("unifdef") is None, reason="unifdef is not installed")
+def test_a_tied_fix_in_a_shared_file_leaves_the_nvidia_build_as_it_was():
+    import subprocess
+
+    shared = LEADER_PER_32.replace("#include <hip/hip_runtime.h>\n", "")
+    fixed = _fixed(shared, "k.cu", unsafe=True)
+    assert fixed != shared and "#if defined(__HIP_PLATFORM_AMD__)" in fixed
+
+    def nvidia(text: str) -> bytes:
+        return subprocess.run(["unifdef", "-U__HIP_PLATFORM_AMD__"], input=text.encode(), capture_output=True).stdout
+
+    assert nvidia(fixed) == nvidia(shared)
+    amd = subprocess.run(["unifdef", "-D__HIP_PLATFORM_AMD__"], input=fixed.encode(), capture_output=True).stdout
+    assert b"(threadIdx.x & (warpSize - 1)) == 0" in amd and b"uint64_t m = __ballot(p);" in amd

@@ -110,7 +110,7 @@ class MaskOp32Bit(Rule):
 
     def check(self, ctx) -> None:
         from rocmlint.cpp.dataflow import call_arguments, callee_name, flow_for, is_int32_type
-        from rocmlint.fixers.cpp_gate import build_fix
+        from rocmlint.fixers.lane_group_fix import wave_safe_fix
 
         for hit in ctx.hits():
             node = ctx.node_at(hit)
@@ -132,8 +132,7 @@ class MaskOp32Bit(Rule):
                     arg = ctx.node_span(args[0])
                     edits += [Edit(Span(arg.start, arg.start), "(unsigned long long)("),
                               Edit(Span(arg.end, arg.end), ")")]
-                fix = build_fix(ctx, call, edits,
-                                f"use {WIDE_INTRINSICS[name]}", Applicability.SAFE)
+                fix = wave_safe_fix(ctx, call, edits, f"use {WIDE_INTRINSICS[name]}")
                 ctx.report(ctx.node_span(function),
                            f"`{name}` on the ballot mask from {source.describe()} sees only lanes 0-31; "
                            f"use `{WIDE_INTRINSICS[name]}`", fix)
@@ -152,8 +151,7 @@ class MaskOp32Bit(Rule):
                 declaration = None  # `int rank = __popcll(mask & lanes)`: the result is a count
             if declaration is not None and is_int32_type(ctx, declaration.child_by_field_name("type")):
                 edits.append(Edit(ctx.node_span(declaration.child_by_field_name("type")), "uint64_t"))
-            fix = build_fix(ctx, shift, edits, "build the lane mask in 64 bits", Applicability.SAFE,
-                            uses_uint64=len(edits) > 1)
+            fix = wave_safe_fix(ctx, shift, edits, "build the lane mask in 64 bits", uses_uint64=len(edits) > 1)
             ctx.report(ctx.node_span(shift),
                        f"lane mask `{ctx.node_text(shift)}` is built in 32 bits: undefined for lanes 32-63 "
                        "of a wave64", fix)

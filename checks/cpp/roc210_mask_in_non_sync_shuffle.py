@@ -92,7 +92,7 @@ class MaskInNonSyncShuffle(Rule):
         from rocmlint.cpp.dataflow import call_arguments, callee_name
         from rocmlint.cpp.full_masks import shifted_mask
         from rocmlint.cpp.lanegroups import constant_value
-        from rocmlint.fixers.cpp_gate import build_fix
+        from rocmlint.fixers.lane_group_fix import wave_safe_fix
 
         for hit in ctx.hits():
             if not ctx.in_code(hit.start) or not ctx.amd_hit(hit):  # the cheap test first
@@ -107,7 +107,7 @@ class MaskInNonSyncShuffle(Rule):
             if mask is None:
                 continue
             edit = Edit(Span(args[0].start_byte, args[1].start_byte), "")  # the mask and its comma
-            fix = build_fix(ctx, call, [edit], "drop the mask", Applicability.SAFE)
+            fix = wave_safe_fix(ctx, call, [edit], "drop the mask")
             rest = ", ".join(ctx.node_text(a) for a in args[1:])
             ctx.report(ctx.node_span(args[0]),
                        f"`{name}` takes no mask: mask {mask} is shuffled as the value and `{rest}` shift into "
