@@ -819,3 +819,18 @@ def test_a_tied_fix_in_a_shared_file_leaves_the_nvidia_build_as_it_was():
     assert nvidia(fixed) == nvidia(shared)
     amd = subprocess.run(["unifdef", "-D__HIP_PLATFORM_AMD__"], input=fixed.encode(), capture_output=True).stdout
     assert b"(threadIdx.x & (warpSize - 1)) == 0" in amd and b"uint64_t m = __ballot(p);" in amd
+
+
+def test_a_contexts_members_follow_the_order_of_the_calls():
+    """Members in call order, not a set's (which followed the string hash seed: the wave-wide
+    fact a message named changed between runs on HeCBench gc-hip)."""
+    helpers = "".join(f"__device__ int vote_{n}(bool p) {{ return __any(p); }}\n" for n in "qwertyuiop")
+    calls = " + ".join(f"vote_{n}(p)" for n in "poiuytrewq")
+    code = ("#include <hip/hip_runtime.h>\n" + helpers +
+            f"__global__ void k(const int* x, int* out) {{\n  const bool p = x[threadIdx.x] > 0;\n"
+            f"  out[threadIdx.x % 32] = {calls};\n}}\n")
+    lanes = model(code)
+    kernel = next(f for f in lanes.functions if f.name == "k")
+    assert list(kernel.calls) == [f"vote_{n}" for n in "poiuytrewq"]
+    context = next(c for c in lanes.contexts if c.root is kernel)
+    assert [m.name for m in context.members] == ["k"] + [f"vote_{n}" for n in "poiuytrewq"]

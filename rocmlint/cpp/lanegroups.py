@@ -118,7 +118,9 @@ class FunctionLanes:
     start: int
     end: int
     facts: list[Fact] = field(default_factory=list)
-    calls: set[str] = field(default_factory=set)
+    # in the order the code makes them (a dict as an ordered set): a context lists its
+    # members, and messages name its first wave-wide fact, the same way in every run
+    calls: dict[str, None] = field(default_factory=dict)
     # lane variables: name -> (size, "lane" | "warp")
     variables: dict[str, tuple[str, str]] = field(default_factory=dict)
     explicit_group_32: bool = False  # cooperative-groups tiles of 32
@@ -1265,7 +1267,7 @@ class _Extractor:
         if kind is None:
             if name and not self._unreached(node.start_byte):  # a call the AMD build makes here
                 callee = name.split("::")[-1].split("<")[0]
-                self.out.calls.add(callee)
+                self.out.calls[callee] = None
                 self._data_into_call(node, callee, args)
             return
         value_index = 1 if name.endswith("_sync") else 0
