@@ -35,6 +35,11 @@ class BallotMaskTruncated(Rule):
     Safe: widening keeps every bit the 32-bit type held. In shared CUDA/HIP files the wide
     type is gated to the AMD build so the NVIDIA build is byte-for-byte unchanged; in
     HIP-only files the type is rewritten directly. `#include <cstdint>` is added when needed.
+    Where the kernel's lane groups disagree and another member still assumes 32 lanes for
+    the value the fix changes (a leader chosen by `(threadIdx.x & 31) == 0`, a lane index
+    `% 32` read with the mask), the fix alone would leave the kernel compiled but wrong:
+    it is offered only together with the group's fix, as unsafe, and its title names the
+    members that move with it; where the group has no mechanical fix, it is not offered.
 
     ## References
     - https://github.com/ORNL/HeCBench/issues/167

@@ -38,6 +38,11 @@ class MaskOp32Bit(Rule):
     ## Fix safety
     Safe: the 64-bit intrinsics return the same result for the low 32 lanes. Gated to the
     AMD build in shared CUDA/HIP files, rewritten directly in HIP-only files.
+    Where the kernel's lane groups disagree and another member still assumes 32 lanes for
+    the value the fix changes (a leader chosen by `(threadIdx.x & 31) == 0`, a lane index
+    `% 32` read with the mask), the fix alone would leave the kernel compiled but wrong:
+    it is offered only together with the group's fix, as unsafe, and its title names the
+    members that move with it; where the group has no mechanical fix, it is not offered.
 
     ## References
     - https://github.com/ORNL/HeCBench/issues/171

@@ -45,6 +45,13 @@ class WarpMaskLiteral32Bit(Rule):
     Safe: a full mask means "every lane of the wave", which the HIP non-sync intrinsics
     (present from HIP 5 to 7) assume; an all-lanes comparison becomes a comparison with
     `__ballot(1)`. The NVIDIA build keeps its lines behind the gate.
+    Where the kernel's lane groups disagree and another member still assumes 32 lanes for
+    the value the fix changes (a leader chosen by `(threadIdx.x & 31) == 0`, a lane index
+    `% 32` read with the mask), the fix alone would leave the kernel compiled but wrong:
+    it is offered only together with the group's fix, as unsafe, and its title names the
+    members that move with it; where the group has no mechanical fix, it is not offered.
+    A width-less broadcast in a kernel built on 32-lane groups (ROC208) gets its width of 32
+    in the same fix.
 
     ## References
     - https://github.com/ROCm/hip/issues/3667

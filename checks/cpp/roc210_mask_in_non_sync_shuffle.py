@@ -33,7 +33,9 @@ class MaskInNonSyncShuffle(Rule):
     Safe: the mask is dropped and the call is the one the `_sync` form meant (a full mask on
     HIP's non-sync shuffles is every lane of the wave). In a file the NVIDIA build also
     compiles the change sits behind `#if defined(__HIP_PLATFORM_AMD__)`. Whether the offsets
-    then fit the wavefront is the wave-size rules' question (ROC205, ROC208).
+    then fit the wavefront is the wave-size rules' question (ROC205, ROC208): where the
+    kernel's lane groups disagree and a 32-lane member reads the shuffled value, the fix is
+    offered only with the group's fix (unsafe), or not at all where that has no mechanical form.
 
     ## References
     - https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warp-shuffle-functions
