@@ -613,6 +613,12 @@ def test_a_32_lane_reduction_of_a_whole_wavefronts_data_is_reported_with_its_evi
     assert "wave: data of the whole wavefront (`tid < warpSize` at line 7, `x[tid + warpSize]` at line 8)" in explained
     assert "INCONSISTENT" in explained
     assert "for (int i = warpSize / 2; i > 0; i >>= 1)" in fix(FOLDED)
+    # the fold under a test of the block's size (apex's `if (blockSize >= double_warp_size)`):
+    # a branch picked by the block, not by the wave size, is judged like the rest
+    by_block = FOLDED.replace("    m = fmaxf(x[tid], x[tid + warpSize]);\n",
+                              "    const int double_warp_size = warpSize * 2;\n"
+                              "    if (blockDim.x >= double_warp_size) m = fmaxf(x[tid], x[tid + warpSize]);\n")
+    assert [(f.code, f.line) for f in lint(by_block)] == [("ROC205", 10)]
 
 
 @pytest.mark.parametrize("guard", ["if (tid < 32) {", "if (threadIdx.x <= 31) {", "if (__lane_id() < 32) {"])

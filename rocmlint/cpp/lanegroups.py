@@ -65,13 +65,16 @@ _BLOCK_OF_32 = re.compile(rb"\(*(?:blockDim\.x==32|32==blockDim\.x)\)*")
 _HALF_SELECT = re.compile(rb"(?:threadIdx\.x|\blane\w*|__lane_id\s*\(\s*\))\s*(?:<|>=)\s*32\s*\?")
 _WAVE_SIZE_TERM = re.compile(rb"\bwarpSize\b|(?i:warp_?size|wave_?size|wavefront_?size)|__AMDGCN_WAVEFRONT_SIZE")
 _LANE_TERM = re.compile(rb"\bthreadIdx\b|(?i:\blane|\btid\b)|__lane_id")
+# A block's size: `blockSize >= 2 * warpSize` picks code by the block, on any wave size.
+_BLOCK_TERM = re.compile(rb"\bblockDim\b|(?i:block_?size|threads_?per_?block|block_?threads)")
 _COMPARISON = re.compile(rb"==|!=|<|>")
 
 
 def _selects_wave_size(condition: bytes) -> bool:
-    """A condition that compares a wave size with a number or another size (not a lane)."""
+    """A condition that compares a wave size with a number or another size (not a lane, not
+    a block's size)."""
     return _WAVE_SIZE_TERM.search(condition) is not None and _COMPARISON.search(condition) is not None \
-        and _LANE_TERM.search(condition) is None
+        and _LANE_TERM.search(condition) is None and _BLOCK_TERM.search(condition) is None
 # Words in a function's text that make it worth modelling (the rest have no lane facts).
 _RELEVANT = re.compile(rb"threadIdx|__lane_id|__shfl|__ballot|__any|__all|__activemask|warpSize|lane|Lane|LANE"
                        rb"|warp|Warp|WARP|tid\b|thread_rank")
