@@ -169,3 +169,34 @@ def test_statements_outside_the_gates_are_code():
     writes = functor.replace("assert((a & b) == 0);", "a = __brev(a);")
     assert [line for line, _ in _roc304_messages(writes)] == [2]
     assert "the AMD build calls `or_bits` at line 9" in _roc304_messages(writes)[0][1]
+
+
+def test_a_headers_callers_are_found_in_the_files_that_include_it(tmp_path, capsys):
+    """A header's function is used where a file that includes it calls it in code the AMD
+    build compiles; a header nothing in view includes is an interface (reported), and one
+    whose includers never call the function is not."""
+    import json
+
+    from rocmlint.project import activate
+
+    (tmp_path / "rocmlint.toml").write_text("root = true\n")
+    (tmp_path / "tiles.cuh").write_text(MMA)
+    hip = "#include <hip/hip_runtime.h>\n"  # a project with a HIP build: the model knows who includes what
+    (tmp_path / "main.cu").write_text(hip + '#include "tiles.cuh"\n__global__ void tile(const unsigned* a, float4* c) {\n'
+                                      "  c[0] = mma(a, c[0]);\n}\n")
+
+    def found() -> list[tuple[str, int, str]]:
+        _code, out, _err = run_cli(["check", "--no-cache", "--select", "ROC304", "--output-format", "json", "."],
+                                   tmp_path, capsys)
+        return [(f["path"].removeprefix("./"), f["line"], f["message"]) for f in json.loads(out)]
+
+    try:
+        [(path, line, message)] = found()
+        assert (path, line) == ("tiles.cuh", 1) and message.endswith("the AMD build calls it at main.cu:4")
+        (tmp_path / "main.cu").write_text(hip + '#include "tiles.cuh"\n__global__ void tile(float4* c) { c[0].x = 1.f; }\n')
+        assert found() == []
+        (tmp_path / "main.cu").write_text(hip + "__global__ void tile(float4* c) { c[0].x = 1.f; }\n")
+        [(path, _line, message)] = found()
+        assert path == "tiles.cuh" and message.endswith("it sits in a header whose callers are out of view")
+    finally:
+        activate(None)

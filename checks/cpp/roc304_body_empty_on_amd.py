@@ -41,8 +41,8 @@ class BodyEmptyOnAmd(Rule):
     so is a `return` of a value the gated code never touches (`return a | b;` after a
     debug check). Only functions the AMD build uses are reported: a call or launch site
     it compiles, in the file or in a file that includes it (the message says where), or
-    an exported entry point (`extern "C"`, a visibility or `*_API` export); a kernel only
-    the NVIDIA path launches is NVIDIA's business. The message names the gate and its
+    an exported entry point (`extern "C"`, a visibility or `*_API` export, a header no file
+    in view includes); a kernel only the NVIDIA path launches is NVIDIA's business. The message names the gate and its
     lines; `rocmlint explain` at the function's line shows the value of each branch on AMD
     and why.
 
@@ -391,12 +391,16 @@ def _used_on_amd(ctx, function, declarator) -> str | None:
     if not re.fullmatch(r"[A-Za-z_]\w*", name):  # an operator: its class is what callers name
         owner = ctx.ancestor(function, {"struct_specifier", "class_specifier"})
         type_name = owner.child_by_field_name("name") if owner is not None else None
+        if type_name is not None and type_name.type == "template_type":  # `struct Mma<Shape<16, 8, 8>, ...>`
+            type_name = type_name.child_by_field_name("name")
         if type_name is None:
             return None
         name, scope = ctx.node_text(type_name), owner
-    site = call_sites(ctx, name, Span(scope.start_byte, scope.end_byte)).amd()
+    sites = call_sites(ctx, name, Span(scope.start_byte, scope.end_byte))
+    site = sites.amd()
     if site is None:
-        return None
+        # a header nothing in view includes is an interface: its callers are out of view
+        return "it sits in a header whose callers are out of view" if sites.public else None
     verb = "launches" if b"__global__" in head else "calls"
     what = f"`{name}`" if scope is not function else "it"
     return f"the AMD build {verb} {what} at {site.where()}"

@@ -45,6 +45,9 @@ class CallSite:
 class CallSites:
     sites: tuple[CallSite, ...]
     complete: bool  # every file that may call it was read
+    # a header no file in view includes (or whose includers no model knows): its callers are
+    # out of view, the header is their interface
+    public: bool = False
 
     def amd(self) -> CallSite | None:
         """The first site the AMD build may compile."""
@@ -61,17 +64,18 @@ def call_sites(ctx: "CppContext", name: str, definition: Span, *, stop_at_amd: b
 
 
 def _search(ctx, name: str, definition: Span, stop_at_amd: bool) -> CallSites:
+    from .context import SOURCE_SUFFIXES, CppContext
+
     word = name.encode()
     sites = [CallSite("", ctx.line_of(at), ctx.amd_reach(ctx.line_of(at)))
              for at in _uses(ctx.source, word, ctx.in_code) if not definition.start <= at < definition.end]
-    if stop_at_amd and any(site.amd is not False for site in sites):
-        return CallSites(tuple(sites), True)
+    header = not ctx.path.lower().endswith(SOURCE_SUFFIXES)
     model = ctx.model
-    if model is None:
-        return CallSites(tuple(sites), True)
-    from .context import CppContext
+    rel = model.rel(ctx.path) if model is not None else None
+    public = header and (rel is None or not model.includers_of(rel))
+    if stop_at_amd and any(site.amd is not False for site in sites) or model is None:
+        return CallSites(tuple(sites), True, public)
 
-    rel = model.rel(ctx.path)
     todo, seen = [rel], {rel}
     read = 0
     while todo:
@@ -83,7 +87,7 @@ def _search(ctx, name: str, definition: Span, stop_at_amd: bool) -> CallSites:
             path = os.path.join(str(model.root), includer)
             read += 1
             if read > MAX_FILES:
-                return CallSites(tuple(sites), False)
+                return CallSites(tuple(sites), False, public)
             try:
                 stat = os.stat(path)
                 with open(path, "rb") as handle:
@@ -99,8 +103,8 @@ def _search(ctx, name: str, definition: Span, stop_at_amd: bool) -> CallSites:
                 line = other.line_of(at)
                 sites.append(CallSite(path, line, other.amd_reach(line)))
                 if stop_at_amd and sites[-1].amd is not False:
-                    return CallSites(tuple(sites), True)
-    return CallSites(tuple(sites), True)
+                    return CallSites(tuple(sites), True, public)
+    return CallSites(tuple(sites), True, public)
 
 
 def _uses(data: bytes, word: bytes, in_code) -> Iterator[int]:
