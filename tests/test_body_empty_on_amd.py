@@ -200,3 +200,35 @@ def test_a_headers_callers_are_found_in_the_files_that_include_it(tmp_path, caps
         assert path == "tiles.cuh" and message.endswith("it sits in a header whose callers are out of view")
     finally:
         activate(None)
+
+
+def test_a_kernel_launched_from_another_translation_unit_is_used(tmp_path, capsys):
+    """kernels.hip defines the kernel, ops.hip launches it through a declaration in a header
+    (hipLaunchKernelGGL((k<T, 16>), ...), as hipify writes it): the launch is found in the
+    project's other files; commented out, or on the NVIDIA path only, it is not."""
+    import json
+
+    from rocmlint.project import activate
+
+    kernel = ("#include <hip/hip_runtime.h>\ntemplate <typename T, int BITS>\n"
+              "__global__ void gemm_device(int n, T* out) {\n#if __CUDA_ARCH__ >= 750\n  out[threadIdx.x] = T(BITS);\n"
+              "#endif\n}\ntemplate __global__ void gemm_device<float, 16>(int, float*);\n")
+    launch = ('#include <hip/hip_runtime.h>\n#include "kernels.h"\nvoid gemm_host(int n, float* out) {\n'
+              "  {LAUNCH}\n}\n")
+    (tmp_path / "rocmlint.toml").write_text("root = true\n")
+    (tmp_path / "kernels.hip").write_text(kernel)
+    (tmp_path / "kernels.h").write_text("template <typename T, int BITS> __global__ void gemm_device(int n, T* out);\n")
+
+    def found(call: str) -> list[str]:
+        (tmp_path / "ops.hip").write_text(launch.replace("{LAUNCH}", call))
+        _code, out, _err = run_cli(["check", "--no-cache", "--select", "ROC304", "--output-format", "json", "."],
+                                   tmp_path, capsys)
+        return [f["message"].rsplit(", and ", 1)[-1] for f in json.loads(out)]
+
+    try:
+        assert found("hipLaunchKernelGGL((gemm_device<float, 16>), dim3(1), dim3(64), 0, 0, n, out);") == \
+            ["the AMD build launches it at ops.hip:4"]
+        assert found("// gemm_device<float, 16><<<1, 64>>>(n, out);") == []
+        assert found("\n#ifndef __HIP_PLATFORM_AMD__\n  gemm_device<float, 16><<<1, 64>>>(n, out);\n#endif") == []
+    finally:
+        activate(None)

@@ -1,6 +1,6 @@
-"""Where a function is called or launched: in its own file and in the files that include
-it, directly or not (the project model's include graph), each site with whether the AMD
-build compiles its line. Read from the text (no parse): a mention of the name in code,
+"""Where a function is called or launched: in its own file, in the files that include it,
+directly or not (the project model's include graph), then in the project's other C-family
+files, each site with whether the AMD build compiles its line. Read from the text (no parse): a mention of the name in code,
 followed by a call (``f(``, ``f<T>(``, ``k<<<``) or passed on (``hipLaunchKernelGGL(k, ...``),
 that is not a declaration (``__global__ void k(float*);``) nor the definition itself.
 
@@ -21,8 +21,11 @@ from .lexical import word_matches
 if TYPE_CHECKING:
     from .context import CppContext
 
-MAX_FILES = 400  # includers read for one name; past it the answer is "not known"
-_AFTER = re.compile(rb"\s*(?:<[^;{}()]*>\s*)?(?:\(|<<<)|\s*[,)]")
+# Past these, for one name, the answer is "not known" (a few findings ever search so far).
+MAX_FILES = 3000
+MAX_BYTES = 96_000_000
+MAX_FILE_BYTES = 4_000_000
+_AFTER = re.compile(rb"\s*(?:<[^;{}()]*>\s*)?(?:\(|<<<|[,)])")  # called, launched or passed on
 # A declaration's head: words (a type, qualifiers, a template head) and `*`/`&` only.
 _DECLARATION_HEAD = re.compile(rb"\s*(?:(?:[A-Za-z_][\w:]*\s*(?:<[^;{}()]*>)?|\(\([^;{}]*\)\))[\s*&]*)+")
 _QUALIFIER = re.compile(rb"(?:[A-Za-z_]\w*\s*(?:<[^;{}()]*>)?\s*::\s*)+\Z")
@@ -73,38 +76,60 @@ def _search(ctx, name: str, definition: Span, stop_at_amd: bool) -> CallSites:
     model = ctx.model
     rel = model.rel(ctx.path) if model is not None else None
     public = header and (rel is None or not model.includers_of(rel))
-    if stop_at_amd and any(site.amd is not False for site in sites) or model is None:
+    if stop_at_amd and any(site.amd is not False for site in sites):
         return CallSites(tuple(sites), True, public)
-
-    todo, seen = [rel], {rel}
-    read = 0
-    while todo:
-        for includer, _guard in model.includers_of(todo.pop()):
-            if includer in seen:
+    read = size = 0
+    for path in _other_files(ctx):
+        try:
+            stat = os.stat(path)
+            if stat.st_size > MAX_FILE_BYTES:
                 continue
-            seen.add(includer)
-            todo.append(includer)
-            path = os.path.join(str(model.root), includer)
-            read += 1
-            if read > MAX_FILES:
+            read, size = read + 1, size + stat.st_size
+            if read > MAX_FILES or size > MAX_BYTES:
                 return CallSites(tuple(sites), False, public)
-            try:
-                stat = os.stat(path)
-                with open(path, "rb") as handle:
-                    data = handle.read()
-            except OSError:
-                continue
-            if ctx.project is not None:  # the answer depends on that file's bytes
-                ctx.project.record("file-content", path, stat_stamp(stat))
-            if word not in data:
-                continue
-            other = CppContext(path, data, ctx.settings)
-            for at in _uses(data, word, other.in_code):
-                line = other.line_of(at)
-                sites.append(CallSite(path, line, other.amd_reach(line)))
-                if stop_at_amd and sites[-1].amd is not False:
-                    return CallSites(tuple(sites), True, public)
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        if ctx.project is not None:  # the answer depends on that file's bytes
+            ctx.project.record("file-content", path, stat_stamp(stat))
+        if word not in data:
+            continue
+        other = CppContext(path, data, ctx.settings)
+        for at in _uses(data, word, other.in_code):
+            line = other.line_of(at)
+            sites.append(CallSite(path, line, other.amd_reach(line)))
+            if stop_at_amd and sites[-1].amd is not False:
+                return CallSites(tuple(sites), True, public)
     return CallSites(tuple(sites), True, public)
+
+
+def _other_files(ctx) -> Iterator[str]:
+    """The project's other C-family files: those that include this one (directly or not,
+    through the model's include graph) first, where a header's callers mostly are; then the
+    rest (another translation unit launching a kernel through a declaration)."""
+    here = os.path.abspath(ctx.path)
+    seen = {here}
+    model = ctx.model
+    if model is not None:
+        todo = [model.rel(ctx.path)]
+        done = set(todo)
+        while todo:
+            for includer, _guard in model.includers_of(todo.pop()):
+                if includer not in done:
+                    done.add(includer)
+                    todo.append(includer)
+                    path = os.path.join(str(model.root), includer)
+                    seen.add(path)
+                    yield path
+    project = ctx.project
+    if project is None:
+        return
+    root = os.path.abspath(str(project.root))
+    for rel in project.files().c_family:
+        path = os.path.join(root, rel)
+        if path not in seen:
+            yield path
 
 
 def _uses(data: bytes, word: bytes, in_code) -> Iterator[int]:
