@@ -400,7 +400,9 @@ def _used_on_amd(ctx, function, declarator) -> str | None:
     site = sites.amd()
     if site is None:
         # a header nothing in view includes is an interface: its callers are out of view
-        return "it sits in a header whose callers are out of view" if sites.public else None
+        if sites.public:
+            return "it sits in a header whose callers are out of view"
+        return None if sites.complete else "its callers are out of view (too many files to read for them)"
     verb = "launches" if b"__global__" in head else "calls"
     what = f"`{name}`" if scope is not function else "it"
     return f"the AMD build {verb} {what} at {site.where()}"
