@@ -142,11 +142,8 @@ def test_only_functions_the_amd_build_calls_or_launches_are_reported():
                 "#endif\n}\nvoid fill(float* out) {\n#ifdef __HIP_PLATFORM_AMD__\n  hipMemset(out, 0, 4);\n#else\n"
                 "  fill_sm75<<<1, 32>>>(out);\n#endif\n}\n")
     assert _roc304_messages(launched) == []
-    assert _roc304_messages(launched.replace("  hipMemset(out, 0, 4);\n", "  fill_sm75<<<1, 64>>>(out);\n")) == \
-        [(1, _roc304_messages(launched.replace("  hipMemset(out, 0, 4);\n",
-                                               "  fill_sm75<<<1, 64>>>(out);\n"))[0][1])]
-    assert "launches it at line 8" in _roc304_messages(
-        launched.replace("  hipMemset(out, 0, 4);\n", "  fill_sm75<<<1, 64>>>(out);\n"))[0][1]
+    [(line, message)] = _roc304_messages(launched.replace("  hipMemset(out, 0, 4);\n", "  fill_sm75<<<1, 64>>>(out);\n"))
+    assert line == 1 and message.endswith("and the AMD build launches it at line 8")
     # a prototype is no call; an exported entry point is called from out of view
     assert _roc304_messages("__device__ float4 mma(const unsigned* a, float4 c);\n" + MMA) == []
     exported = 'extern "C" ' + MMA
@@ -155,11 +152,16 @@ def test_only_functions_the_amd_build_calls_or_launches_are_reported():
 
 def test_statements_outside_the_gates_are_code():
     # a macro invocation tree-sitter reads as a declaration
-    kokkos_style = ("template <class T>\n__host__ __device__ T swap_bytes(T x) {\n"
-                    "  IF_ON_DEVICE((return device_swap(x);))\n  IF_ON_HOST((return host_swap(x);))\n"
-                    "#if defined(OLD_NVHPC_COMPILER) && defined(__CUDA_ARCH__)\n  return T();\n#endif\n}\n"
+    kokkos_style = ("template <class T>\n__host__ __device__ T swap_bytes(\n    T x) noexcept {\n"
+                    "  IF_DEVICE_PASS((return ::impl::swap_bytes_device(x);))\n"
+                    "  IF_HOST_PASS((return ::impl::swap_bytes_host(x);))\n"
+                    "#if defined(__NVCOMPILER) && defined(__CUDA_ARCH__)\n  return T();\n#endif\n}\n"
                     "__global__ void k(int* x) { x[0] = swap_bytes(x[0]); }\n")
     assert _roc304_messages(kokkos_style) == []
+    # the same function with a statement that is no code (a declaration) is empty on AMD
+    declared = kokkos_style.replace("  IF_DEVICE_PASS((return ::impl::swap_bytes_device(x);))\n"
+                                    "  IF_HOST_PASS((return ::impl::swap_bytes_host(x);))\n", "  T y;\n")
+    assert [line for line, _ in _roc304_messages(declared)] == [2]
     # a value computed from inputs the gated check only reads
     functor = ("struct or_bits {\n  __device__ unsigned operator()(unsigned a, unsigned b) const {\n"
                "#ifndef __HIP_PLATFORM_AMD__\n    assert((a & b) == 0);\n#endif\n    return a | b;\n  }\n};\n"
