@@ -809,6 +809,19 @@ def test_a_mask_fix_on_a_broadcast_in_a_32_lane_design_comes_with_its_width():
     fixed = _fixed(code, "k.cu", unsafe=True)
     assert "  m = __shfl(m, 0, 32);\n#else\n  m = __shfl_sync(FULL_MASK, m, 0);\n#endif\n" in fixed
     assert "__shfl_xor(v, o)" in fixed  # the reduction's own mask fix is safe: a logical 32-lane group
+    # in one function too: the reduction's value reaches the broadcast, but the 32-lane members
+    # are right in a 32-lane design; only the fix on the broadcast itself is tied
+    from rocmlint.model import Applicability
+
+    inline = ("#define FULL_MASK 0xffffffff\n"
+              "__global__ void rows(const float* x, float* y) {\n"
+              "  float m = x[threadIdx.x];\n"
+              "  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o, 32));\n"
+              "  m = __shfl_sync(FULL_MASK, m, 0);\n"
+              "  y[threadIdx.x] = x[threadIdx.x] - m;\n"
+              "}\n")
+    masks = {f.line: f.fix.applicability for f in _all(inline, "k.cu") if f.code == "ROC203"}
+    assert masks == {4: Applicability.SAFE, 5: Applicability.UNSAFE}
 
 
 @pytest.mark.skipif(__import__("shutil").which("unifdef") is None, reason="unifdef is not installed")

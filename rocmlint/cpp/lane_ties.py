@@ -11,8 +11,9 @@ The value is followed through the function: the statement the fix edits, the sta
 that read a variable it defines (a few steps on), the conditions of the ``if``s and the
 headers of the loops around them. A 32-lane fact there, or a 32-lane lane variable read
 there, is a member that moves together with the fix. In a 32-lane design (no wave-wide
-structure) only a wave-wide operation that breaks it (a broadcast, a source computed per
-32) is tied, and its fix is the explicit 32-lane width.
+structure) the 32-lane members are right: only a fix on the wave-wide operation that
+breaks it (the mask of a width-less broadcast) is tied, to that operation's explicit
+32-lane width.
 """
 from __future__ import annotations
 
@@ -69,9 +70,9 @@ def tie_for(ctx: "CppContext", node) -> Tie | None:
             if members:
                 edits = model.group_fix_edits(context)
                 return Tie(context, tuple(members), tuple(edits) if edits else None)
-        else:
+        else:  # a 32-lane design: its members are right, the operation that breaks it is not
             members = [f for f in context.mismatches if f.function == function.name and
-                       (_inside(f.span, ranges) or f.span.start <= node.start_byte < f.span.end)]
+                       f.span.start <= node.start_byte < f.span.end]
             if members:
                 edits = [f.wave_edit for f in members if f.wave_edit is not None]
                 return Tie(context, tuple(members), tuple(edits) if len(edits) == len(members) else None)
