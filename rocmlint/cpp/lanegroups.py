@@ -129,6 +129,9 @@ class FunctionLanes:
     explicit_group_32: bool = False  # cooperative-groups tiles of 32
     foreign: str = ""  # the path of the included file that defines it (its facts are reported there)
     shadows_wave_size: bool = False  # declares its own `warpSize` (a local or a parameter)
+    # calls whose data width is read only if the callee reduces over 32 lanes (the call, the
+    # callee, its extractor): most calls reach no such helper, and reading every one costs
+    pending_data: list = field(default_factory=list)
 
     def has(self, size: str) -> bool:
         return any(f.size == size for f in self.facts)
@@ -217,6 +220,13 @@ class FileLanes:
                     if function.name in unresolved:
                         by_name.setdefault(function.name, []).append(function)
         self.by_name = by_name
+        reducers = {name for name, functions in by_name.items()
+                    if any(f.size == G32 and f.kind in SHUFFLE_MEMBER_KINDS for fn in functions for f in fn.facts)}
+        for function in self.functions:
+            for call, callee, extractor in function.pending_data:
+                if callee in reducers:
+                    extractor.data_into_call(call, callee)
+            function.pending_data = []
         called = {name for f in self.functions for name in f.calls if name in by_name and name != f.name}
         roots = [f for f in self.functions if f.name not in called] or list(self.functions)
         if depth == 0:  # an included file's helpers have a caller: the file in hand
@@ -1271,7 +1281,8 @@ class _Extractor:
             if name and not self._unreached(node.start_byte):  # a call the AMD build makes here
                 callee = name.split("::")[-1].split("<")[0]
                 self.out.calls[callee] = None
-                self._data_into_call(node, callee, args)
+                if args and self._mentions_wave_size:
+                    self.out.pending_data.append((node, callee, self))
             return
         value_index = 1 if name.endswith("_sync") else 0
         if value_index == 0 and shifted_mask(ctx, name, args, constant_value) is not None:
@@ -1457,12 +1468,15 @@ class _Extractor:
             self._add(WAVE, "data", width[2], f"data of the whole wavefront ({width[1]}) folded by the reduction "
                       f"at line {fact.line + 1}", feeds=span)
 
-    def _data_into_call(self, call, callee: str, args) -> None:
-        """Data of the whole wavefront passed to a helper (``warp_max(fmaxf(x[tid], x[tid +
-        warpSize]))``): a fact the context keeps only where that helper reduces over 32 lanes."""
-        if not args or not _WAVE_SIZE_TERM.search(self.ctx.source, self.node.start_byte, self.node.end_byte):
-            return  # only the wave size (or a name for it) makes data wave-wide
-        for arg in args:
+    @cached_property
+    def _mentions_wave_size(self) -> bool:
+        """Only the wave size (or a name for it) makes data wave-wide."""
+        return _WAVE_SIZE_TERM.search(self.ctx.source, self.node.start_byte, self.node.end_byte) is not None
+
+    def data_into_call(self, call, callee: str) -> None:
+        """Data of the whole wavefront passed to a helper that reduces over 32 lanes
+        (``warp_max(fmaxf(x[tid], x[tid + warpSize]))``): a wave-wide fact of the caller."""
+        for arg in call_arguments(call):
             width = self._data_width(call, arg)
             if width is not None and width[0] == WAVE:
                 self._add(WAVE, "data", width[2], f"data of the whole wavefront ({width[1]}) passed to "
