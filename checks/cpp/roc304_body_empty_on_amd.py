@@ -42,9 +42,9 @@ class BodyEmptyOnAmd(Rule):
     debug check). Only functions the AMD build uses are reported: a call or launch site
     it compiles, in the file or in a file that includes it (the message says where), or
     an exported entry point (`extern "C"`, a visibility or `*_API` export, a header no file
-    in view includes); a kernel only the NVIDIA path launches is NVIDIA's business. The message names the gate and its
-    lines; `rocmlint explain` at the function's line shows the value of each branch on AMD
-    and why.
+    in view includes); a kernel only the NVIDIA path launches is NVIDIA's business. The
+    message names the gate and its lines; `rocmlint explain` at the function's line shows
+    the value of each branch on AMD and why.
 
     ## Why is this bad?
     On AMD the function compiles to nothing: an `mma()` whose PTX sits under an SM80 macro
