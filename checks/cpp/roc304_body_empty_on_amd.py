@@ -40,7 +40,7 @@ class BodyEmptyOnAmd(Rule):
     `#if` blocks are code, macro invocations included (`KOKKOS_IF_ON_DEVICE((...))`), and
     so is a `return` of a value the gated code never touches (`return a | b;` after a
     debug check). Only functions the AMD build uses are reported: a call or launch site
-    it compiles, in the file or in a file that includes it (the message says where), or
+    it compiles, in the file or elsewhere in the project (the message says where), or
     an exported entry point (`extern "C"`, a visibility or `*_API` export, a header no file
     in view includes); a kernel only the NVIDIA path launches is NVIDIA's business. The
     message names the gate and its lines; `rocmlint explain` at the function's line shows
