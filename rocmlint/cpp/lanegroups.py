@@ -405,10 +405,8 @@ class LaneVerdict:
     def message(self) -> str:
         fact, context = self.fact, self.context
         if self.kind == "member":
-            tail = "" if data_feeding(context, fact) is not None or \
-                any(f.kind == "contract" for f in context.wave_structure[:1]) else \
-                ": on gfx9 the two halves of each wavefront disagree"
-            return f"`{fact.code}` ({fact.what}) assumes 32-lane warps, but {other_side(context, fact)}{tail}"
+            side, effect = disagreement(context, fact)
+            return f"`{fact.code}` ({fact.what}) assumes 32-lane warps, but {side}: {effect}"
         if self.kind == "last-lane":
             return (f"{fact.what} reads lane 31 as the last lane, but {other_side(context, fact)}: "
                     "the last lane of a 64-lane wavefront is 63")
@@ -564,18 +562,24 @@ def _at(fact: Fact, other: Fact) -> str:
 
 
 def other_side(context: Context, fact: Fact) -> str:
-    """A phrase naming what a blamed member disagrees with: the data it folds where they
-    come from the whole wavefront, else the first wave-wide fact."""
+    """A phrase naming what a blamed member disagrees with."""
+    return disagreement(context, fact)[0]
+
+
+def disagreement(context: Context, fact: Fact) -> tuple[str, str]:
+    """What a blamed member disagrees with (the data it folds where they come from the whole
+    wavefront, else the first wave-wide fact), and what goes wrong on gfx9."""
     data = data_feeding(context, fact)
     if data is not None:
-        return f"it folds {data.what.split(') ', 1)[0]}): 64 lanes on gfx9, and lane 0's result misses lanes 32-63"
+        return f"it folds {data.what}", "64 lanes on gfx9, and lane 0's result misses lanes 32-63"
     wave = context.wave_structure or context.mismatches
     if not wave:
-        return ""
+        return "", ""
     first = wave[0]
     if first.kind == "contract":
-        return f"{first.what}: on gfx9 it combines each 32-lane half of the wavefront on its own"
-    return f"{first.what} at {_at(first, fact)} spans the whole wavefront (64 lanes on gfx9)"
+        return first.what, "on gfx9 it combines each 32-lane half of the wavefront on its own"
+    return (f"{first.what} at {_at(first, fact)} spans the whole wavefront (64 lanes on gfx9)",
+            "on gfx9 the two halves of each wavefront disagree")
 
 
 # --- helper contracts ------------------------------------------------------------------
@@ -1465,8 +1469,7 @@ class _Extractor:
             return
         fact = self._add(G32, "reduction", span, what, wave_edit=edit)
         if width is not None and fact is not None:
-            self._add(WAVE, "data", width[2], f"data of the whole wavefront ({width[1]}) folded by the reduction "
-                      f"at line {fact.line + 1}", feeds=span)
+            self._add(WAVE, "data", width[2], f"data of the whole wavefront ({width[1]})", feeds=span)
 
     @cached_property
     def _mentions_wave_size(self) -> bool:
@@ -1479,7 +1482,7 @@ class _Extractor:
         for arg in call_arguments(call):
             width = self._data_width(call, arg)
             if width is not None and width[0] == WAVE:
-                self._add(WAVE, "data", width[2], f"data of the whole wavefront ({width[1]}) passed to "
+                self._add(WAVE, "data", width[2], f"data of the whole wavefront ({width[1]}), passed to "
                           f"`{callee}`", value_from=callee)
                 return
 
