@@ -234,3 +234,12 @@ def test_a_kernel_launched_from_another_translation_unit_is_used(tmp_path, capsy
         assert found("\n#ifndef __HIP_PLATFORM_AMD__\n  gemm_device<float, 16><<<1, 64>>>(n, out);\n#endif") == []
     finally:
         activate(None)
+
+
+def test_a_specialisation_is_called_by_its_templates_name():
+    code = ("template <typename T> __device__ void mma16(float* d, const T* a);\n"
+            "template <>\n__device__ void mma16<float>(float* d, const float* a) {\n"
+            "#if __CUDA_ARCH__ >= 800\n  d[0] = a[0];\n#endif\n}\n"
+            "template <typename T> __global__ void k(float* d, const T* a) { mma16<T>(d, a); }\n")
+    [(line, message)] = _roc304_messages(code)
+    assert line == 3 and message.endswith("and the AMD build calls it at line 8")

@@ -388,7 +388,9 @@ def _used_on_amd(ctx, function, declarator) -> str | None:
     name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
     name = ctx.node_text(name_node).split("::")[-1] if name_node is not None else ""
     scope = function
-    if not re.fullmatch(r"[A-Za-z_]\w*", name):  # an operator: its class is what callers name
+    if not name.startswith("operator"):
+        name = name.split("<")[0].strip()  # `hmma16816_f32<__half>`: a specialisation is called by its template's name
+    if not re.fullmatch(r"[A-Za-z_]\w*", name) or name.startswith("operator"):  # its class is what callers name
         owner = ctx.ancestor(function, {"struct_specifier", "class_specifier"})
         type_name = owner.child_by_field_name("name") if owner is not None else None
         if type_name is not None and type_name.type == "template_type":  # `struct Mma<Shape<16, 8, 8>, ...>`
