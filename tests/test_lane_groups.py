@@ -853,3 +853,22 @@ def test_a_contexts_members_follow_the_order_of_the_calls():
     assert list(kernel.calls) == [f"vote_{n}" for n in "poiuytrewq"]
     context = next(c for c in lanes.contexts if c.root is kernel)
     assert [m.name for m in context.members] == ["k"] + [f"vote_{n}" for n in "poiuytrewq"]
+
+
+def test_a_dropped_mask_in_a_32_lane_reduction_read_per_wavefront_moves_with_the_reduction():
+    """ROC210: `__shfl_down(0xffffffff, v, o)` with the mask dropped is the reduction from 16
+    it was; read at lane 0 of the wavefront, its fix comes with the reduction's start."""
+    from rocmlint.model import Applicability
+
+    code = ("#include <hip/hip_runtime.h>\n"
+            "__global__ void k(const float* x, float* out) {\n"
+            "  float v = x[threadIdx.x];\n"
+            "  for (int o = 16; o > 0; o >>= 1) v += __shfl_down(0xffffffff, v, o);\n"
+            "  if (__lane_id() == 0) atomicAdd(out, v);\n"
+            "}\n")
+    [dropped] = [f for f in _all(code) if f.code == "ROC210"]
+    assert dropped.fix.applicability is Applicability.UNSAFE
+    assert "`o = 16` (line 4) moves to warpSize with it" in dropped.fix.title
+    assert "for (int o = warpSize / 2; o > 0; o >>= 1) v += __shfl_down(v, o);" in _fixed(code, "k.hip", unsafe=True)
+    per_32 = code.replace("__lane_id() == 0", "(threadIdx.x & 31) == 0")
+    assert [f.fix.applicability for f in _all(per_32) if f.code == "ROC210"] == [Applicability.SAFE]
