@@ -79,11 +79,13 @@ def build_fix(
 
 
 def build_uses_fix(ctx: "CppContext", uses: Sequence[tuple[Any, Sequence[Edit]]], extra: Sequence[Edit],
-                   title: str, applicability: Applicability) -> Fix | None:
+                   title: str, applicability: Applicability, *, uses_uint64: bool = False) -> Fix | None:
     """One fix applying ``edits`` at each of several places (``(node, edits)`` pairs) plus
     ``extra`` edits taken as they are: places whose gated statements touch or neighbour
     each other share one block. None when a place cannot be gated."""
     fix_edits = list(extra)
+    if uses_uint64 and not ctx.has_uint64():
+        fix_edits.append(_cstdint_include(ctx, gated=ctx.gated)[0])
     ranges: list[tuple[int, int, list[Edit]]] = []
     for node, edits in uses:
         if not ctx.gated or ctx.in_gate_amd_branch(node.start_byte):

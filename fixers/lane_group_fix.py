@@ -3,7 +3,7 @@ size together, or none does (a fix that changed ``threadIdx.x / 32`` but kept
 ``blockDim.x / 32`` would make the AMD build inconsistent)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from rocmlint.model import Applicability, Edit, Fix
 
@@ -38,3 +38,30 @@ def lane_group_fix(ctx: "CppContext", context: "Context") -> Fix | None:
                                  "wavefront size (warpSize), all together", Applicability.UNSAFE)
     ctx.cache[key] = fix
     return fix
+
+
+def wave_safe_fix(ctx: "CppContext", node, edits: Sequence[Edit], title: str, *,
+                  uses_uint64: bool = False) -> Fix | None:
+    """A safe wave-size fix (ROC201, ROC202, ROC203, ROC210) checked against the kernel's
+    lane groups: where another member still assumes 32 lanes for the value it changes
+    (``lane_ties``), it is offered only together with the group's fix, as unsafe, its title
+    naming the members that move with it; where the group has no mechanical fix, not at all
+    (a fix marked safe must leave the AMD build right, not just compiled)."""
+    from rocmlint.cpp.lane_ties import tie_for
+
+    from .cpp_gate import build_fix, build_uses_fix
+
+    tie = tie_for(ctx, node)
+    if tie is None:
+        return build_fix(ctx, node, edits, title, Applicability.SAFE, uses_uint64=uses_uint64)
+    if tie.edits is None:
+        return None
+    uses: list = [(node, list(edits))]
+    for span, content in tie.edits:
+        at = ctx.node_at(span)
+        if at is None:
+            return None
+        uses.append((at, [Edit(span, content)]))
+    to = "warpSize" if tie.context.wave_structure else "an explicit 32-lane width"
+    return build_uses_fix(ctx, uses, [], f"{title}, together with the lane group of `{tie.context.root.name}`: "
+                          f"{tie.names()} to {to} with it", Applicability.UNSAFE, uses_uint64=uses_uint64)

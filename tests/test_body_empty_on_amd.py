@@ -12,7 +12,8 @@ SOURCE = ("__device__ float4 mma_tile(const half* a, float4 c) {\n"
           "  d.y += 1.0f;\n"
           "#endif\n"
           "  return d;\n"
-          "}\n")
+          "}\n"
+          "__global__ void tiles(const half* a, float4* c) { c[threadIdx.x] = mma_tile(a, c[threadIdx.x]); }\n")
 
 
 def test_explain_shows_each_gate_and_its_value(tmp_path, capsys):
@@ -49,10 +50,12 @@ def test_code_no_build_compiles_and_a_compiler_barrier_are_not_amd_gaps():
     assert _roc304("__device__ void fence(unsigned& r) {\n#if defined(__CUDA_ARCH__)\n"
                    "  asm volatile(\"\" : \"+r\"(r) :: \"memory\");\n#endif\n}\n") == []
     # Leaving AMD out by name is still a silent no-op there: the function needs a trap or an error.
-    excluded = "__global__ void histogram(int* out) {\n#ifndef __HIP_PLATFORM_AMD__\n  out[0] = 1;\n#endif\n}\n"
+    excluded = "__global__ void histogram(int* out) {\n#ifndef __HIP_PLATFORM_AMD__\n  out[0] = 1;\n#endif\n}\n" \
+        "void count(int* out) { histogram<<<1, 64>>>(out); }\n"
     assert _roc304(excluded) == [(1, "`histogram` is empty on AMD")]
     # An NVIDIA architecture test around a real write is the gap the rule exists for.
-    mma = "__device__ void mma(float* d) {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n  d[0] = 1.f;\n#endif\n}\n"
+    mma = "__device__ void mma(float* d) {\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n  d[0] = 1.f;\n#endif\n}\n" \
+        "__global__ void tile(float* d) { mma(d); }\n"
     assert _roc304(mma) == [(1, "`mma` is empty on AMD")]
 
 
@@ -107,5 +110,136 @@ def test_a_file_whose_gates_all_sit_between_declarations_is_not_parsed():
     ctx = CppContext("k.cu", code.encode(), Settings())
     all_rules()["ROC304"]().check(ctx)
     assert "tree" not in ctx.__dict__ and not ctx.findings
-    assert _roc304(code.replace("namespace tiles {\n", "__device__ void mma2(float* d) {\n")) == \
-        [(1, "`mma2` is empty on AMD")]
+    assert _roc304(code.replace("namespace tiles {\n", "__device__ void mma2(float* d) {\n") +
+                   "__global__ void k(float* d) { mma2(d); }\n") == [(1, "`mma2` is empty on AMD")]
+
+
+def _roc304_messages(code: str, path: str = "k.cu") -> list[tuple[int, str]]:
+    from rocmlint.config import Settings
+    from rocmlint.engine import analyse_buffer, rules_for
+
+    found = analyse_buffer(path, code.encode(), "cpp", Settings(), rules_for(("ROC304",), (), "cpp"))
+    return [(f.line, f.message) for f in found]
+
+
+MMA = ("__device__ float4 mma(const unsigned* a, float4 c) {\n  float4 d = c;\n"
+       "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+       "  asm volatile(\"mma.sync ...\" : \"+f\"(d.x), \"+f\"(d.y) : \"r\"(a[0]));\n#endif\n  return d;\n}\n")
+
+
+def test_only_functions_the_amd_build_calls_or_launches_are_reported():
+    """An empty body matters where the AMD build runs it: a call in code it compiles (named
+    in the message), or an entry point exported to callers out of view."""
+    assert _roc304_messages(MMA) == []  # nothing calls it
+    called = MMA + "__global__ void tile(const unsigned* a, float4* c) { c[0] = mma(a, c[0]); }\n"
+    [(line, message)] = _roc304_messages(called)
+    assert line == 1 and message.endswith("and the AMD build calls it at line 8")
+    # a launch only the NVIDIA path makes, and a call from an NVIDIA-only kernel, are no use on AMD
+    nvidia_only = MMA + ("#if !defined(__HIP_PLATFORM_AMD__)\n"
+                         "__global__ void tile(const unsigned* a, float4* c) { c[0] = mma(a, c[0]); }\n#endif\n")
+    assert _roc304_messages(nvidia_only) == []
+    launched = ("__global__ void fill_sm75(float* out) {\n#if __CUDA_ARCH__ >= 750\n  out[threadIdx.x] = 1.f;\n"
+                "#endif\n}\nvoid fill(float* out) {\n#ifdef __HIP_PLATFORM_AMD__\n  hipMemset(out, 0, 4);\n#else\n"
+                "  fill_sm75<<<1, 32>>>(out);\n#endif\n}\n")
+    assert _roc304_messages(launched) == []
+    [(line, message)] = _roc304_messages(launched.replace("  hipMemset(out, 0, 4);\n", "  fill_sm75<<<1, 64>>>(out);\n"))
+    assert line == 1 and message.endswith("and the AMD build launches it at line 8")
+    # a prototype is no call; an exported entry point is called from out of view
+    assert _roc304_messages("__device__ float4 mma(const unsigned* a, float4 c);\n" + MMA) == []
+    exported = 'extern "C" ' + MMA
+    assert "exported entry point" in _roc304_messages(exported)[0][1]
+
+
+def test_statements_outside_the_gates_are_code():
+    # a macro invocation tree-sitter reads as a declaration
+    kokkos_style = ("template <class T>\n__host__ __device__ T swap_bytes(\n    T x) noexcept {\n"
+                    "  IF_DEVICE_PASS((return ::impl::swap_bytes_device(x);))\n"
+                    "  IF_HOST_PASS((return ::impl::swap_bytes_host(x);))\n"
+                    "#if defined(__NVCOMPILER) && defined(__CUDA_ARCH__)\n  return T();\n#endif\n}\n"
+                    "__global__ void k(int* x) { x[0] = swap_bytes(x[0]); }\n")
+    assert _roc304_messages(kokkos_style) == []
+    # the same function with a statement that is no code (a declaration) is empty on AMD
+    declared = kokkos_style.replace("  IF_DEVICE_PASS((return ::impl::swap_bytes_device(x);))\n"
+                                    "  IF_HOST_PASS((return ::impl::swap_bytes_host(x);))\n", "  T y;\n")
+    assert [line for line, _ in _roc304_messages(declared)] == [2]
+    # a value computed from inputs the gated check only reads
+    functor = ("struct or_bits {\n  __device__ unsigned operator()(unsigned a, unsigned b) const {\n"
+               "#ifndef __HIP_PLATFORM_AMD__\n    assert((a & b) == 0);\n#endif\n    return a | b;\n  }\n};\n"
+               "__global__ void k(unsigned* x) { x[0] = or_bits()(x[1], x[2]); }\n")
+    assert _roc304_messages(functor) == []
+    # the same return where the gated code writes what it returns is the gap
+    writes = functor.replace("assert((a & b) == 0);", "a = __brev(a);")
+    assert [line for line, _ in _roc304_messages(writes)] == [2]
+    assert "the AMD build calls `or_bits` at line 9" in _roc304_messages(writes)[0][1]
+
+
+def test_a_headers_callers_are_found_in_the_files_that_include_it(tmp_path, capsys):
+    """A header's function is used where a file that includes it calls it in code the AMD
+    build compiles; a header nothing in view includes is an interface (reported), and one
+    whose includers never call the function is not."""
+    import json
+
+    from rocmlint.project import activate
+
+    (tmp_path / "rocmlint.toml").write_text("root = true\n")
+    (tmp_path / "tiles.cuh").write_text(MMA)
+    hip = "#include <hip/hip_runtime.h>\n"  # a project with a HIP build: the model knows who includes what
+    (tmp_path / "main.cu").write_text(hip + '#include "tiles.cuh"\n__global__ void tile(const unsigned* a, float4* c) {\n'
+                                      "  c[0] = mma(a, c[0]);\n}\n")
+
+    def found() -> list[tuple[str, int, str]]:
+        _code, out, _err = run_cli(["check", "--no-cache", "--select", "ROC304", "--output-format", "json", "."],
+                                   tmp_path, capsys)
+        return [(f["path"].removeprefix("./"), f["line"], f["message"]) for f in json.loads(out)]
+
+    try:
+        [(path, line, message)] = found()
+        assert (path, line) == ("tiles.cuh", 1) and message.endswith("the AMD build calls it at main.cu:4")
+        (tmp_path / "main.cu").write_text(hip + '#include "tiles.cuh"\n__global__ void tile(float4* c) { c[0].x = 1.f; }\n')
+        assert found() == []
+        (tmp_path / "main.cu").write_text(hip + "__global__ void tile(float4* c) { c[0].x = 1.f; }\n")
+        [(path, _line, message)] = found()
+        assert path == "tiles.cuh" and message.endswith("it sits in a header whose callers are out of view")
+    finally:
+        activate(None)
+
+
+def test_a_kernel_launched_from_another_translation_unit_is_used(tmp_path, capsys):
+    """kernels.hip defines the kernel, ops.hip launches it through a declaration in a header
+    (hipLaunchKernelGGL((k<T, 16>), ...), as hipify writes it): the launch is found in the
+    project's other files; commented out, or on the NVIDIA path only, it is not."""
+    import json
+
+    from rocmlint.project import activate
+
+    kernel = ("#include <hip/hip_runtime.h>\ntemplate <typename T, int BITS>\n"
+              "__global__ void gemm_device(int n, T* out) {\n#if __CUDA_ARCH__ >= 750\n  out[threadIdx.x] = T(BITS);\n"
+              "#endif\n}\ntemplate __global__ void gemm_device<float, 16>(int, float*);\n")
+    launch = ('#include <hip/hip_runtime.h>\n#include "kernels.h"\nvoid gemm_host(int n, float* out) {\n'
+              "  {LAUNCH}\n}\n")
+    (tmp_path / "rocmlint.toml").write_text("root = true\n")
+    (tmp_path / "kernels.hip").write_text(kernel)
+    (tmp_path / "kernels.h").write_text("template <typename T, int BITS> __global__ void gemm_device(int n, T* out);\n")
+
+    def found(call: str) -> list[str]:
+        (tmp_path / "ops.hip").write_text(launch.replace("{LAUNCH}", call))
+        _code, out, _err = run_cli(["check", "--no-cache", "--select", "ROC304", "--output-format", "json", "."],
+                                   tmp_path, capsys)
+        return [f["message"].rsplit(", and ", 1)[-1] for f in json.loads(out)]
+
+    try:
+        assert found("hipLaunchKernelGGL((gemm_device<float, 16>), dim3(1), dim3(64), 0, 0, n, out);") == \
+            ["the AMD build launches it at ops.hip:4"]
+        assert found("// gemm_device<float, 16><<<1, 64>>>(n, out);") == []
+        assert found("\n#ifndef __HIP_PLATFORM_AMD__\n  gemm_device<float, 16><<<1, 64>>>(n, out);\n#endif") == []
+    finally:
+        activate(None)
+
+
+def test_a_specialisation_is_called_by_its_templates_name():
+    code = ("template <typename T> __device__ void mma16(float* d, const T* a);\n"
+            "template <>\n__device__ void mma16<float>(float* d, const float* a) {\n"
+            "#if __CUDA_ARCH__ >= 800\n  d[0] = a[0];\n#endif\n}\n"
+            "template <typename T> __global__ void k(float* d, const T* a) { mma16<T>(d, a); }\n")
+    [(line, message)] = _roc304_messages(code)
+    assert line == 3 and message.endswith("and the AMD build calls it at line 8")

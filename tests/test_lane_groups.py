@@ -583,3 +583,292 @@ def test_a_parameter_named_warp_size_shadows_it_and_a_default_of_warp_size_does_
     by_default = SHADOWED_REDUCTION.replace("__device__ short warp_max(short v) {\n  int warpSize = 32;\n",
                                             "__device__ short warp_max(short v, int width = warpSize) {\n")
     assert [f.line for f in lint(by_default) if f.code == "ROC204"] == [7, 8]
+
+
+# --- data width: which lanes produced what a reduction folds ------------------------------
+FOLDED = (
+    "#include <hip/hip_runtime.h>\n"
+    "__device__ float block_max(float* x, float val) {\n"
+    "  const int tid = threadIdx.x;\n"
+    "  x[tid] = val;\n"
+    "  __syncthreads();\n"
+    "  float m = val;\n"
+    "  if (tid < warpSize) {\n"
+    "    m = fmaxf(x[tid], x[tid + warpSize]);\n"
+    "    for (int i = 16; i > 0; i >>= 1) m = fmaxf(m, __shfl_down(m, i));\n"
+    "  }\n"
+    "  return m;\n"
+    "}\n"
+)
+
+
+def test_a_32_lane_reduction_of_a_whole_wavefronts_data_is_reported_with_its_evidence():
+    """`tid < warpSize` and `x[tid + warpSize]`: 64 lanes hold the data on gfx9, and the
+    shuffles from 16 bring lanes 0-31 to lane 0 only (AMD's fork of a PyTorch extension)."""
+    found = lint(FOLDED)
+    assert [(f.code, f.line) for f in found] == [("ROC205", 9)]
+    assert "`tid < warpSize` at line 7, `x[tid + warpSize]` at line 8" in found[0].message
+    assert "lane 0's result misses lanes 32-63" in found[0].message
+    explained = "\n".join(model(FOLDED).explain(8))
+    assert "wave: data of the whole wavefront (`tid < warpSize` at line 7, `x[tid + warpSize]` at line 8)" in explained
+    assert "INCONSISTENT" in explained
+    assert "for (int i = warpSize / 2; i > 0; i >>= 1)" in fix(FOLDED)
+    # the fold under a test of the block's size (apex's `if (blockSize >= double_warp_size)`):
+    # a branch picked by the block, not by the wave size, is judged like the rest
+    by_block = FOLDED.replace("    m = fmaxf(x[tid], x[tid + warpSize]);\n",
+                              "    const int double_warp_size = warpSize * 2;\n"
+                              "    if (blockDim.x >= double_warp_size) m = fmaxf(x[tid], x[tid + warpSize]);\n")
+    assert [(f.code, f.line) for f in lint(by_block)] == [("ROC205", 10)]
+
+
+@pytest.mark.parametrize("guard", ["if (tid < 32) {", "if (threadIdx.x <= 31) {", "if (__lane_id() < 32) {"])
+def test_a_32_lane_reduction_of_data_only_32_lanes_hold_stays_quiet(guard):
+    """The first 32 lanes hold every value: a reduction from 16 folds all of it on any wave
+    size, read at lane 0 of the wavefront or not."""
+    code = FOLDED.replace("if (tid < warpSize) {", guard).replace("x[tid + warpSize]", "x[tid + 32]") \
+        .replace("  return m;\n", "  if (__lane_id() == 0) x[0] = m;\n  return m;\n")
+    assert lint(code) == []
+    facts = [(f.size, f.kind) for f in model(code).functions[0].facts]
+    assert (G32, "bounded") in facts and (G32, "reduction") not in facts
+    # the same data with no bound on the lanes: the lane-0 read of the wavefront disagrees
+    unbounded = code.replace(guard, "{")
+    assert [f.code for f in lint(unbounded)] == ["ROC205"]
+
+
+def test_an_early_exit_bounds_the_lanes_and_an_unknown_bound_leaves_the_width_unknown():
+    early = FOLDED.replace("  float m = val;\n  if (tid < warpSize) {\n", "  if (tid >= 32) return val;\n  float m = val;\n  {\n") \
+        .replace("x[tid + warpSize]", "x[tid + 32]").replace("  return m;\n", "  if (__lane_id() == 0) x[0] = m;\n  return m;\n")
+    assert lint(early) == []
+    # the per-warp partials of a block sum: `tid < warps` narrows the data to an unknown count
+    partials = FOLDED.replace("m = fmaxf(x[tid], x[tid + warpSize]);", "m = tid < blockDim.x / warpSize ? x[tid] : 0.f;")
+    assert lint(partials) == []
+
+
+def test_wave_wide_data_passed_to_a_32_lane_helper_blames_the_helper():
+    code = ("#include <hip/hip_runtime.h>\n"
+            "__device__ float max16(float v) {\n"
+            "  for (int i = 16; i > 0; i >>= 1) v = fmaxf(v, __shfl_down(v, i));\n"
+            "  return v;\n"
+            "}\n"
+            "__global__ void k(const float* x, float* out) {\n"
+            "  const int tid = threadIdx.x;\n"
+            "  if (tid < warpSize) {\n"
+            "    const float m = max16(fmaxf(x[tid], x[tid + warpSize]));\n"
+            "    if (tid == 0) out[blockIdx.x] = m;\n"
+            "  }\n"
+            "}\n")
+    found = lint(code)
+    assert [(f.code, f.line) for f in found] == [("ROC205", 3)]
+    assert "it folds data of the whole wavefront (`tid < warpSize` at line 8, `x[tid + warpSize]` at line 9)" \
+        in found[0].message
+    # data that is no fold and no bound: nothing is said about its width
+    assert lint(code.replace("fmaxf(x[tid], x[tid + warpSize])", "x[tid]").replace("if (tid < warpSize) {", "{")) == []
+
+
+# --- helper contracts -------------------------------------------------------------------
+LONE_HELPER = (
+    "#include <hip/hip_runtime.h>\n"
+    "__device__ float warp_sum(float v) {\n"
+    "  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down(v, offset);\n"
+    "  return v;\n"
+    "}\n"
+)
+
+
+def test_a_helper_with_no_caller_in_view_is_read_by_what_its_name_promises():
+    found = lint(LONE_HELPER)
+    assert [(f.code, f.line) for f in found] == [("ROC205", 3)]
+    assert "the name `warp_sum` promises a whole warp's result" in found[0].message
+    assert "offset = warpSize / 2" in fix(LONE_HELPER)
+    documented = LONE_HELPER.replace("__device__ float warp_sum", "// Max of v over the wavefront.\n__device__ float fold")
+    assert [f.code for f in lint(documented)] == ["ROC205"]
+    assert "the comment above `fold`" in lint(documented)[0].message
+
+
+@pytest.mark.parametrize("variant", [
+    ("__device__ float warp_sum(float v) {", "template <int kWidth>\n__device__ float warp_sum(float v) {",
+     "offset = 16", "offset = kWidth / 2"),  # a template width
+    ("__device__ float warp_sum(float v) {", "__device__ float warp_sum(float v, int width = 32) {",
+     "__shfl_down(v, offset)", "__shfl_down(v, offset, width)"),  # a width parameter
+    ("__shfl_down(v, offset)", "__shfl_down(v, offset, 32)", "", ""),  # an explicit width of 32
+    ("__device__ float warp_sum", "// Sum over the 32 lanes of a row.\n__device__ float warp_sum", "", ""),
+    ("warp_sum", "row_sum", "", ""),  # a name that promises no warp
+    ("__device__ float warp_sum(float v)", "__global__ void warp_sum(float* out, float v)", "return v;", "out[0] = v;"),
+    ("  return v;\n}\n", "  return v;\n}\n__device__ float rows(float v) {\n  const int lane = threadIdx.x & 31;\n"
+                         "  v = warp_sum(v);\n  return lane == 0 ? v : 0.f;\n}\n", "", ""),  # a caller in view decides
+], ids=["template-width", "width-parameter", "explicit-width", "comment-says-32", "no-warp-in-name", "kernel",
+        "caller-in-view"])
+def test_a_helper_that_states_its_own_contract_or_has_callers_is_not_read_by_its_name(variant):
+    code = LONE_HELPER
+    for old, new in zip(variant[::2], variant[1::2]):
+        if old:
+            code = code.replace(old, new)
+    assert lint(code) == []
+
+
+def test_a_caller_in_a_file_that_includes_the_helper_decides(tmp_path, capsys):
+    from test_cli import run_cli
+
+    tree = {"rocmlint.toml": "root = true\n",
+            "warp.cuh": LONE_HELPER,
+            "rows.hip": '#include "warp.cuh"\n__global__ void rows(const float* x, float* out) {\n'
+                        "  const int lane = threadIdx.x & 31;\n  const float v = warp_sum(x[threadIdx.x]);\n"
+                        "  if (lane == 0) out[threadIdx.x >> 5] = v;\n}\n"}
+    for rel, text in tree.items():
+        (tmp_path / rel).write_text(text)
+    from rocmlint.project import activate
+
+    try:
+        _code, out, _err = run_cli(["check", "--no-cache", "--select", "ROC205", "--output-format", "json", "."],
+                                   tmp_path, capsys)
+        import json
+
+        assert json.loads(out) == []
+        (tmp_path / "rows.hip").write_text('#include "warp.cuh"\n')  # the caller gone: the name decides
+        _code, out, _err = run_cli(["check", "--no-cache", "--select", "ROC205", "--output-format", "json", "."],
+                                   tmp_path, capsys)
+        assert [(f["path"].removeprefix("./"), f["line"]) for f in json.loads(out)] == [("warp.cuh", 3)]
+    finally:
+        activate(None)
+
+
+# --- safe fixes checked against the lane groups ------------------------------------------
+LEADER_PER_32 = (
+    "#include <hip/hip_runtime.h>\n"
+    "#define FULL_MASK 0xffffffff\n"
+    "__global__ void count(const float* x, int* out) {\n"
+    "  const bool p = x[blockIdx.x * blockDim.x + threadIdx.x] > 0.f;\n"
+    "  unsigned m = __ballot_sync(FULL_MASK, p);\n"
+    "  if ((threadIdx.x & 31) == 0) atomicAdd(out, __popc(m));\n"
+    "}\n"
+)
+
+
+def _all(code: str, path: str = "k.hip"):
+    return lint(code, path, select=("ROC201", "ROC202", "ROC203", "ROC204", "ROC205", "ROC208", "ROC210"))
+
+
+def _fixed(code: str, path: str, unsafe: bool) -> str:
+    rules = rules_for(("ROC201", "ROC202", "ROC203", "ROC204", "ROC205", "ROC208", "ROC210"), (), "cpp")
+    return fix_buffer(code.encode(), "\n", path, "cpp", SETTINGS, rules, unsafe=unsafe).buffer.decode()
+
+
+def test_a_safe_fix_whose_value_a_32_lane_member_reads_moves_only_with_the_group():
+    """Widening the mask and counting 64 bits, with the leader still chosen per 32 lanes,
+    makes lanes 0 and 32 each add the whole wavefront's count: the fixes are offered only
+    with the group's fix, as unsafe, and say which members move with them."""
+    from rocmlint.model import Applicability
+
+    found = {f.code: f for f in _all(LEADER_PER_32)}
+    assert set(found) == {"ROC201", "ROC202", "ROC203", "ROC204"}
+    for code in ("ROC201", "ROC202", "ROC203"):
+        assert found[code].fix.applicability is Applicability.UNSAFE
+        assert "together with the lane group of `count`: `threadIdx.x & 31` (line 6) moves to warpSize" \
+            in found[code].fix.title
+    assert _fixed(LEADER_PER_32, "k.hip", unsafe=False) == LEADER_PER_32  # never alone
+    fixed = _fixed(LEADER_PER_32, "k.hip", unsafe=True)
+    assert "uint64_t m = __ballot(p);" in fixed and "(threadIdx.x & (warpSize - 1)) == 0" in fixed
+    assert "__popcll(m)" in fixed and _all(fixed) == []
+
+
+def test_a_safe_fix_that_no_32_lane_member_reads_stays_safe():
+    from rocmlint.model import Applicability
+
+    per_wave = LEADER_PER_32.replace("(threadIdx.x & 31) == 0", "__lane_id() == 0")
+    found = _all(per_wave)
+    assert {f.code for f in found} == {"ROC201", "ROC202", "ROC203"}
+    assert all(f.fix.applicability is Applicability.SAFE for f in found)
+    # a 32-lane index elsewhere in the kernel that the mask never reaches ties nothing
+    elsewhere = per_wave.replace("  unsigned m", "  out[1 + threadIdx.x % 32] = 0;\n  unsigned m")
+    assert all(f.fix.applicability is Applicability.SAFE for f in _all(elsewhere) if f.code != "ROC204")
+
+
+def test_a_tied_safe_fix_is_not_offered_where_the_group_has_no_mechanical_fix():
+    unrolled = LEADER_PER_32.replace("  if ((threadIdx.x & 31) == 0)",
+                                     "  float s = x[threadIdx.x];\n  s += __shfl_down(s, 16);\n  s += __shfl_down(s, 8);\n"
+                                     "  s += __shfl_down(s, 4);\n  s += __shfl_down(s, 2);\n  s += __shfl_down(s, 1);\n"
+                                     "  if ((threadIdx.x & 31) == 0) x[0] = s;\n  if ((threadIdx.x & 31) == 0)")
+    found = {f.code: f for f in _all(unrolled)}
+    assert found["ROC201"].fix is None and found["ROC202"].fix is None and found["ROC203"].fix is None
+    assert _fixed(unrolled, "k.hip", unsafe=True) == unrolled
+
+
+def test_a_mask_fix_on_a_broadcast_in_a_32_lane_design_comes_with_its_width():
+    code = ("#define FULL_MASK 0xffffffff\n"
+            "__device__ float row_max(float v) {\n"
+            "  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));\n"
+            "  return v;\n"
+            "}\n"
+            "__global__ void rows(const float* x, float* y) {\n"
+            "  float m = row_max(x[threadIdx.x]);\n"
+            "  m = __shfl_sync(FULL_MASK, m, 0);\n"
+            "  y[threadIdx.x] = x[threadIdx.x] - m;\n"
+            "}\n")
+    broadcast = [f for f in _all(code, "k.cu") if f.code == "ROC203" and f.line == 8][0]
+    assert "an explicit 32-lane width" in broadcast.fix.title
+    fixed = _fixed(code, "k.cu", unsafe=True)
+    assert "  m = __shfl(m, 0, 32);\n#else\n  m = __shfl_sync(FULL_MASK, m, 0);\n#endif\n" in fixed
+    assert "__shfl_xor(v, o)" in fixed  # the reduction's own mask fix is safe: a logical 32-lane group
+    # in one function too: the reduction's value reaches the broadcast, but the 32-lane members
+    # are right in a 32-lane design; only the fix on the broadcast itself is tied
+    from rocmlint.model import Applicability
+
+    inline = ("#define FULL_MASK 0xffffffff\n"
+              "__global__ void rows(const float* x, float* y) {\n"
+              "  float m = x[threadIdx.x];\n"
+              "  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL_MASK, m, o, 32));\n"
+              "  m = __shfl_sync(FULL_MASK, m, 0);\n"
+              "  y[threadIdx.x] = x[threadIdx.x] - m;\n"
+              "}\n")
+    masks = {f.line: f.fix.applicability for f in _all(inline, "k.cu") if f.code == "ROC203"}
+    assert masks == {4: Applicability.SAFE, 5: Applicability.UNSAFE}
+
+
+@pytest.mark.skipif(__import__("shutil").which("unifdef") is None, reason="unifdef is not installed")
+def test_a_tied_fix_in_a_shared_file_leaves_the_nvidia_build_as_it_was():
+    import subprocess
+
+    shared = LEADER_PER_32.replace("#include <hip/hip_runtime.h>\n", "")
+    fixed = _fixed(shared, "k.cu", unsafe=True)
+    assert fixed != shared and "#if defined(__HIP_PLATFORM_AMD__)" in fixed
+
+    def nvidia(text: str) -> bytes:
+        return subprocess.run(["unifdef", "-U__HIP_PLATFORM_AMD__"], input=text.encode(), capture_output=True).stdout
+
+    assert nvidia(fixed) == nvidia(shared)
+    amd = subprocess.run(["unifdef", "-D__HIP_PLATFORM_AMD__"], input=fixed.encode(), capture_output=True).stdout
+    assert b"(threadIdx.x & (warpSize - 1)) == 0" in amd and b"uint64_t m = __ballot(p);" in amd
+
+
+def test_a_contexts_members_follow_the_order_of_the_calls():
+    """Members in call order, not a set's (which followed the string hash seed: the wave-wide
+    fact a message named changed between runs on HeCBench gc-hip)."""
+    helpers = "".join(f"__device__ int vote_{n}(bool p) {{ return __any(p); }}\n" for n in "qwertyuiop")
+    calls = " + ".join(f"vote_{n}(p)" for n in "poiuytrewq")
+    code = ("#include <hip/hip_runtime.h>\n" + helpers +
+            f"__global__ void k(const int* x, int* out) {{\n  const bool p = x[threadIdx.x] > 0;\n"
+            f"  out[threadIdx.x % 32] = {calls};\n}}\n")
+    lanes = model(code)
+    kernel = next(f for f in lanes.functions if f.name == "k")
+    assert list(kernel.calls) == [f"vote_{n}" for n in "poiuytrewq"]
+    context = next(c for c in lanes.contexts if c.root is kernel)
+    assert [m.name for m in context.members] == ["k"] + [f"vote_{n}" for n in "poiuytrewq"]
+
+
+def test_a_dropped_mask_in_a_32_lane_reduction_read_per_wavefront_moves_with_the_reduction():
+    """ROC210: `__shfl_down(0xffffffff, v, o)` with the mask dropped is the reduction from 16
+    it was; read at lane 0 of the wavefront, its fix comes with the reduction's start."""
+    from rocmlint.model import Applicability
+
+    code = ("#include <hip/hip_runtime.h>\n"
+            "__global__ void k(const float* x, float* out) {\n"
+            "  float v = x[threadIdx.x];\n"
+            "  for (int o = 16; o > 0; o >>= 1) v += __shfl_down(0xffffffff, v, o);\n"
+            "  if (__lane_id() == 0) atomicAdd(out, v);\n"
+            "}\n")
+    [dropped] = [f for f in _all(code) if f.code == "ROC210"]
+    assert dropped.fix.applicability is Applicability.UNSAFE
+    assert "`o = 16` (line 4) moves to warpSize with it" in dropped.fix.title
+    assert "for (int o = warpSize / 2; o > 0; o >>= 1) v += __shfl_down(v, o);" in _fixed(code, "k.hip", unsafe=True)
+    per_32 = code.replace("__lane_id() == 0", "(threadIdx.x & 31) == 0")
+    assert [f.fix.applicability for f in _all(per_32) if f.code == "ROC210"] == [Applicability.SAFE]

@@ -35,6 +35,11 @@ class BallotMaskTruncated(Rule):
     Safe: widening keeps every bit the 32-bit type held. In shared CUDA/HIP files the wide
     type is gated to the AMD build so the NVIDIA build is byte-for-byte unchanged; in
     HIP-only files the type is rewritten directly. `#include <cstdint>` is added when needed.
+    Where the kernel's lane groups disagree and another member still assumes 32 lanes for
+    the value the fix changes (a leader chosen by `(threadIdx.x & 31) == 0`, a lane index
+    `% 32` read with the mask), the fix alone would leave the kernel compiled but wrong:
+    it is offered only together with the group's fix, as unsafe, and its title names the
+    members that move with it; where the group has no mechanical fix, it is not offered.
 
     ## References
     - https://github.com/ORNL/HeCBench/issues/167
@@ -109,7 +114,7 @@ class BallotMaskTruncated(Rule):
     def check(self, ctx) -> None:
         from rocmlint.cpp.dataflow import flow_for
         from rocmlint.cpp.truncation import truncating_stores
-        from rocmlint.fixers.cpp_gate import build_fix
+        from rocmlint.fixers.lane_group_fix import wave_safe_fix
 
         done = ctx.cache.setdefault(self.code, set())
         for hit in ctx.hits():
@@ -123,8 +128,7 @@ class BallotMaskTruncated(Rule):
             for store in truncating_stores(flow):
                 edits = [Edit(ctx.node_span(store.type_node), "uint64_t")]
                 edits += _activemask_edits(ctx, store.type_owner)
-                fix = build_fix(ctx, store.type_owner, edits,
-                                "widen the ballot mask to uint64_t", Applicability.SAFE, uses_uint64=True)
+                fix = wave_safe_fix(ctx, store.type_owner, edits, "widen the ballot mask to uint64_t", uses_uint64=True)
                 ctx.report(ctx.node_span(store.at),
                            f"ballot mask from {store.source.describe()} {store.how} 32-bit "
                            f"`{ctx.node_text(store.type_node)}`: lanes 32-63 of a wave64 are lost", fix)

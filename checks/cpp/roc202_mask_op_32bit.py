@@ -38,6 +38,11 @@ class MaskOp32Bit(Rule):
     ## Fix safety
     Safe: the 64-bit intrinsics return the same result for the low 32 lanes. Gated to the
     AMD build in shared CUDA/HIP files, rewritten directly in HIP-only files.
+    Where the kernel's lane groups disagree and another member still assumes 32 lanes for
+    the value the fix changes (a leader chosen by `(threadIdx.x & 31) == 0`, a lane index
+    `% 32` read with the mask), the fix alone would leave the kernel compiled but wrong:
+    it is offered only together with the group's fix, as unsafe, and its title names the
+    members that move with it; where the group has no mechanical fix, it is not offered.
 
     ## References
     - https://github.com/ORNL/HeCBench/issues/171
@@ -110,7 +115,7 @@ class MaskOp32Bit(Rule):
 
     def check(self, ctx) -> None:
         from rocmlint.cpp.dataflow import call_arguments, callee_name, flow_for, is_int32_type
-        from rocmlint.fixers.cpp_gate import build_fix
+        from rocmlint.fixers.lane_group_fix import wave_safe_fix
 
         for hit in ctx.hits():
             node = ctx.node_at(hit)
@@ -132,8 +137,7 @@ class MaskOp32Bit(Rule):
                     arg = ctx.node_span(args[0])
                     edits += [Edit(Span(arg.start, arg.start), "(unsigned long long)("),
                               Edit(Span(arg.end, arg.end), ")")]
-                fix = build_fix(ctx, call, edits,
-                                f"use {WIDE_INTRINSICS[name]}", Applicability.SAFE)
+                fix = wave_safe_fix(ctx, call, edits, f"use {WIDE_INTRINSICS[name]}")
                 ctx.report(ctx.node_span(function),
                            f"`{name}` on the ballot mask from {source.describe()} sees only lanes 0-31; "
                            f"use `{WIDE_INTRINSICS[name]}`", fix)
@@ -152,8 +156,7 @@ class MaskOp32Bit(Rule):
                 declaration = None  # `int rank = __popcll(mask & lanes)`: the result is a count
             if declaration is not None and is_int32_type(ctx, declaration.child_by_field_name("type")):
                 edits.append(Edit(ctx.node_span(declaration.child_by_field_name("type")), "uint64_t"))
-            fix = build_fix(ctx, shift, edits, "build the lane mask in 64 bits", Applicability.SAFE,
-                            uses_uint64=len(edits) > 1)
+            fix = wave_safe_fix(ctx, shift, edits, "build the lane mask in 64 bits", uses_uint64=len(edits) > 1)
             ctx.report(ctx.node_span(shift),
                        f"lane mask `{ctx.node_text(shift)}` is built in 32 bits: undefined for lanes 32-63 "
                        "of a wave64", fix)

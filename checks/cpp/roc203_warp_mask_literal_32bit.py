@@ -4,7 +4,7 @@ import re
 
 from rocmlint.cpp.dataflow import BALLOT_FUNCTIONS
 from rocmlint.cpp.full_masks import FULL_MASK_32
-from rocmlint.model import Applicability, Edit
+from rocmlint.model import Applicability, Edit, Span
 from rocmlint.rule import Example, Rule
 
 # CUDA *_sync intrinsics and the HIP non-sync ones that exist from HIP 5 to 7.
@@ -45,6 +45,13 @@ class WarpMaskLiteral32Bit(Rule):
     Safe: a full mask means "every lane of the wave", which the HIP non-sync intrinsics
     (present from HIP 5 to 7) assume; an all-lanes comparison becomes a comparison with
     `__ballot(1)`. The NVIDIA build keeps its lines behind the gate.
+    Where the kernel's lane groups disagree and another member still assumes 32 lanes for
+    the value the fix changes (a leader chosen by `(threadIdx.x & 31) == 0`, a lane index
+    `% 32` read with the mask), the fix alone would leave the kernel compiled but wrong:
+    it is offered only together with the group's fix, as unsafe, and its title names the
+    members that move with it; where the group has no mechanical fix, it is not offered.
+    A width-less broadcast in a kernel built on 32-lane groups (ROC208) gets its width of 32
+    in the same fix.
 
     ## References
     - https://github.com/ROCm/hip/issues/3667
@@ -126,7 +133,7 @@ class WarpMaskLiteral32Bit(Rule):
 
     def check(self, ctx) -> None:
         from rocmlint.cpp.dataflow import call_arguments, callee_name, flow_for
-        from rocmlint.fixers.cpp_gate import build_fix
+        from rocmlint.fixers.lane_group_fix import wave_safe_fix
 
         if b"_sync" not in ctx.source and not any(name.encode() in ctx.source for name in BALLOT_FUNCTIONS):
             return  # a mask reported reaches a *_sync call or meets a ballot: neither here (and no parse)
@@ -154,13 +161,15 @@ class WarpMaskLiteral32Bit(Rule):
                     if shim is not None and shim.drops(0) or _wrapper_drops_mask(ctx, name):
                         continue  # the project's AMD shim drops the mask: it never reaches HIP
                     fix = None
-                    if name in NON_SYNC:
-                        rest = ", ".join(ctx.node_text(a) for a in args[1:])
-                        fix = build_fix(ctx, call, [Edit(ctx.node_span(call), f"{NON_SYNC[name]}({rest})")],
-                                        f"use {NON_SYNC[name]}", Applicability.SAFE)
+                    if name in NON_SYNC and len(args) > 1:
+                        # the name and the mask with its comma: a group's width edit fits beside them
+                        fix = wave_safe_fix(ctx, call, [Edit(ctx.node_span(call.child_by_field_name("function")),
+                                                             NON_SYNC[name]),
+                                                        Edit(Span(args[0].start_byte, args[1].start_byte), "")],
+                                            f"use {NON_SYNC[name]}")
                     elif name == "__syncwarp":
-                        fix = build_fix(ctx, call, [Edit(ctx.node_span(call), "__builtin_amdgcn_wave_barrier()")],
-                                        "use a wave barrier", Applicability.SAFE)
+                        fix = wave_safe_fix(ctx, call, [Edit(ctx.node_span(call), "__builtin_amdgcn_wave_barrier()")],
+                                            "use a wave barrier")
                     if re.search(r"[lL]{2}\b", origin):  # 0xffffffffull: compiles, names half the wave
                         message = (f"mask {origin} passed to `{name}` names lanes 0-31 only: on a 64-lane "
                                    "wavefront lanes 32-63 call it outside their own mask (HIP traps in debug builds)")
@@ -176,8 +185,8 @@ class WarpMaskLiteral32Bit(Rule):
                     source = flow_for(ctx, use).mask_source(other)
                     if source is None:
                         continue
-                    fix = build_fix(ctx, use, [Edit(ctx.node_span(use), "__ballot(1)")],
-                                    "compare with the active lanes", Applicability.SAFE)
+                    fix = wave_safe_fix(ctx, use, [Edit(ctx.node_span(use), "__ballot(1)")],
+                                        "compare with the active lanes")
                     ctx.report(ctx.node_span(use), f"ballot mask from {source.describe()} compared with 32-bit "
                                f"{origin} as \"all lanes\": never true on a full wave64", fix)
 

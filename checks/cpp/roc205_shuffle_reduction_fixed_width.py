@@ -17,6 +17,14 @@ class ShuffleReductionFixedWidth(Rule):
     whose result only lanes 0 and 32 read per 32-lane group is correct on wave64 and is
     not reported, nor is one every caller uses that way.
 
+    What the reduction folds counts too: data the whole wavefront produced (`if (tid <
+    warpSize)`, `x[tid + warpSize]`) is reported with that evidence, while data only 32
+    lanes hold (`if (tid < 32)`, an early `if (tid >= 32) return;`) is all folded from 16 on
+    any wave size and is not. A helper with no caller in view (its file or the files that
+    include it), no width of its own (a parameter, a template argument, an explicit width)
+    and a name or comment that promises a whole warp's result (`warp_sum`, "max across the
+    warp") is read per wavefront, as the code that will call it reads it.
+
     ## Why is this bad?
     On a 64-lane wavefront the reduction never combines lanes 0-31 with lanes 32-63: lane
     0 holds the sum, max or scan of half the wavefront, and the code reads it as the whole.
@@ -26,6 +34,12 @@ class ShuffleReductionFixedWidth(Rule):
     for (int offset = 16; offset > 0; offset /= 2)
       v += __shfl_down(v, offset);
     if (__lane_id() == 0) atomicAdd(out, v);
+    ```
+    ```cpp
+    if (tid < warpSize) {
+      m = fmaxf(x[tid], x[tid + warpSize]);  // 64 values on gfx9
+      for (int i = 16; i > 0; i >>= 1) m = fmaxf(m, __shfl_down(m, i));
+    }
     ```
     Use instead:
     ```cpp
@@ -58,6 +72,19 @@ class ShuffleReductionFixedWidth(Rule):
     valid = (
         Example(
             "#include <hip/hip_runtime.h>\n"
+            "// The first 32 threads hold all 64 partial sums: from 16 folds every one of them.\n"
+            "__device__ float tail_sum(const float* s) {\n"
+            "  float v = 0.f;\n"
+            "  if (threadIdx.x < 32) {\n"
+            "    v = s[threadIdx.x] + s[threadIdx.x + 32];\n"
+            "    for (int o = 16; o > 0; o >>= 1) v += __shfl_down(v, o);\n"
+            "  }\n"
+            "  return v;\n"
+            "}\n",
+            filename="example.hip",
+        ),
+        Example(
+            "#include <hip/hip_runtime.h>\n"
             "__device__ float wave_sum(float v) {\n"
             "  for (int offset = warpSize / 2; offset > 0; offset /= 2) v += __shfl_down(v, offset);\n"
             "  return v;\n"
@@ -78,6 +105,30 @@ class ShuffleReductionFixedWidth(Rule):
         ),
     )
     invalid = (
+        Example(
+            "#include <hip/hip_runtime.h>\n"
+            "__device__ float block_max(const float* x, float val) {\n"
+            "  float m = val;\n"
+            "  if (threadIdx.x < warpSize) {\n"
+            "    m = fmaxf(x[threadIdx.x], x[threadIdx.x + warpSize]);\n"
+            "    for (int i = 16; i > 0; i >>= 1) m = fmaxf(m, __shfl_down(m, i));\n"
+            "  }\n"
+            "  return m;\n"
+            "}\n",
+            expected=(
+                "#include <hip/hip_runtime.h>\n"
+                "__device__ float block_max(const float* x, float val) {\n"
+                "  float m = val;\n"
+                "  if (threadIdx.x < warpSize) {\n"
+                "    m = fmaxf(x[threadIdx.x], x[threadIdx.x + warpSize]);\n"
+                "    for (int i = warpSize / 2; i > 0; i >>= 1) m = fmaxf(m, __shfl_down(m, i));\n"
+                "  }\n"
+                "  return m;\n"
+                "}\n"
+            ),
+            filename="example.hip",
+            unsafe=True,
+        ),
         Example(
             "#include <hip/hip_runtime.h>\n"
             "__global__ void wave_sums(const float* x, float* out) {\n"

@@ -33,7 +33,9 @@ class MaskInNonSyncShuffle(Rule):
     Safe: the mask is dropped and the call is the one the `_sync` form meant (a full mask on
     HIP's non-sync shuffles is every lane of the wave). In a file the NVIDIA build also
     compiles the change sits behind `#if defined(__HIP_PLATFORM_AMD__)`. Whether the offsets
-    then fit the wavefront is the wave-size rules' question (ROC205, ROC208).
+    then fit the wavefront is the wave-size rules' question (ROC205, ROC208): where the
+    kernel's lane groups disagree and a 32-lane member reads the shuffled value, the fix is
+    offered only with the group's fix (unsafe), or not at all where that has no mechanical form.
 
     ## References
     - https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/hip_cpp_language_extensions.html#warp-shuffle-functions
@@ -92,7 +94,7 @@ class MaskInNonSyncShuffle(Rule):
         from rocmlint.cpp.dataflow import call_arguments, callee_name
         from rocmlint.cpp.full_masks import shifted_mask
         from rocmlint.cpp.lanegroups import constant_value
-        from rocmlint.fixers.cpp_gate import build_fix
+        from rocmlint.fixers.lane_group_fix import wave_safe_fix
 
         for hit in ctx.hits():
             if not ctx.in_code(hit.start) or not ctx.amd_hit(hit):  # the cheap test first
@@ -107,7 +109,7 @@ class MaskInNonSyncShuffle(Rule):
             if mask is None:
                 continue
             edit = Edit(Span(args[0].start_byte, args[1].start_byte), "")  # the mask and its comma
-            fix = build_fix(ctx, call, [edit], "drop the mask", Applicability.SAFE)
+            fix = wave_safe_fix(ctx, call, [edit], "drop the mask")
             rest = ", ".join(ctx.node_text(a) for a in args[1:])
             ctx.report(ctx.node_span(args[0]),
                        f"`{name}` takes no mask: mask {mask} is shuffled as the value and `{rest}` shift into "

@@ -36,8 +36,15 @@ class BodyEmptyOnAmd(Rule):
     (`#if __CUDA_ARCH__ >= 800`, `#ifndef USE_ROCM`, a project macro the model proves false
     on AMD), with no branch for AMD (`#else`/`#elif`), no `#error` or `static_assert`
     there, and nothing else left but declarations and a `return` of what the missing code
-    would have computed. The message names the gate and its lines; `rocmlint explain` at
-    the function's line shows the value of each branch on AMD and why.
+    would have set (a value it writes, or returns in its place). Statements outside the
+    `#if` blocks are code, macro invocations included (`KOKKOS_IF_ON_DEVICE((...))`), and
+    so is a `return` of a value the gated code never touches (`return a | b;` after a
+    debug check). Only functions the AMD build uses are reported: a call or launch site
+    it compiles, in the file or elsewhere in the project (the message says where), or
+    an exported entry point (`extern "C"`, a visibility or `*_API` export, a header no file
+    in view includes); a kernel only the NVIDIA path launches is NVIDIA's business. The
+    message names the gate and its lines; `rocmlint explain` at the function's line shows
+    the value of each branch on AMD and why.
 
     ## Why is this bad?
     On AMD the function compiles to nothing: an `mma()` whose PTX sits under an SM80 macro
@@ -75,6 +82,12 @@ class BodyEmptyOnAmd(Rule):
     requires_any = GPU_CODE_MARKERS + (b"__CUDA_ARCH__",)
 
     valid = (
+        # a kernel only the NVIDIA build launches
+        "__global__ void pack_rows_sm80(float* out) {\n#if __CUDA_ARCH__ >= 800\n  out[threadIdx.x] = 1.f;\n#endif\n}\n"
+        "void pack(float* out) {\n#ifndef __HIP_PLATFORM_AMD__\n  pack_rows_sm80<<<1, 32>>>(out);\n#endif\n}\n",
+        # a value the gated check never touches
+        "__device__ unsigned merge_bits(unsigned a, unsigned b) {\n#ifndef USE_ROCM\n  assert((a & b) == 0);\n#endif\n"
+        "  return a | b;\n}\n__global__ void merge(unsigned* x) { x[0] = merge_bits(x[1], x[2]); }\n",
         # an AMD alternative
         "__device__ float dot2(float2 a, float2 b) {\n#if __CUDA_ARCH__ >= 800\n  return fma_v2(a, b);\n"
         "#else\n  return a.x * b.x + a.y * b.y;\n#endif\n}\n",
@@ -88,9 +101,12 @@ class BodyEmptyOnAmd(Rule):
         "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
         "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, ...\"\n"
         "               : \"+f\"(d.x), \"+f\"(d.y), \"+f\"(d.z), \"+f\"(d.w) : \"r\"(a[0]), \"r\"(b[0]));\n"
-        "#endif\n  return d;\n}\n",
+        "#endif\n  return d;\n}\n"
+        "__global__ void tiles(const half* a, const half* b, float4* c) {\n"
+        "  c[threadIdx.x] = mma_tile(a, b, c[threadIdx.x]);\n}\n",
         "__global__ void scale_rows(float* out, const float* in, float s) {\n#ifndef USE_ROCM\n"
-        "  out[blockIdx.x * blockDim.x + threadIdx.x] = s * in[blockIdx.x * blockDim.x + threadIdx.x];\n#endif\n}\n",
+        "  out[blockIdx.x * blockDim.x + threadIdx.x] = s * in[blockIdx.x * blockDim.x + threadIdx.x];\n#endif\n}\n"
+        "void scale(float* out, const float* in, int n) { scale_rows<<<n / 256, 256>>>(out, in, 0.5f); }\n",
     )
 
     def check(self, ctx) -> None:
@@ -114,6 +130,9 @@ class BodyEmptyOnAmd(Rule):
             declarator = function_declarator(empty.function)
             name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
             anchor = name_node or empty.function
+            used = _used_on_amd(ctx, empty.function, declarator)
+            if used is None:
+                continue  # nothing the AMD build compiles calls or launches it: its emptiness costs nothing
             gates = "; ".join(f"`#{c.branches[0].kind} {c.branches[0].condition}` (lines {c.start + 1}-{c.endif + 1})"
                               for c in empty.dead[:2])
             more = f" and {len(empty.dead) - 2} more" if len(empty.dead) > 2 else ""
@@ -121,7 +140,7 @@ class BodyEmptyOnAmd(Rule):
             ctx.cache.setdefault("ROC304-gates", {})[anchor.start_byte] = [c.start for c in empty.dead]
             ctx.report(Span(anchor.start_byte, anchor.end_byte),
                        f"`{name}` is empty on AMD: its code sits only under {gates}{more}, which the AMD build never "
-                       f"compiles, with no #else; {empty.why}")
+                       f"compiles, with no #else; {empty.why}, and {used}")
 
     @staticmethod
     def gate_lines(ctx, finding) -> list[int]:
@@ -283,8 +302,8 @@ def _empty_on_amd(ctx, function) -> _Empty | None:
         at = start + (len(ctx.source[start:end]) - len(ctx.source[start:end].lstrip()))
         statement = ctx.statement_of(ctx.root.named_descendant_for_byte_range(at, at))
         if statement is None or statement.type not in _LIVE_KINDS or \
-                statement.start_byte < body.start_byte or _calls(ctx, statement):
-            return None
+                statement.start_byte < body.start_byte or _calls(ctx, statement) or _invokes(ctx, statement):
+            return None  # a statement the AMD build runs: code, not a shell around missing code
         live_statements[statement.start_byte] = statement
     if not dead_lines:
         return None
@@ -304,10 +323,13 @@ def _empty_on_amd(ctx, function) -> _Empty | None:
             return _Empty(function, chains, "on AMD it returns without setting a value")
         names = {m.group() for s in returns for m in _IDENT.finditer(ctx.source[s.start_byte:s.end_byte])}
         locals_ = _local_names(ctx, function, declarator)
-        returned = sorted(n.decode() for n in names & locals_)
+        # what the missing code would have set (written, or returned in its place); a value
+        # computed from untouched inputs (`return a | b;` after a check) is the AMD answer
+        returns_there = _RETURN.search(dead_code) is not None
+        returned = sorted(n.decode() for n in names & locals_ if returns_there or _written(dead_code, n))
         if returned:
             return _Empty(function, chains, f"it returns `{returned[0]}` as it stood before that code")
-        return None  # returns a constant: an explicit answer on AMD
+        return None  # returns a constant or what the gated code never touches: an answer on AMD
     outputs = [name for name in _output_parameters(ctx, declarator) if re.search(rb"\b" + name + rb"\b", dead_code)]
     if outputs:
         return _Empty(function, chains, f"nothing is written to `{outputs[0].decode()}` on AMD")
@@ -325,7 +347,70 @@ def _code_on(ctx, start: int, end: int) -> bytes:
 
 
 def _calls(ctx, statement) -> bool:
-    return any(True for _ in ctx.descendants(statement, {"call_expression"}))
+    return any(True for _ in ctx.descendants(statement, {"call_expression", "ERROR"}))
+
+
+_INVOCATION = re.compile(rb"\s*[A-Za-z_]\w*\s*\(")
+
+
+def _invokes(ctx, statement) -> bool:
+    """``KOKKOS_IF_ON_DEVICE((return f(x);))``: a macro invocation tree-sitter reads as a
+    declaration (a name followed at once by a parenthesis declares nothing)."""
+    return statement.type == "declaration" and _INVOCATION.match(ctx.source, statement.start_byte) is not None
+
+
+_RETURN = re.compile(rb"\breturn\b")
+
+
+def _written(code: bytes, name: bytes) -> bool:
+    """Whether ``code`` may write ``name``: an assignment or increment of it (or of a member
+    or element), an asm output operand, its address, or the name passed bare to a call (by
+    reference, as ``mma_sync(acc, a, b, acc)`` does)."""
+    n = re.escape(name)
+    access = rb"(?:\s*(?:\.|->)\s*\w+|\s*\[[^\]]*\])*"
+    return re.search(rb"\b" + n + access + rb"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*" + n + rb"\b|\b" + n +
+                     access + rb"\s*(?:\+\+|--)|\"[=+]&?\w*\"\s*\(\s*\*?\s*" + n + rb"\b|(?:[(,=;{]|\breturn)\s*&\s*" + n +
+                     rb"\b|[(,]\s*" + n + access + rb"\s*[,)]", code) is not None
+
+
+def _used_on_amd(ctx, function, declarator) -> str | None:
+    """Where the AMD build calls or launches the function ("the AMD build calls it at line
+    12"), or why it may be called from outside (an exported entry point); None when
+    nothing the AMD build compiles, in this file or the files that include it, uses it."""
+    from rocmlint.cpp.call_sites import call_sites
+
+    head = ctx.source[function.start_byte:declarator.start_byte] if declarator is not None else b""
+    exported = _EXPORTED.search(head)
+    if exported is None and ctx.ancestor(function, {"linkage_specification"}) is not None:
+        return 'it is an exported entry point (inside `extern "C"`)'
+    if exported is not None:
+        return f"it is an exported entry point (`{exported.group().decode()}`)"
+    name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
+    name = ctx.node_text(name_node).split("::")[-1] if name_node is not None else ""
+    scope = function
+    if not name.startswith("operator"):
+        name = name.split("<")[0].strip()  # `hmma16816_f32<__half>`: a specialisation is called by its template's name
+    if not re.fullmatch(r"[A-Za-z_]\w*", name) or name.startswith("operator"):  # its class is what callers name
+        owner = ctx.ancestor(function, {"struct_specifier", "class_specifier"})
+        type_name = owner.child_by_field_name("name") if owner is not None else None
+        if type_name is not None and type_name.type == "template_type":  # `struct Mma<Shape<16, 8, 8>, ...>`
+            type_name = type_name.child_by_field_name("name")
+        if type_name is None:
+            return None
+        name, scope = ctx.node_text(type_name), owner
+    sites = call_sites(ctx, name, Span(scope.start_byte, scope.end_byte))
+    site = sites.amd()
+    if site is None:
+        # a header nothing in view includes is an interface: its callers are out of view
+        if sites.public:
+            return "it sits in a header whose callers are out of view"
+        return None if sites.complete else "its callers are out of view (too many files to read for them)"
+    verb = "launches" if b"__global__" in head else "calls"
+    what = f"`{name}`" if scope is not function else "it"
+    return f"the AMD build {verb} {what} at {site.where()}"
+
+
+_EXPORTED = re.compile(rb'extern\s*"C(?:\+\+)?"|visibility\s*\(\s*"default"\s*\)|dllexport|\b[A-Z][A-Z0-9_]*_(?:API|EXPORT)\b')
 
 
 def _chains_holding(pp, lines: list[int]) -> list | None:

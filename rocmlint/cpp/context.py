@@ -206,7 +206,7 @@ class CppContext(FileContext):
 
         model = self.model
         if model is None:
-            return not self.path.lower().endswith(_SOURCE_SUFFIXES)
+            return not self.path.lower().endswith(SOURCE_SUFFIXES)
         rel = model.rel(self.path)
         todo, seen = [rel], {rel}
         while todo:
@@ -494,7 +494,7 @@ class CppContext(FileContext):
 
 
 # A translation unit's own file: the macros it defines are its own (no one includes it).
-_SOURCE_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c++", ".c")
+SOURCE_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx", ".c++", ".c")
 
 
 # Compiling a query costs about as much as walking 10,000 nodes in Python: a type set is

@@ -65,13 +65,16 @@ _BLOCK_OF_32 = re.compile(rb"\(*(?:blockDim\.x==32|32==blockDim\.x)\)*")
 _HALF_SELECT = re.compile(rb"(?:threadIdx\.x|\blane\w*|__lane_id\s*\(\s*\))\s*(?:<|>=)\s*32\s*\?")
 _WAVE_SIZE_TERM = re.compile(rb"\bwarpSize\b|(?i:warp_?size|wave_?size|wavefront_?size)|__AMDGCN_WAVEFRONT_SIZE")
 _LANE_TERM = re.compile(rb"\bthreadIdx\b|(?i:\blane|\btid\b)|__lane_id")
+# A block's size: `blockSize >= 2 * warpSize` picks code by the block, on any wave size.
+_BLOCK_TERM = re.compile(rb"\bblockDim\b|(?i:block_?size|threads_?per_?block|block_?threads)")
 _COMPARISON = re.compile(rb"==|!=|<|>")
 
 
 def _selects_wave_size(condition: bytes) -> bool:
-    """A condition that compares a wave size with a number or another size (not a lane)."""
+    """A condition that compares a wave size with a number or another size (not a lane, not
+    a block's size)."""
     return _WAVE_SIZE_TERM.search(condition) is not None and _COMPARISON.search(condition) is not None \
-        and _LANE_TERM.search(condition) is None
+        and _LANE_TERM.search(condition) is None and _BLOCK_TERM.search(condition) is None
 # Words in a function's text that make it worth modelling (the rest have no lane facts).
 _RELEVANT = re.compile(rb"threadIdx|__lane_id|__shfl|__ballot|__any|__all|__activemask|warpSize|lane|Lane|LANE"
                        rb"|warp|Warp|WARP|tid\b|thread_rank")
@@ -104,6 +107,7 @@ class Fact:
     last_lane: Span | None = None  # a broadcast's source when it is lane 31 (the last of 32)
     value_from: str = ""  # a shuffle's value: the function whose result it is
     code: str = ""  # the expression itself, for messages
+    feeds: Span | None = None  # a data fact: the reduction whose data it describes
 
     def where(self) -> str:
         place = f"{self.origin}:{self.line + 1}" if self.origin else f"line {self.line + 1}"
@@ -117,12 +121,17 @@ class FunctionLanes:
     start: int
     end: int
     facts: list[Fact] = field(default_factory=list)
-    calls: set[str] = field(default_factory=set)
+    # in the order the code makes them (a dict as an ordered set): a context lists its
+    # members, and messages name its first wave-wide fact, the same way in every run
+    calls: dict[str, None] = field(default_factory=dict)
     # lane variables: name -> (size, "lane" | "warp")
     variables: dict[str, tuple[str, str]] = field(default_factory=dict)
     explicit_group_32: bool = False  # cooperative-groups tiles of 32
     foreign: str = ""  # the path of the included file that defines it (its facts are reported there)
     shadows_wave_size: bool = False  # declares its own `warpSize` (a local or a parameter)
+    # calls whose data width is read only if the callee reduces over 32 lanes (the call, the
+    # callee, its extractor): most calls reach no such helper, and reading every one costs
+    pending_data: list = field(default_factory=list)
 
     def has(self, size: str) -> bool:
         return any(f.size == size for f in self.facts)
@@ -137,12 +146,21 @@ class Context:
 
     def facts(self) -> Iterator[Fact]:
         for member in self.members:
-            if not member.shadows_wave_size:  # its `warpSize` is its own variable, not the wave
-                yield from member.facts
+            if member.shadows_wave_size:  # its `warpSize` is its own variable, not the wave
+                continue
+            for fact in member.facts:
+                # data passed to a call counts where the callee reduces it over 32 lanes
+                if fact.kind != "data" or not fact.value_from or fact.value_from in self._reducers_32:
+                    yield fact
+
+    @cached_property
+    def _reducers_32(self) -> frozenset[str]:
+        return frozenset(m.name for m in self.members
+                         if any(f.size == G32 and f.kind in SHUFFLE_MEMBER_KINDS for f in m.facts))
 
     @cached_property
     def sized_32(self) -> list[Fact]:
-        return [f for f in self.facts() if f.size == G32]
+        return [f for f in self.facts() if f.size == G32 and f.kind not in NEUTRAL_KINDS]
 
     @cached_property
     def wave_structure(self) -> list[Fact]:
@@ -170,6 +188,8 @@ class Context:
 
 # Wave-sized operations that break a 32-lane design on their own.
 MISMATCH_KINDS = frozenset({"broadcast", "source", "unguarded-scan", "leader-read"})
+# Facts shown by explain that no wave size changes: a 32-lane reduction of data only 32 lanes hold.
+NEUTRAL_KINDS = frozenset({"bounded"})
 
 
 class FileLanes:
@@ -200,8 +220,19 @@ class FileLanes:
                     if function.name in unresolved:
                         by_name.setdefault(function.name, []).append(function)
         self.by_name = by_name
+        reducers = {name for name, functions in by_name.items()
+                    if any(f.size == G32 and f.kind in SHUFFLE_MEMBER_KINDS for fn in functions for f in fn.facts)}
+        for function in self.functions:
+            for call, callee, extractor in function.pending_data:
+                if callee in reducers:
+                    extractor.data_into_call(call, callee)
+            function.pending_data = []
         called = {name for f in self.functions for name in f.calls if name in by_name and name != f.name}
         roots = [f for f in self.functions if f.name not in called] or list(self.functions)
+        if depth == 0:  # an included file's helpers have a caller: the file in hand
+            for function in self.functions:
+                if function.name not in called:
+                    _read_contract(ctx, function)
         self.contexts = [Context(root, self._closure(root)) for root in roots]
         # Functions reached from no root (call cycles) are their own context.
         reached = {id(m) for c in self.contexts for m in c.members}
@@ -329,9 +360,13 @@ class FileLanes:
         if function is None or not function.facts:
             return []
         out = [f"lane groups of `{function.name}` (line {self.ctx.line_of(function.start) + 1}):"]
+        contexts = self.contexts_of.get(id(function), [])
         for fact in function.facts:
+            if fact.kind == "data" and fact.value_from and \
+                    not any(fact.value_from in context._reducers_32 for context in contexts):
+                continue  # data passed to a call that reduces nothing over 32 lanes
             out.append(f"  {fact.size:>4}: {fact.what} (line {fact.line + 1}: `{fact.code}`)")
-        for context in self.contexts_of.get(id(function), []):
+        for context in contexts:
             verdict = "consistent" if context.consistent else "INCONSISTENT"
             sizes = sorted({f.size for f in context.facts()})
             out.append(f"  in `{context.root.name}` and what it calls: {verdict} (sizes: {', '.join(sizes) or 'none'})")
@@ -370,8 +405,8 @@ class LaneVerdict:
     def message(self) -> str:
         fact, context = self.fact, self.context
         if self.kind == "member":
-            return (f"`{fact.code}` ({fact.what}) assumes 32-lane warps, but {other_side(context, fact)}: "
-                    "on gfx9 the two halves of each wavefront disagree")
+            side, effect = disagreement(context, fact)
+            return f"`{fact.code}` ({fact.what}) assumes 32-lane warps, but {side}: {effect}"
         if self.kind == "last-lane":
             return (f"{fact.what} reads lane 31 as the last lane, but {other_side(context, fact)}: "
                     "the last lane of a 64-lane wavefront is 63")
@@ -528,11 +563,133 @@ def _at(fact: Fact, other: Fact) -> str:
 
 def other_side(context: Context, fact: Fact) -> str:
     """A phrase naming what a blamed member disagrees with."""
+    return disagreement(context, fact)[0]
+
+
+def disagreement(context: Context, fact: Fact) -> tuple[str, str]:
+    """What a blamed member disagrees with (the data it folds where they come from the whole
+    wavefront, else the first wave-wide fact), and what goes wrong on gfx9."""
+    data = data_feeding(context, fact)
+    if data is not None:
+        return f"it folds {data.what}", "64 lanes on gfx9, and lane 0's result misses lanes 32-63"
     wave = context.wave_structure or context.mismatches
     if not wave:
-        return ""
+        return "", ""
     first = wave[0]
-    return f"{first.what} at {_at(first, fact)} spans the whole wavefront (64 lanes on gfx9)"
+    if first.kind == "contract":
+        return first.what, "on gfx9 it combines each 32-lane half of the wavefront on its own"
+    return (f"{first.what} at {_at(first, fact)} spans the whole wavefront (64 lanes on gfx9)",
+            "on gfx9 the two halves of each wavefront disagree")
+
+
+# --- helper contracts ------------------------------------------------------------------
+# A helper's name or comment that promises a whole warp's (wavefront's) result.
+_GROUP_WORDS = frozenset({"warp", "wave", "wavefront", "subgroup"})
+_RESULT_WORDS = frozenset({"sum", "max", "min", "reduce", "reduction", "allreduce", "all", "any", "scan", "prefix",
+                           "broadcast", "bcast", "prod", "product", "argmax", "argmin"})
+_NAME_TOKENS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_DOC_GROUP = re.compile(r"(?i)\b(?:warp|wave ?front|wave)s?\b")
+_DOC_RESULT = re.compile(r"(?i)\b(?:sum|max(?:imum)?|min(?:imum)?|reduc\w*|all|any|scan|prefix|broadcasts?)\b")
+_DOC_32 = re.compile(r"\b32\b|(?i:\bhalf\b)")
+_SPELLED_32 = frozenset({"index", "tile", "stride", "loop", "width"})
+
+
+def _read_contract(ctx, function: FunctionLanes) -> None:
+    """A device helper that reduces or scans over 32 lanes with no caller in view (this file
+    or the files that include it), no width of its own (a parameter, a template argument, a
+    tile) and a name or comment that promises a whole warp's result (``warp_sum``, "Max
+    across the warp") is read per wavefront, as its future callers will: a wave-wide
+    "contract" fact its 32-lane members disagree with. Where callers are visible, they
+    decide; a helper that spells its own 32-lane groups (a lane index, "32 lanes") is left."""
+    members = [f for f in function.facts if f.size == G32 and f.kind in ("reduction", "scan")]
+    if not members or function.shadows_wave_size or function.explicit_group_32 or function.foreign or \
+            any(f.size == WAVE or f.kind in _SPELLED_32 for f in function.facts):
+        return  # its own lane indices, widths or tiles spell out the group it means
+    node: Any = function.node
+    declarator = function_declarator(node)
+    if declarator is None or b"__global__" in ctx.source[node.start_byte:declarator.start_byte]:
+        return  # a kernel is launched, not read per warp
+    promise = _promise(ctx, node, function.name)
+    if promise is None or _states_width(ctx, node):
+        return
+    from .call_sites import call_sites
+
+    sites = call_sites(ctx, function.name, Span(function.start, function.end))
+    if sites.sites or not sites.complete:
+        return
+    name = declarator.child_by_field_name("declarator") or declarator
+    span = Span(name.start_byte, name.end_byte)
+    line = ctx.line_of(span.start)
+    function.facts.append(Fact(WAVE, "contract", span, line, ctx.lines.line_text(line).strip(),
+                               f"{promise} promises a whole warp's result, and nothing in view calls it "
+                               "with a narrower one (no caller, no width parameter)", function.name,
+                               code=ctx.node_text(name)))
+
+
+def _promise(ctx, node, name: str) -> str | None:
+    """What promises a whole warp's result: the name (``warpReduceSum``), else the comment
+    just above the definition ("Sum of v across the warp"); None where either says 32."""
+    tokens = {t.lower() for t in _NAME_TOKENS.findall(name)}
+    if tokens & {"32", "half"}:
+        return None  # `half_wave_sum`, `warp32_max`: the name states a 32-lane contract
+    outer = node.parent if node.parent is not None and node.parent.type == "template_declaration" else node
+    doc = []
+    line = ctx.line_of(outer.start_byte) - 1
+    while line >= 0:
+        text = ctx.lines.line_text(line).strip()
+        if not text.startswith(("//", "/*", "*")) and not text.endswith("*/"):
+            break
+        doc.append(text)
+        line -= 1
+    comment = " ".join(reversed(doc))
+    if _DOC_32.search(comment):
+        return None  # "sum over 32 lanes", "each half": the comment states a 32-lane contract
+    if tokens & _GROUP_WORDS and tokens & _RESULT_WORDS:
+        return f"the name `{name}`"
+    if _DOC_GROUP.search(comment) and _DOC_RESULT.search(comment):
+        words = comment.lstrip("/* ").split()
+        shown = " ".join(words[:10]) + (" ..." if len(words) > 10 else "")
+        return f"the comment above `{name}` (\"{shown}\")"
+    return None
+
+
+def _states_width(ctx, node) -> bool:
+    """A parameter (of the function or its template) that a shuffle's lane, offset or width,
+    or the header of a loop around a shuffle, reads: the helper's group size is its callers'
+    to choose (``template <int width>``, ``int width = 32``)."""
+    names = set(_parameter_names(ctx, node))
+    outer = node.parent if node.parent is not None and node.parent.type == "template_declaration" else None
+    if outer is not None:
+        parameters = outer.child_by_field_name("parameters")
+        for parameter in parameters.named_children if parameters is not None else ():
+            identifier = next((c for c in ctx.descendants(parameter, {"identifier", "type_identifier"})
+                               if c.parent == parameter), None)
+            if identifier is not None:
+                names.add(ctx.node_text(identifier))
+    if not names:
+        return False
+    read = []
+    for call in ctx.descendants(node, {"call_expression"}):
+        name = callee_name(ctx, call)
+        if name not in SHUFFLE_KINDS:
+            continue
+        args = call_arguments(call)
+        read += [ctx.node_text(a) for a in args[(1 if name.endswith("_sync") else 0) + 1:]]
+        loop = ctx.ancestor(call, {"for_statement"})
+        while loop is not None and loop.start_byte >= node.start_byte:
+            read += [ctx.node_text(part) for part in (loop.child_by_field_name("initializer"),
+                                                      loop.child_by_field_name("condition")) if part is not None]
+            loop = ctx.ancestor(loop, {"for_statement"})
+    words = {w for text in read for w in re.findall(r"[A-Za-z_]\w*", text)}
+    return bool(words & names)
+
+
+def data_feeding(context: Context, fact: Fact) -> Fact | None:
+    """The wave-wide data fact of ``context`` that ``fact`` (a 32-lane reduction) folds."""
+    if fact.kind not in SHUFFLE_MEMBER_KINDS:
+        return None
+    return next((f for f in context.wave_structure if f.kind == "data" and
+                 (f.feeds == fact.span and f.function == fact.function or f.value_from == fact.function)), None)
 
 
 def describe_group(context: Context, fact: Fact) -> str:
@@ -848,7 +1005,7 @@ class _Extractor:
         return out
 
     def _add(self, size: str, kind: str, span: Span, what: str, *, wave_edit=None, constant: str = "",
-             last_lane: Span | None = None, value_from: str = "") -> Fact | None:
+             last_lane: Span | None = None, value_from: str = "", feeds: Span | None = None) -> Fact | None:
         ctx = self.ctx
         if self._skipped(span.start):
             return None
@@ -860,8 +1017,9 @@ class _Extractor:
             node = node.parent  # `% 32` alone says less than `threadIdx.x % 32`
         code = ctx.node_text(node) if node is not None and node.end_byte - node.start_byte < 120 else text
         fact = Fact(size, kind, span, line, text, what, self.name, wave_edit, constant, self.origin, last_lane,
-                    value_from, " ".join(code.split()))
-        if fact.span not in {f.span for f in self.out.facts if f.kind == kind}:
+                    value_from, " ".join(code.split()), feeds)
+        if (fact.span, feeds, value_from) not in {(f.span, f.feeds, f.value_from) for f in self.out.facts
+                                                  if f.kind == kind}:
             self.out.facts.append(fact)
         return fact
 
@@ -1125,7 +1283,10 @@ class _Extractor:
         kind = SHUFFLE_KINDS.get(name)
         if kind is None:
             if name and not self._unreached(node.start_byte):  # a call the AMD build makes here
-                self.out.calls.add(name.split("::")[-1].split("<")[0])
+                callee = name.split("::")[-1].split("<")[0]
+                self.out.calls[callee] = None
+                if args and self._mentions_wave_size:
+                    self.out.pending_data.append((node, callee, self))
             return
         value_index = 1 if name.endswith("_sync") else 0
         if value_index == 0 and shifted_mask(ctx, name, args, constant_value) is not None:
@@ -1140,8 +1301,8 @@ class _Extractor:
                 # the offsets move with the width: from 16 inside 32 lanes, from warpSize / 2 in a wave
                 extent, start_node, edit = _offset_extent(ctx, node, second)
                 if extent == 32 and start_node is not None:
-                    self._add(G32, "reduction", Span(start_node.start_byte, start_node.end_byte),
-                              "the offsets of a 32-lane shuffle reduction", wave_edit=edit)
+                    self._reduction(Span(start_node.start_byte, start_node.end_byte),
+                                    "the offsets of a 32-lane shuffle reduction", edit, node, args[value_index])
             return  # an explicit width: the group is what it says
         if kind == "idx":
             self._source_fact(node, name, second, args)
@@ -1294,7 +1455,163 @@ class _Extractor:
             what = "a shuffle reduction from offset 16 (32 lanes)"
         else:
             what = "a shuffle reduction up to offset 16 (32 lanes)"
-        self._add(G32, "reduction", span, what, wave_edit=edit)
+        self._reduction(span, what, edit, node, args[1 if name.endswith("_sync") else 0] if args else None)
+
+    # data width: which lanes produced what a reduction folds --------------------------
+    def _reduction(self, span: Span, what: str, edit, call, value) -> None:
+        """A reduction over 32 lanes, read with the lanes that produced its data: data of 32
+        lanes only (``tid < 32``) is all folded, which no wave size changes (no member of
+        any group); data of the whole wavefront (``tid < warpSize``, ``x[tid + warpSize]``)
+        is what a 32-lane reduction leaves half of (a wave-wide fact feeding it)."""
+        width = self._data_width(call, value) if value is not None else None
+        if width is not None and width[0] == G32:
+            self._add(G32, "bounded", span, f"{what} of data from 32 lanes only ({width[1]}): it folds all of it")
+            return
+        fact = self._add(G32, "reduction", span, what, wave_edit=edit)
+        if width is not None and fact is not None:
+            self._add(WAVE, "data", width[2], f"data of the whole wavefront ({width[1]})", feeds=span)
+
+    @cached_property
+    def _mentions_wave_size(self) -> bool:
+        """Only the wave size (or a name for it) makes data wave-wide."""
+        return _WAVE_SIZE_TERM.search(self.ctx.source, self.node.start_byte, self.node.end_byte) is not None
+
+    def data_into_call(self, call, callee: str) -> None:
+        """Data of the whole wavefront passed to a helper that reduces over 32 lanes
+        (``warp_max(fmaxf(x[tid], x[tid + warpSize]))``): a wave-wide fact of the caller."""
+        for arg in call_arguments(call):
+            width = self._data_width(call, arg)
+            if width is not None and width[0] == WAVE:
+                self._add(WAVE, "data", width[2], f"data of the whole wavefront ({width[1]}), passed to "
+                          f"`{callee}`", value_from=callee)
+                return
+
+    def _data_width(self, call, value) -> tuple[str, str, Span] | None:
+        """(size, evidence, where) of the lanes that produced ``value`` at ``call``: bounds on a
+        thread or wave-lane index around the call or in the value's definitions (``if (tid <
+        warpSize)``, ``tid < 32 ? a : b``, an early ``if (tid >= 32) return;``) and folds of two
+        groups into one (``x[tid + warpSize]``). A bound of 32 wins (only 32 lanes hold data);
+        a bound of unknown size (``lane < warps``) leaves the width unknown."""
+        ctx = self.ctx
+        bounds = self._bounds_around(call)
+        producers = self._producers(value)
+        folds: list[tuple[str, Any]] = []
+        for producer in producers:
+            for node in ctx.descendants(producer, {"conditional_expression"}):
+                condition = node.child_by_field_name("condition")
+                if condition is not None:
+                    bounds += self._bounds_in(condition, negated=False)
+            folds += self._folds(producer)
+        narrow = next((node for size, node in bounds if size == G32), None)
+        if narrow is not None:
+            return G32, f"`{' '.join(ctx.node_text(narrow).split())}` at line {ctx.line_of(narrow.start_byte) + 1}", \
+                Span(narrow.start_byte, narrow.end_byte)
+        if any(size is None for size, _node in bounds):
+            return None
+        wave = [node for size, node in bounds + folds if size == WAVE]
+        if not wave:
+            return None
+        evidence = ", ".join(f"`{' '.join(ctx.node_text(n).split())}` at line {ctx.line_of(n.start_byte) + 1}"
+                             for n in wave[:3])
+        at = ([n for size, n in folds if size == WAVE] or wave)[0]
+        return WAVE, evidence, Span(at.start_byte, at.end_byte)
+
+    def _producers(self, value) -> list:
+        """The expressions a shuffled value is made of: itself, or an identifier's definitions
+        and compound updates in this function (the reduction's own shuffle steps aside)."""
+        ctx = self.ctx
+        if value.type != "identifier":
+            return [value]
+        name = ctx.node_text(value)
+        found: list[Any] = [v for _, _, v in self.flow.declarations.get(name, []) if v is not None]
+        found += [v for _, v in self.flow.assignments.get(name, [])]
+        return [v for v in found if b"__shfl" not in ctx.source[v.start_byte:v.end_byte]]
+
+    def _folds(self, expression) -> list[tuple[str, Any]]:
+        """``x[tid + warpSize]`` / ``x[tid + 32]``: a thread reads the group above its own."""
+        ctx = self.ctx
+        out = []
+        for sub in ctx.descendants(expression, {"subscript_expression"}):
+            index = sub.child_by_field_name("index") or next(iter(sub.named_children[1:]), None)
+            while index is not None and index.type in ("subscript_argument_list", "parenthesized_expression") \
+                    and index.named_children:
+                index = index.named_children[0]
+            if index is None or index.type != "binary_expression" or \
+                    ctx.node_text(index.child_by_field_name("operator")) != "+":
+                continue
+            left, right = index.child_by_field_name("left"), index.child_by_field_name("right")
+            for lane, group in ((left, right), (right, left)):
+                if self._source_of(lane) in ("thread", "wave-lane"):
+                    size = _value_size(ctx, ctx.node_text(group))
+                    if size is not None:
+                        out.append((size, sub))
+                    break
+        return out
+
+    def _bounds_around(self, node) -> list[tuple[str | None, Any]]:
+        """Bounds on a thread index that hold where ``node`` runs: conditions of the ``if``s
+        whose taken branch holds it, and early exits before it in the blocks around it."""
+        ctx = self.ctx
+        out: list[tuple[str | None, Any]] = []
+        child, parent = node, node.parent
+        while parent is not None and parent.start_byte >= self.node.start_byte and parent != self.node:
+            if parent.type == "if_statement" and parent.child_by_field_name("consequence") == child:
+                condition = parent.child_by_field_name("condition")
+                if condition is not None:
+                    out += self._bounds_in(condition, negated=False)
+            elif parent.type == "compound_statement":
+                for statement in parent.named_children:
+                    if statement.start_byte >= child.start_byte:
+                        break
+                    if statement.type == "if_statement" and statement.child_by_field_name("alternative") is None \
+                            and _EXITS.fullmatch(ctx.node_text(statement.child_by_field_name("consequence") or
+                                                              statement).strip("{}; \n\t")):
+                        condition = statement.child_by_field_name("condition")
+                        if condition is not None:
+                            out += self._bounds_in(condition, negated=True)
+            child, parent = parent, parent.parent
+        return out
+
+    def _bounds_in(self, condition, negated: bool) -> list[tuple[str | None, Any]]:
+        """(size of the bound or None, comparison) for each ``index < bound`` a condition
+        asserts: through ``&&`` (``||`` when ``negated``: an exit taken on either) and
+        parentheses."""
+        ctx = self.ctx
+        out: list[tuple[str | None, Any]] = []
+        todo = [condition]
+        while todo:
+            node = todo.pop()
+            if node.type in ("parenthesized_expression", "condition_clause") and node.named_children:
+                todo.append(node.named_children[-1])
+                continue
+            if node.type != "binary_expression":
+                continue
+            operator = ctx.node_text(node.child_by_field_name("operator"))
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            if operator == ("||" if negated else "&&"):
+                todo += [left, right]
+                continue
+            if negated:  # `if (tid >= 32) return;`: what follows runs for tid < 32
+                operator = {">=": "<", ">": "<=", "<=": ">", "<": ">="}.get(operator, "")
+            if operator in ("<", "<="):
+                index, bound = left, right
+            elif operator in (">", ">="):
+                index, bound = right, left
+                operator = "<" if operator == ">" else "<="
+            else:
+                continue
+            if self._source_of(index) not in ("thread", "wave-lane"):
+                continue  # a 32-lane lane index below 32 bounds nothing; a count is no lane
+            text = ctx.node_text(bound)
+            if operator == "<":
+                size = _value_size(ctx, text)
+            else:
+                size = G32 if _value_size_31(ctx, text) else WAVE if re.fullmatch(
+                    r"\(?\s*warpSize\s*-\s*1\s*\)?", text) else None
+            out.append((size, node))
+        return out
 
     def _scan_guard(self, node, offset) -> str | None:
         """Size of the lane compared with the offset where the scan's result is used
@@ -1323,6 +1640,8 @@ class _Extractor:
             return G32
         return None
 
+
+_EXITS = re.compile(r"\s*(?:return\b[^;]*|continue|break)\s*;?\s*")
 
 _WAVE_FORM = {("%", "32"): "% warpSize", ("/", "32"): "/ warpSize", ("&", "31"): "& (warpSize - 1)",
               (">>", "5"): "/ warpSize"}
