@@ -245,7 +245,7 @@ def test_meson_port_configuration_takes_the_cuda_options():
 
 # --- Makefiles --------------------------------------------------------------------------
 def test_makefile_recipes_that_call_hipcc_compile_their_sources_for_amd():
-    found, evidence = makefile.read(dedent({
+    found, evidence, _hipified = makefile.read(dedent({
         "bench-hip/Makefile": """
             CC = $(ROCM_PATH)/bin/hipcc
             SRC = main.cu kernels.cu
@@ -271,3 +271,18 @@ def test_makefile_recipes_that_call_hipcc_compile_their_sources_for_amd():
     assert not any(u.path.startswith("bench-cuda/") for u in found)
     assert all(u.cond.value is True for u in found)
     assert [e.where for e in evidence] == ["bench-hip/Makefile:5", "tools/Makefile:3"]
+
+
+def test_makefile_pattern_rules_that_run_hipify_map_a_folder_to_its_hip_copy():
+    _uses, _evidence, hipified = makefile.read(dedent({"make.gen.hip": """
+        HIPIFY ?= tools/hipify-perl
+        kernels_hip/%.hip.cpp: kernels/%.cu
+        \t@mkdir -p $(dir $@)
+        \t$(HIPIFY) $< > $@
+        docs_out/%.html: docs/%.md
+        \tpandoc $< -o $@
+    """}))
+    assert [(source, output, why.where) for source, output, why in hipified] == [
+        ("kernels", "kernels_hip", "make.gen.hip:3")]  # (dedent keeps the text's leading newline)
+    assert makefile.is_makefile("make.inc") and makefile.is_makefile("Makefile.internal")
+    assert not makefile.is_makefile("makeup.txt")

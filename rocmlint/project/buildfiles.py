@@ -190,9 +190,12 @@ def read_makefiles(facts: BuildFacts, texts: dict[str, str]) -> None:
     """The project's Makefiles: the sources hipcc compiles (``makefile.read``)."""
     from .makefile import read
 
-    uses, hip_build = read(texts)
+    uses, hip_build, hipified = read(texts)
     merge_build_facts(facts, uses, {})
     facts.hip_build.extend(hip_build)
+    for source, output, why in hipified:
+        facts.hipify_dirs.setdefault(source, why)
+        facts.hipify_outputs.append((source, output, why))
 
 
 def read_autoconf_templates(facts: BuildFacts, templates: dict[str, str]) -> None:

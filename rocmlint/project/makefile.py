@@ -1,5 +1,6 @@
 """Makefiles read as text (never run): the sources a recipe compiles with hipcc are built
-for AMD (a HIP build of those files, design §2e).
+for AMD (a HIP build of those files, design §2e), and a pattern rule whose recipe runs
+hipify (``out_hip/%.hip.cpp: src/%.cu`` then ``hipify-perl $< > $@``) hipifies its source folder.
 
 Variables (``=``, ``:=``, ``?=``, ``+=``) are expanded where a recipe or a prerequisite
 names them; a recipe whose compiler is hipcc or amdclang++ (or clang with ``-x hip``)
@@ -25,7 +26,8 @@ MAX_EXPANSION = 8
 
 
 def is_makefile(name: str) -> bool:
-    return name in MAKEFILE_NAMES or name.endswith(".mk")
+    """Makefile, Makefile.internal, make.inc, make.gen.x, rules.mk."""
+    return name in MAKEFILE_NAMES or name.endswith(".mk") or name.startswith(("Makefile.", "makefile.", "make."))
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -117,21 +119,42 @@ class _Makefile:
                 uses.append(SourceUse(path, kind, TRUE, why))
         return uses, found
 
+    def hipify_folders(self) -> list[tuple[str, str, Evidence]]:
+        """(source folder, output folder, why) of each pattern rule whose recipe runs hipify."""
+        found = []
+        for number, targets, prerequisites, recipe in self.rules:
+            if not any("hipify" in self.expand(r).lower() for r in recipe):
+                continue
+            target, source = self.expand(targets).split(), self.expand(prerequisites).split()
+            if len(target) != 1 or not source or "%" not in target[0] or "%" not in source[0]:
+                continue
+            out, src = posixpath.dirname(target[0]), posixpath.dirname(source[0])
+            if out != src and "%" not in out + src:
+                found.append((posixpath.normpath(posixpath.join(self.folder, src)),
+                              posixpath.normpath(posixpath.join(self.folder, out)),
+                              Evidence(f"a Makefile rule hipifies {src}/ into {out}/ ({target[0]}: {source[0]})",
+                                       f"{self.rel}:{number}", KIND_BUILD_FILE)))
+        return found
+
     def _named_sources(self) -> list[str]:
         every = " ".join(self.variables.values()) + " " + " ".join(p for _, _, p, _ in self.rules)
         wildcards = [w for m in _WILDCARD.finditer(every) for w in m.group(1).split()]
         return wildcards + _SOURCE.findall(self.expand(every))
 
 
-def read(texts: dict[str, str]) -> tuple[list[SourceUse], list[Evidence]]:
-    """(sources compiled with hipcc, where) of a project's Makefiles (path -> text)."""
+def read(texts: dict[str, str]) -> tuple[list[SourceUse], list[Evidence], list[tuple[str, str, Evidence]]]:
+    """(sources compiled with hipcc, where hipcc is called, folders hipified into others) of a
+    project's Makefiles (path -> text)."""
     uses: list[SourceUse] = []
     found: list[Evidence] = []
+    hipified: list[tuple[str, str, Evidence]] = []
     for rel, text in sorted(texts.items()):
         if not is_makefile(posixpath.basename(rel)):
             continue
-        file_uses, why = _Makefile(rel, text).hip_uses()
+        makefile = _Makefile(rel, text)
+        file_uses, why = makefile.hip_uses()
         uses.extend(file_uses)
         if why is not None:
             found.append(why)
-    return uses, found
+        hipified.extend(makefile.hipify_folders())
+    return uses, found, hipified
