@@ -82,6 +82,10 @@ class BodyEmptyOnAmd(Rule):
     requires_any = GPU_CODE_MARKERS + (b"__CUDA_ARCH__",)
 
     valid = (
+        # a compile-time check the AMD build skips: nothing the function does at run time is missing
+        "template <typename F>\nconstexpr enable_if_t<is_lambda<F>> check_args(F&&) {\n#if !defined(USE_ROCM)\n"
+        "  static_assert(is_invocable<F, int>::value, \"F(int) must compile\");\n#endif\n}\n"
+        "void run() { check_args([](int) {}); }\n",
         # a kernel only the NVIDIA build launches
         "__global__ void pack_rows_sm80(float* out) {\n#if __CUDA_ARCH__ >= 800\n  out[threadIdx.x] = 1.f;\n#endif\n}\n"
         "void pack(float* out) {\n#ifndef __HIP_PLATFORM_AMD__\n  pack_rows_sm80<<<1, 32>>>(out);\n#endif\n}\n",
@@ -309,6 +313,8 @@ def _empty_on_amd(ctx, function) -> _Empty | None:
         return None
     dead_code = _EMPTY_ASM.sub(b"", b" ".join(ctx.source[ctx.lines.line_start(n):ctx.lines.line_end(n)]
                                                for n in dead_lines))
+    if not _COMPILE_TIME_ONLY.sub(b"", dead_code).strip(b" \t\r\n;"):
+        return None  # only static_asserts: nothing the function does at run time is missing
     chains = _chains_holding(pp, dead_lines)
     if chains is None:
         return None  # some of the code has an AMD alternative
@@ -334,6 +340,10 @@ def _empty_on_amd(ctx, function) -> _Empty | None:
     if outputs:
         return _Empty(function, chains, f"nothing is written to `{outputs[0].decode()}` on AMD")
     return None
+
+
+# A compile-time check spelled out whole (one level of nested parentheses, as written)
+_COMPILE_TIME_ONLY = re.compile(rb"\bstatic_assert\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\s*;")
 
 
 def _code_on(ctx, start: int, end: int) -> bytes:
