@@ -83,9 +83,12 @@ class BodyEmptyOnAmd(Rule):
 
     valid = (
         # a compile-time check the AMD build skips: nothing the function does at run time is missing
-        "template <typename F>\nconstexpr enable_if_t<is_lambda<F>> check_args(F&&) {\n#if !defined(USE_ROCM)\n"
-        "  static_assert(is_invocable<F, int>::value, \"F(int) must compile\");\n#endif\n}\n"
-        "void run() { check_args([](int) {}); }\n",
+        "template <typename F, typename... Args>\n__host__ __device__ constexpr enable_if_t<has_call_operator<F>>\n"
+        "check_callable(F&&, const type_list<Args...>&) {\n#if !defined(PROJ_ENABLE_HIP)\n"
+        "  static_assert(is_invocable<F, Args...>::value, \"the body must take the loop's arguments\");\n#endif\n}\n"
+        "template <typename Body, typename Params>\n"
+        "__host__ __device__ constexpr void check_forall_args(Body&& body, Params& params) {\n"
+        "  check_callable(static_cast<Body&&>(body), params.arg_types());\n}\n",
         # a kernel only the NVIDIA build launches
         "__global__ void pack_rows_sm80(float* out) {\n#if __CUDA_ARCH__ >= 800\n  out[threadIdx.x] = 1.f;\n#endif\n}\n"
         "void pack(float* out) {\n#ifndef __HIP_PLATFORM_AMD__\n  pack_rows_sm80<<<1, 32>>>(out);\n#endif\n}\n",
