@@ -243,3 +243,37 @@ def test_a_specialisation_is_called_by_its_templates_name():
             "template <typename T> __global__ void k(float* d, const T* a) { mma16<T>(d, a); }\n")
     [(line, message)] = _roc304_messages(code)
     assert line == 3 and message.endswith("and the AMD build calls it at line 8")
+
+
+def test_a_cached_result_that_searched_other_files_for_call_sites_stands_until_one_changes(tmp_path, capsys):
+    """The call-site search read the project's other files: the result is stored with one
+    fact for all of them (every C-family file's stat), so a warm run checks one digest, and
+    an edit that adds the launch elsewhere re-checks the kernel's file."""
+    import json
+    import os
+
+    from rocmlint.project import activate
+
+    kernel = ("#include <hip/hip_runtime.h>\n__global__ void scale(float* out) {\n#if __CUDA_ARCH__ >= 800\n"
+              "  out[threadIdx.x] *= 2.f;\n#endif\n}\n")
+    (tmp_path / "rocmlint.toml").write_text("root = true\n")
+    (tmp_path / "kernels.hip").write_text(kernel)
+    (tmp_path / "ops.hip").write_text("#include <hip/hip_runtime.h>\nvoid nothing() {}\n")
+
+    def found() -> list[str]:
+        _code, out, _err = run_cli(["check", "--select", "ROC304", "--output-format", "json", "."], tmp_path, capsys)
+        return [f["path"].removeprefix("./") for f in json.loads(out)]
+
+    try:
+        assert found() == []  # no launch anywhere: nothing the AMD build uses is empty
+        entries = json.loads(next((tmp_path / ".rocmlint_cache").glob("results-*.json")).read_text())
+        facts = entries[str(tmp_path / "kernels.hip")][6]
+        assert [kind for kind, _key, _value in facts].count("c-family") == 1
+        assert not any(kind == "file-content" for kind, _key, _value in facts)
+        assert found() == []  # warm
+        (tmp_path / "ops.hip").write_text("#include <hip/hip_runtime.h>\n__global__ void scale(float* out);\n"
+                                          "void run(float* out) { scale<<<1, 64>>>(out); }\n")
+        os.utime(tmp_path / "ops.hip", (1, 1))  # a new stat whatever the clock's resolution
+        assert found() == ["kernels.hip"]
+    finally:
+        activate(None)

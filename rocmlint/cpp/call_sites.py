@@ -14,7 +14,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from ..cache import stat_stamp
 from ..model import Span
 from .lexical import word_matches
 
@@ -79,6 +78,9 @@ def _search(ctx, name: str, definition: Span, stop_at_amd: bool) -> CallSites:
     if stop_at_amd and any(site.amd is not False for site in sites):
         return CallSites(tuple(sites), True, public)
     read = size = 0
+    if ctx.project is not None:  # the answer depends on the other files: one fact for them all
+        # (a search may read thousands of files, and a warm run checks every fact it stored)
+        ctx.project.record("c-family", "", ctx.project.c_family_digest())
     for path in _other_files(ctx):
         try:
             stat = os.stat(path)
@@ -91,8 +93,6 @@ def _search(ctx, name: str, definition: Span, stop_at_amd: bool) -> CallSites:
                 data = handle.read()
         except OSError:
             continue
-        if ctx.project is not None:  # the answer depends on that file's bytes
-            ctx.project.record("file-content", path, stat_stamp(stat))
         if word not in data:
             continue
         other = CppContext(path, data, ctx.settings)

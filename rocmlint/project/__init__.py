@@ -119,6 +119,15 @@ class Project:
             found = self.__dict__["_files"] = walk(os.path.abspath(str(self.root)), configured)
         return found
 
+    def c_family_digest(self) -> str:
+        """A digest of every C-family file's stat: what a result that searched the whole
+        project (a function's call sites) depends on, as one fact (memoised per run)."""
+        found = self.__dict__.get("_c_family_digest")
+        if found is None:
+            found = self.__dict__["_c_family_digest"] = digest(
+                *(f"{rel}:{m}:{n}" for rel, (m, n) in self.files().c_family.items()))
+        return found
+
     def before_fork(self) -> None:
         """A big run is about to fork its workers: parts built lazily are built now, once, so
         the workers share them."""
@@ -183,6 +192,7 @@ class Project:
 
     def record(self, kind: str, key: str, value: str) -> None:
         """The file in hand read a fact (``kind``: "file" / "dir" for a path's existence,
+        "c-family" for every C-family file's stat at once,
         "file-content" for another file's bytes (its stat), else "<language>:<what>",
         answered by that part's ``fact(kind, key, path)``)."""
         self.facts.append((kind, key, value))
@@ -195,6 +205,8 @@ class Project:
                 now = str(os.path.isfile(key))
             elif kind == "dir":
                 now = str(os.path.isdir(key))
+            elif kind == "c-family":
+                now = self.c_family_digest()
             elif kind == "file-content":
                 now = content_stamp(key)
             else:
