@@ -351,7 +351,15 @@ def test_a_python_only_build_leaves_sources_no_python_file_names_unbuilt(tmp_pat
                            "mod = load('jit_ops', sources=['csrc/jit_only.cu'])\n",
              "csrc/built.cu": ptx, "csrc/jit_only.cu": ptx, "csrc/attic/old.cu": ptx}
     write_tree(tmp_path, files)
-    assert where(findings(tmp_path, capsys)) == {("ROC301", "csrc/built.cu", 1), ("ROC301", "csrc/jit_only.cu", 1)}
+    expected = {("ROC301", "csrc/built.cu", 1), ("ROC301", "csrc/jit_only.cu", 1)}
+    assert where(findings(tmp_path, capsys)) == expected
+    # A Makefile that only wraps pip and cleans folders compiles nothing itself
+    (tmp_path / "Makefile").write_text("install:\n\tpython3 -m pip install .\nclean:\n\trm -r build/ || true\n")
+    assert where(findings(tmp_path, capsys)) == expected
+    # one that compiles a source could build the rest
+    (tmp_path / "Makefile").write_text("old.o: csrc/attic/old.cu\n\tnvcc -c $< -o $@\n")
+    assert ("ROC301", "csrc/attic/old.cu", 1) in where(findings(tmp_path, capsys))
+    (tmp_path / "Makefile").unlink()
     (tmp_path / "CMakeLists.txt").write_text("add_subdirectory(csrc/attic)\n")
     assert ("ROC301", "csrc/attic/old.cu", 1) in where(findings(tmp_path, capsys))
 

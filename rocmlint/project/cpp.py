@@ -54,7 +54,7 @@ from .summaries import (
     read_build_files,
     summarise,
 )
-from .makefile import is_makefile
+from .makefile import compiles_sources, is_makefile
 from .tables import HIP_RUNTIME_HEADER, hipify_maps, nvidia_toolkit_macro
 from .templates import as_header, is_template
 
@@ -822,8 +822,8 @@ def _python_listing(facts: BuildFacts, root: str, build_texts: dict[str, str], s
     project names (a build script, an op builder, or a module that JIT-compiles it with
     ``load(sources=...)``) is in no build."""
     python_uses = [u for u in facts.uses if u.evidence.where.partition(":")[0].endswith(".py")]
-    other = any(rel.endswith(("CMakeLists.txt", ".cmake", "meson.build")) or is_makefile(rel.rpartition("/")[2])
-                for rel in build_texts)
+    other = any(rel.endswith(("CMakeLists.txt", ".cmake", "meson.build"))
+                or (is_makefile(rel.rpartition("/")[2]) and compiles_sources(text)) for rel, text in build_texts.items())
     if not python_uses or other or sum(size for _mtime, size in python_stats.values()) > MAX_PYTHON_BYTES:
         return
     names = {rel.rpartition("/")[2] for rel in stats if _SOURCE_NAME.search(rel)}

@@ -30,6 +30,12 @@ def is_makefile(name: str) -> bool:
     return name in MAKEFILE_NAMES or name.endswith(".mk") or name.startswith(("Makefile.", "makefile.", "make."))
 
 
+def compiles_sources(text: str) -> bool:
+    """The Makefile names a C-family source or object: it compiles something itself (a
+    Makefile that only wraps ``pip install`` or cleans a build folder builds no source)."""
+    return any(_SOURCE.search(line) or _OBJECT.search(line) for _number, line in _logical_lines(text))
+
+
 def _logical_lines(text: str) -> list[tuple[int, str]]:
     """(1-based line, text) with backslash continuations joined and comments dropped."""
     out: list[tuple[int, str]] = []
