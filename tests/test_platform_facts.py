@@ -149,13 +149,21 @@ def test_device_name_tests(test, nvidia_branch):
     assert ctx.gated(ctx.source.index(b"tuned()"))  # one platform decides: already handled
 
 
-def test_a_name_that_states_rocm_decides_only_when_nothing_defines_it():
+def test_a_name_that_states_rocm_decides_unless_its_definition_does():
     imported = context("from build_utils import rocm_build\nif rocm_build():\n    a()\nelse:\n    b()\n")
     assert reachable(imported, "a()") and not reachable(imported, "b()")
     assert not reachable(context("if not USE_ROCM:\n    b()\n"), "b()")
-    defined = context("import os\n\ndef rocm_build():\n    return os.environ.get('X') == '1'\n\n"
+    # a definition that asks the build machine (env, compilers found) decides nothing itself:
+    # the name says which build it means
+    probing = context("import os, shutil\n\ndef rocm_build():\n    if os.environ.get('X_USE_ROCM') == '1':\n"
+                      "        return True\n    return shutil.which('nvcc') is None\n\n"
                       "if rocm_build():\n    a()\nelse:\n    b()\n")
-    assert reachable(defined, "b()")  # its definition is visible and says nothing about ROCm
+    assert reachable(probing, "a()") and not reachable(probing, "b()")
+    decided = context("import torch\n\ndef rocm_build():\n    return torch.version.cuda is not None\n\n"
+                      "if rocm_build():\n    a()\nelse:\n    b()\n")
+    assert not reachable(decided, "a()") and reachable(decided, "b()")  # what it returns wins
+    cuda_named = context("def use_cuda():\n    return DEVICE == 'cuda'\n\nif use_cuda():\n    a()\n")
+    assert reachable(cuda_named, "a()")  # PyTorch's 'cuda' device is ROCm's too
     amd64 = context("if amd64:\n    b()\nelse:\n    c()\n")
     assert reachable(amd64, "b()") and reachable(amd64, "c()")  # not the word `amd`
 

@@ -364,6 +364,31 @@ def test_a_python_only_build_leaves_sources_no_python_file_names_unbuilt(tmp_pat
     assert ("ROC301", "csrc/attic/old.cu", 1) in where(findings(tmp_path, capsys))
 
 
+def test_a_backend_named_for_an_nvidia_product_is_no_amd_code_unless_a_build_switch_decides(tmp_path, capsys):
+    """A TensorRT backend (its own CMake project, configured only on CUDA machines) is not
+    ported to ROCm: its folder's name says whose code it is where no build condition decides.
+    A project with no HIP build at all (no model) reads the name too."""
+    nvml = "#include <nvml.h>\nint gpus();\n"
+    (tmp_path / ".git").mkdir()
+    write_tree(tmp_path, {"backends/trtllm/CMakeLists.txt": "project(trt LANGUAGES CXX CUDA)\n"
+                                                             "add_library(trt csrc/backend.cpp)\n",
+                          "backends/trtllm/csrc/backend.cpp": "#include \"hardware.hpp\"\n",
+                          "backends/trtllm/csrc/hardware.hpp": nvml,
+                          "backends/cuda/probe.cu": nvml})
+    assert where(findings(tmp_path, capsys)) == {("ROC303", "backends/cuda/probe.cu", 1)}  # no model: a port
+    code, out, _ = run_cli(["explain", "--no-cache", "backends/trtllm/csrc/hardware.hpp:1"], tmp_path, capsys)
+    assert code == 0 and "`backends/trtllm/` is named for a platform other than ROCm" in out
+    # with a HIP build elsewhere in the project (guard mode), the name still decides
+    write_tree(tmp_path, {"kernels/setup.py": "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+                                              "setup(ext_modules=[CUDAExtension('k', ['k.cu'])])\n",
+                          "kernels/k.cu": "#ifdef USE_ROCM\n#include <hip/hip_runtime.h>\n#endif\n"})
+    assert where(findings(tmp_path, capsys)) == {("ROC303", "backends/cuda/probe.cu", 1)}
+    # a switch of the build decides instead of the name
+    (tmp_path / "CMakeLists.txt").write_text("option(WITH_TRT \"TensorRT\" ON)\nif(WITH_TRT)\n"
+                                             "  add_library(trt backends/trtllm/csrc/backend.cpp)\nendif()\n")
+    assert ("ROC303", "backends/trtllm/csrc/hardware.hpp", 1) in where(findings(tmp_path, capsys))
+
+
 def test_hipify_config_value_is_checked(tmp_path, capsys):
     (tmp_path / "pyproject.toml").write_text("[tool.rocmlint]\nhipify = \"sometimes\"\n")
     (tmp_path / "k.cu").write_text(HIPIFIED)

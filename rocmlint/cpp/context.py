@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterator
 
+from ..evidence import Verdict
 from ..model import Span
 from ..rule import FileContext
 from .lexical import NonCode
@@ -95,6 +96,12 @@ class CppContext(FileContext):
         rel = getattr(part, "rel", None)  # a part may offer only some queries (tests, other halves)
         self.model = part if part is not None and rel is not None and rel(path) in part.files else None
         self.file_verdict = self.model.file_verdict(path) if self.model is not None else None
+        if self.model is None and self.project is not None:
+            # no build to ask (CUDA-only code): a TensorRT or NPU backend is no port's work
+            named = getattr(self.project, "named_for_other_platform", None)
+            why = named(path, compiled=True) if named is not None else None
+            if why is not None:
+                self.file_verdict = Verdict(False, (why,))
         if self.model is None:  # the #if table of a buffer is kept for the fixer's proof
             self.pp = conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
                                    settings.gate_macro)

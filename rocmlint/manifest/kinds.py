@@ -22,11 +22,17 @@ _REQUIREMENTS_SUFFIX = re.compile(r"(?i)[\w.-]+\.(?:txt|in)")
 # Accelerators other than GPUs of either vendor, and NVIDIA-only products: code and files named
 # for them never reach a ROCm machine.
 OTHER_ACCELERATORS = ("xpu", "ipex", "npu", "hpu", "gaudi", "habana", "tpu", "neuron", "ascend", "mps", "metal")
-NVIDIA_PRODUCTS = ("tensorrt", "trt", "trtllm", "jetson", "cudnn")
-NOT_ROCM_CODE_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:%s)(?:$|[^a-z])" % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS))
+NVIDIA_PRODUCTS = ("tensorrt", "trt", "trtllm", "jetson")
+# A library a CUDA backend calls: its C++ callers are what a port rewrites (MIOpen), not
+# another backend; a Python module named for it is cuDNN-only code.
+NVIDIA_LIBRARIES = ("cudnn",)
+NOT_ROCM_CODE_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:%s)(?:$|[^a-z])"
+                                % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS + NVIDIA_LIBRARIES))
+NOT_ROCM_BACKEND_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:%s)(?:$|[^a-z])" % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS))
 _OTHER_PLATFORM_NAME = re.compile(
     r"(?i)(?:^|[^a-z])(?:cuda|cu\d{2,3}|nvidia|intel|%s"
-    r"|cpu|mac|macos|darwin|windows|colab)(?:$|[^a-z])" % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS))
+    r"|cpu|mac|macos|darwin|windows|colab)(?:$|[^a-z])" % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS
+                                                                   + NVIDIA_LIBRARIES))
 _ROCM_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:rocm|amd|hip|mi\d{3}x?)(?:$|[^a-z])")
 
 

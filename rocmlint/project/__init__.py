@@ -142,6 +142,14 @@ class Project:
             if isinstance(part, LazyPart) and not part.built and part.warm_up is not None:
                 part.warm_up(self)
 
+    def named_for_other_platform(self, path: str | Path, compiled: bool = False) -> Evidence | None:
+        """Why a file of the project is another platform's code by its folder's or its own
+        name (``tree.named_for_other_platform``), or None."""
+        from .tree import named_for_other_platform
+
+        rel = _relative(self.root, Path(path))
+        return named_for_other_platform(rel, compiled) if rel is not None else None
+
     def part(self, language: str) -> Any:
         """The language's part, built now if it is lazy (None: no model for that language)."""
         part = self.parts.get(language)

@@ -88,6 +88,17 @@ class BuildFacts:
             return None
         return picked
 
+    def other_platform_code(self, rel: str) -> Evidence | None:
+        """Why a file is another platform's code by its folder's or its own name (a TensorRT or
+        NPU backend: ``tree.named_for_other_platform``) where no build condition decides it: no
+        build file compiles it, or one compiles it whatever the platform (a backend's own
+        CMake project that only the CUDA machines configure)."""
+        from .tree import named_for_other_platform
+
+        if any(use.cond.text for use in self._uses_of(rel)):
+            return None  # a build switch decides (if(USE_TENSORRT)): it knows better than a name
+        return named_for_other_platform(rel, compiled=True)
+
     def nvidia_source(self, rel: str) -> Evidence | None:
         """Why the NVIDIA build alone compiles this source, or None: every build-file use of
         it is one the ROCm build never takes (a use it may take wins over everything)."""

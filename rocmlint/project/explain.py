@@ -129,8 +129,12 @@ def explain_cpp(ctx: "CppContext", line: int, out) -> None:
             print(item, file=out)
     if not lines:
         print(f"mode: port ({NO_MODEL_PORT})", file=out)
-        print("file: no project model (a lone file, or CUDA-only code with no HIP anywhere): "
-              "judged on its own", file=out)
+        if ctx.outside_amd_build and ctx.file_verdict is not None:
+            print("file: NOT compiled by the AMD build (no project model)", file=out)
+            lines = [f"  {e.what}" for e in ctx.file_verdict.evidence]
+        else:
+            print("file: no project model (a lone file, or CUDA-only code with no HIP anywhere): "
+                  "judged on its own", file=out)
     for item in lines:
         print(item, file=out)
     stack = if_stack_lines(ctx, line)

@@ -40,6 +40,7 @@ from ..python.toplevel import (
 from . import digest
 from ..python.backends import NVIDIA_ONLY_IMPORTS, OTHER_ACCELERATOR_IMPORTS
 from .summary_cache import cached_summaries
+from .tree import named_for_other_platform
 
 if TYPE_CHECKING:
     from . import LazyPart, Project
@@ -309,22 +310,6 @@ def _other_accelerator(module: str) -> str | None:
     return OTHER_ACCELERATOR_IMPORTS.get(module.split(".")[0])
 
 
-def _named_for_other_accelerator(rel: str) -> Evidence | None:
-    """A folder or module named for an accelerator other than GPUs or for an NVIDIA-only
-    product (`backends/gaudi/`, `tpu_worker.py`, `trtllm_rollout/`): the project keeps that
-    platform's code there (weaker evidence: the name)."""
-    from ..manifest.kinds import NOT_ROCM_CODE_NAME
-
-    parts = rel.split("/")
-    parts[-1] = parts[-1].rsplit(".", 1)[0]
-    for index, part in enumerate(parts):
-        if NOT_ROCM_CODE_NAME.search(part):
-            where = "/".join(parts[: index + 1]) + ("/" if index < len(parts) - 1 else ".py")
-            return Evidence(f"`{where}` is named for a platform other than ROCm (another accelerator, an NVIDIA-only "
-                            "product): the ROCm build never runs it (weaker evidence: its name)", rel)
-    return None
-
-
 def _nvidia_root(module: str) -> str | None:
     m = _NVIDIA_ROOT.match(module)
     return m.group(0).rstrip(".") if m else None
@@ -436,7 +421,7 @@ class PythonModel:
         if evidence is None:
             evidence = next((e for folder, e in self.components.items() if rel.startswith(folder)), None)
         if evidence is None:
-            evidence = _named_for_other_accelerator(rel)
+            evidence = named_for_other_platform(rel)
         return Verdict(False, (evidence,)) if evidence else None
 
     def covers(self, path: str | Path) -> bool:

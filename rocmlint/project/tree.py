@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 
 from ..config import DEFAULT_EXCLUDES
+from ..evidence import Evidence
 from .makefile import is_makefile
 from .templates import is_template
 
@@ -62,3 +63,23 @@ def walk(root: str, extra_c_family: frozenset[str] = frozenset()) -> ProjectFile
             except OSError:
                 continue  # vanished or a dangling link: not part of the project
     return ProjectFiles(dict(sorted(c_family.items())), dict(sorted(build.items())), dict(sorted(python.items())))
+
+
+def named_for_other_platform(rel: str, compiled: bool = False) -> Evidence | None:
+    """A folder or file named for an accelerator other than GPUs or for an NVIDIA-only product
+    (`backends/gaudi/`, `tpu_worker.py`, `trtllm_rollout/`, `backends/tensorrt/`): the project
+    keeps that platform's code there, which no ROCm build runs or compiles (weaker evidence:
+    the name). ``compiled``: said of C-family code, where a file named for cuDNN is part of
+    the CUDA backend a port rewrites."""
+    from ..manifest.kinds import NOT_ROCM_BACKEND_NAME, NOT_ROCM_CODE_NAME
+
+    named = NOT_ROCM_BACKEND_NAME if compiled else NOT_ROCM_CODE_NAME
+    parts = rel.split("/")
+    for index, part in enumerate(parts):
+        stem = part.rsplit(".", 1)[0] if index == len(parts) - 1 else part
+        if named.search(stem):
+            where = "/".join(parts[: index + 1]) + ("/" if index < len(parts) - 1 else "")
+            return Evidence(f"`{where}` is named for a platform other than ROCm (another accelerator, an NVIDIA-only "
+                            f"product): the ROCm build never {'compiles' if compiled else 'runs'} it "
+                            "(weaker evidence: its name)", rel)
+    return None

@@ -224,7 +224,7 @@ class GateEvaluator:
         leaf = node.id if isinstance(node, ast.Name) else node.attr
         if isinstance(node, ast.Name) or (isinstance(node.value, ast.Name) and self.is_module(node.value.id)):
             fact = self.facts(leaf, False) if self.facts is not None else None
-            if fact is not None and fact.kind == "value":
+            if fact is not None and fact.kind == "value" and fact.on(rocm) is not None:
                 self.trail.append((leaf, fact, node))
                 return fact.on(rocm)
         return self._by_name(leaf, node, rocm, truthy=frozenset({SOME}), falsy=frozenset({None}))
@@ -242,7 +242,7 @@ class GateEvaluator:
             return None if value is None else frozenset({value})
         name = _leaf_name(func)
         fact = self.facts(name, True) if self.facts is not None and name else None
-        if fact is not None and fact.kind == "call":
+        if fact is not None and fact.kind == "call" and fact.on(rocm) is not None:
             self.trail.append((name or "", fact, node))
             return fact.on(rocm)
         if name and not node.args and not node.keywords:
@@ -254,8 +254,9 @@ class GateEvaluator:
         if not self.by_name:
             return None
         if ROCM_NAME.search(name):
-            if self.defined(name):
-                return None
+            # A definition that decided was used before this; one whose value depends on what
+            # the build machine has (env, paths: `rocm_build()`) leaves the name's word, which
+            # has one meaning. An NVIDIA-named definition does not: PyTorch's "cuda" is ROCm's too.
             self.trail.append((name, None, node))
             return truthy if rocm else falsy
         if NVIDIA_NAME.search(name) and rocm and not self.defined(name):
