@@ -162,6 +162,8 @@ def test_a_name_that_states_rocm_decides_unless_its_definition_does():
     decided = context("import torch\n\ndef rocm_build():\n    return torch.version.cuda is not None\n\n"
                       "if rocm_build():\n    a()\nelse:\n    b()\n")
     assert not reachable(decided, "a()") and reachable(decided, "b()")  # what it returns wins
+    stub = context("def rocm_build():\n    return False\n\nif rocm_build():\n    a()\nelse:\n    b()\n")
+    assert reachable(stub, "b()")  # one constant whatever the machine: the stub decides
     cuda_named = context("def use_cuda():\n    return DEVICE == 'cuda'\n\nif use_cuda():\n    a()\n")
     assert reachable(cuda_named, "a()")  # PyTorch's 'cuda' device is ROCm's too
     amd64 = context("if amd64:\n    b()\nelse:\n    c()\n")

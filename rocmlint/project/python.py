@@ -331,6 +331,7 @@ class PythonModel:
         self.components: dict[str, Evidence] = {}  # folder/ -> why everything under it is NVIDIA-only
         self._imported_names: set[str] | None = None
         self._followed: dict[str, Helper | None] = {}
+        self._settled: dict[str, bool] = {}  # function name -> its definitions return one constant
         self.definitions: dict[str, list[str]] = {}  # module-level function name -> files
         for rel, summary in summaries.items():
             for name in summary.defs:
@@ -459,6 +460,23 @@ class PythonModel:
             judged.append(judge_definition(rel, source, name, kinds))
         meanings = {h.fact if h else None for h in judged}
         return judged[0] if len(meanings) == 1 else None
+
+    def settled_definition(self, name: str) -> bool:
+        """Every definition of the module-level function ``name`` in the project returns one
+        constant (``gates.returns_one_constant``); read on first ask."""
+        if name not in self._settled:
+            self._settled[name] = bool(self.definitions.get(name)) and all(
+                self._returns_one_constant(rel, name) for rel in self.definitions[name][:8])
+        return self._settled[name]
+
+    def _returns_one_constant(self, rel: str, name: str) -> bool:
+        from ..python.gates import returns_one_constant
+
+        try:
+            tree = ast.parse((self.root / rel).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            return False
+        return any(getattr(stmt, "name", None) == name and returns_one_constant(stmt) for stmt in tree.body)
 
     def fingerprint_for(self, path: Path) -> str:
         return self._fingerprint

@@ -298,6 +298,20 @@ class PythonContext(FileContext):
         return any(getattr(stmt, "name", None) == name for stmt in self.tree.body) or bool(
             self.bindings_of(name, None))
 
+    def _settled_definition(self, name: str) -> bool:
+        """A visible definition of ``name`` returns one constant (``gates.returns_one_constant``):
+        this file's module level, else the project's."""
+        from .gates import returns_one_constant
+
+        own = [stmt for stmt in self.tree.body if getattr(stmt, "name", None) == name or (
+            isinstance(stmt, (ast.Assign, ast.AnnAssign)) and name in {
+                t.id for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+                if isinstance(t, ast.Name)})]
+        if own:
+            return all(returns_one_constant(stmt) for stmt in own)
+        model = self.python_model
+        return model is not None and model.settled_definition(name)
+
     def bindings_of(self, name: str, scope: ast.AST | None) -> list[ast.expr | None]:
         """The values bound to ``name`` in ``scope`` (a function; None: module level), None for
         bindings whose value is unknown (parameters, loop targets, ``+=``). Found from the name's
@@ -339,6 +353,7 @@ class PythonContext(FileContext):
     def gates(self) -> GateEvaluator:
         evaluator = GateEvaluator(self.settings.gate_names, self.qualname, self._fact_only, self.resolve_name,
                                   assume_gpu=True, by_name=True, defined=self._has_definition,
+                                  settled=self._settled_definition,
                                   is_module=lambda name: name in self.aliases)
         # Module-level names bound to a gate expression are gates too (`_ON_AMD = torch.version.hip is not None`).
         if b"hip" in self.source or b"rocm" in self.source.lower():

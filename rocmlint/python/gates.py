@@ -138,13 +138,15 @@ class GateEvaluator:
     ``called`` True for a call (a function, whose judging may read other files) and False for
     a name's value. Reachability assumes a GPU is present
     (``assume_gpu``) and reads names that state their platform when nothing defines them
-    (``by_name``, with ``defined`` telling which names have a visible definition); NVIDIA views
+    (``by_name``, with ``defined`` telling which names have a visible definition and
+    ``settled`` which of those return one constant whatever the machine); NVIDIA views
     fold only platform tests. ``trail`` records the facts a verdict used, for ``explain``."""
 
     def __init__(self, gate_names: Iterable[str], qualname: Callable[[ast.AST], str | None],
                  facts: "Callable[[str, bool], Fact | None] | None" = None, resolve: NameResolver | None = None,
                  assume_gpu: bool = False, by_name: bool = False,
                  defined: Callable[[str], bool] = lambda name: False,
+                 settled: Callable[[str], bool] = lambda name: False,
                  is_module: Callable[[str], bool] = lambda name: False) -> None:
         self.gate_names = set(gate_names) | {ROCM_MARK}
         self.assume_gpu = assume_gpu  # `torch.cuda.is_available()` is True (reachability, not views)
@@ -153,6 +155,7 @@ class GateEvaluator:
         self.resolve = resolve
         self.by_name = by_name
         self.defined = defined
+        self.settled = settled  # a visible definition returns one constant (returns_one_constant)
         self.is_module = is_module  # a name bound by an import (`utils.DEVICE_TYPE`)
         self.trail: list[tuple[str, "Fact | None", ast.AST]] = []  # (name, fact or None: by its name, node)
         self._resolving: set[int] = set()
@@ -254,11 +257,14 @@ class GateEvaluator:
         if not self.by_name:
             return None
         if ROCM_NAME.search(name):
-            # A definition that decided was used before this; one whose value depends on what
-            # the build machine has (env, paths: `rocm_build()`) leaves the name's word, which
-            # has one meaning. An NVIDIA-named definition does not: PyTorch's "cuda" is ROCm's too.
+            # A definition that returns one constant decides (a stub); one whose value depends
+            # on what the build machine has (env, paths: `rocm_build()`) leaves the name's
+            # word, which has one meaning.
+            if self.settled(name):
+                return None
             self.trail.append((name, None, node))
             return truthy if rocm else falsy
+        # Any visible definition of an NVIDIA-named one decides: PyTorch's "cuda" is ROCm's too.
         if NVIDIA_NAME.search(name) and rocm and not self.defined(name):
             self.trail.append((name, None, node))
             return falsy
@@ -610,6 +616,20 @@ def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["
 def _rocm_condition(evaluator: GateEvaluator, call: ast.expr) -> bool:
     return isinstance(call, ast.Call) and bool(call.args) and evaluator.value(call.args[0], True) is True \
         and evaluator.value(call.args[0], False) is not True
+
+
+def returns_one_constant(stmt: ast.AST) -> bool:
+    """A definition that settles its value whatever the machine: a function whose every
+    ``return`` gives the same constant (``def on_amd(): return False``), or a name bound to a
+    constant. One that asks the environment or the file system (``rocm_build()`` returning
+    True or False by what it finds) does not."""
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        return isinstance(stmt.value, ast.Constant)
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    returned = [node.value for node in _own_nodes(stmt) if isinstance(node, ast.Return)]
+    values = {repr(v.value) if isinstance(v, ast.Constant) else None for v in returned}
+    return len(values) == 1 and None not in values
 
 
 def _own_nodes(function: ast.AST):
