@@ -364,7 +364,7 @@ def test_a_python_only_build_leaves_sources_no_python_file_names_unbuilt(tmp_pat
     assert ("ROC301", "csrc/attic/old.cu", 1) in where(findings(tmp_path, capsys))
 
 
-def test_a_backend_named_for_an_nvidia_product_is_no_amd_code_unless_a_build_switch_decides(tmp_path, capsys):
+def test_code_named_for_an_nvidia_product_or_another_gpu_language_is_no_amd_code_unless_a_build_switch_decides(tmp_path, capsys):
     """A TensorRT backend (its own CMake project, configured only on CUDA machines) is not
     ported to ROCm: its folder's name says whose code it is where no build condition decides.
     A project with no HIP build at all (no model) reads the name too."""
@@ -387,6 +387,10 @@ def test_a_backend_named_for_an_nvidia_product_is_no_amd_code_unless_a_build_swi
     (tmp_path / "CMakeLists.txt").write_text("option(WITH_TRT \"TensorRT\" ON)\nif(WITH_TRT)\n"
                                              "  add_library(trt backends/trtllm/csrc/backend.cpp)\nendif()\n")
     assert ("ROC303", "backends/trtllm/csrc/hardware.hpp", 1) in where(findings(tmp_path, capsys))
+    # a SYCL translation helper no build names, reaching a CUDA header: another GPU language's code
+    write_tree(tmp_path, {"dev_tools/oneapi/trick/groups.hpp": "#include \"../../../backends/cuda/groups.cuh\"\n",
+                          "backends/cuda/groups.cuh": "#include <cooperative_groups.h>\n"})
+    assert not any(path.endswith("groups.cuh") for _code, path, _line in where(findings(tmp_path, capsys)))
 
 
 def test_hipify_config_value_is_checked(tmp_path, capsys):

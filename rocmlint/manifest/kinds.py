@@ -28,7 +28,10 @@ NVIDIA_PRODUCTS = ("tensorrt", "trt", "trtllm", "jetson")
 NVIDIA_LIBRARIES = ("cudnn",)
 NOT_ROCM_CODE_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:%s)(?:$|[^a-z])"
                                 % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS + NVIDIA_LIBRARIES))
-NOT_ROCM_BACKEND_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:%s)(?:$|[^a-z])" % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS))
+# C-family backends written in another GPU language: the HIP build never compiles them.
+OTHER_GPU_LANGUAGES = ("sycl", "oneapi", "dpcpp")
+NOT_ROCM_BACKEND_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:%s)(?:$|[^a-z])"
+                                   % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS + OTHER_GPU_LANGUAGES))
 _OTHER_PLATFORM_NAME = re.compile(
     r"(?i)(?:^|[^a-z])(?:cuda|cu\d{2,3}|nvidia|intel|%s"
     r"|cpu|mac|macos|darwin|windows|colab)(?:$|[^a-z])" % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS
