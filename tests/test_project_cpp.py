@@ -393,6 +393,22 @@ def test_code_named_for_an_nvidia_product_or_another_gpu_language_is_no_amd_code
     assert not any(path.endswith("groups.cuh") for _code, path, _line in where(findings(tmp_path, capsys)))
 
 
+def test_an_angle_include_searches_the_folders_cmake_adds_to_the_include_path(tmp_path, capsys):
+    """`#include <ops.cuh>` under `#if BUILD_CUDA` with `csrc` on the include path: the CUDA
+    header is reached only where the ROCm build never goes, not a translation unit of its own."""
+    write_tree(tmp_path, {
+        "CMakeLists.txt": "project(q LANGUAGES CXX HIP)\noption(BUILD_CUDA \"\" OFF)\n"
+                          "add_library(q csrc/api.cpp csrc/ops.hip)\n"
+                          "target_include_directories(q PUBLIC csrc ${ROCM_PATH}/include $<INSTALL_INTERFACE:include>)\n",
+        "csrc/api.cpp": "#if BUILD_CUDA\n#include <ops.cuh>\n#endif\n#if BUILD_HIP\n#include <ops_hip.cuh>\n#endif\n",
+        "csrc/ops.cuh": "#include <cublas_v2.h>\n",
+        "csrc/ops_hip.cuh": "#include <hipblas/hipblas.h>\n",
+        "csrc/ops.hip": "#include <ops_hip.cuh>\n"})
+    assert where(findings(tmp_path, capsys)) == set()
+    (tmp_path / "CMakeLists.txt").write_text("project(q LANGUAGES CXX HIP)\nadd_library(q csrc/api.cpp csrc/ops.hip)\n")
+    assert ("ROC303", "csrc/ops.cuh", 1) in where(findings(tmp_path, capsys))  # unresolved: its own unit
+
+
 def test_hipify_config_value_is_checked(tmp_path, capsys):
     (tmp_path / "pyproject.toml").write_text("[tool.rocmlint]\nhipify = \"sometimes\"\n")
     (tmp_path / "k.cu").write_text(HIPIFIED)

@@ -57,6 +57,8 @@ class BuildFacts:
     configured_unknown: dict[str, Evidence] = field(default_factory=dict)
     # header the build writes (below the build folder) -> the template it is written from
     generated_from: dict[str, str] = field(default_factory=dict)
+    # project folders the build files add to the include path (root-relative)
+    include_dirs: list[str] = field(default_factory=list)
     complete: bool = True  # False when a reader failed (warned): such facts are not cached
 
     def generated_header(self, header: str) -> Evidence | None:
@@ -175,6 +177,7 @@ def read_cmake_files(facts: BuildFacts, texts: dict[str, str], options: dict[str
     merge_build_facts(facts, cmake.uses, cmake.definitions, cmake.generated)
     merge_template_defines(facts, cmake.template_defines)
     facts.hip_build.extend(cmake.hip_build)
+    facts.include_dirs.extend(d for d in cmake.include_dirs if d not in facts.include_dirs)
     for output, template in cmake.generated_from.items():
         facts.generated_from.setdefault(output, template)
     for folder, why in cmake.dead_dirs.items():

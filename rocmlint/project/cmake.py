@@ -70,6 +70,8 @@ _KEYWORD = re.compile(r"^[A-Z][A-Z0-9_]+$")
 _VAR_REF = re.compile(r"\$\{([^${}]+)\}")
 # Commands whose paths are relative to the current folder (besides sources: ``_uses``).
 _FOLDER_COMMANDS = frozenset({"file", "add_subdirectory", "include"})
+_INCLUDE_DIR_COMMANDS = frozenset({"include_directories", "target_include_directories"})
+_INCLUDE_DIR_KEYWORDS = frozenset({"SYSTEM", "BEFORE", "AFTER", "INTERFACE", "PUBLIC", "PRIVATE"})
 _C_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _PLAIN_NAME = re.compile(r"\$\{(\w+)\}|(\w+)")
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][\w.+-]*")
@@ -112,6 +114,8 @@ class CMakeFacts:
     template_defines: dict[str, list[tuple[str | None, Cond, Evidence]]] = field(default_factory=dict)
     generated_from: dict[str, str] = field(default_factory=dict)  # header written -> its template
     hip_build: list[Evidence] = field(default_factory=list)  # commands that compile as HIP
+    # project folders named as include directories (what `#include <x.h>` searches)
+    include_dirs: list[str] = field(default_factory=list)
 
 
 _UNSET: list[Item] = []  # a macro parameter's name had no variable in the caller before the call
@@ -710,6 +714,8 @@ class Interpreter:
                     pass
                 finally:
                     self.depth -= 1
+        elif name in _INCLUDE_DIR_COMMANDS and cond.value is not False:
+            self._include_dirs(words[1:] if name.startswith("target_") else words, folder)
         elif name in self.functions and name not in ("if", "set"):
             self._call(name, args, scope, cond, where)
         if "hipify" in name or (name in _RUNS_PROGRAMS and cond.value is not False
@@ -727,6 +733,16 @@ class Interpreter:
         if name not in _NOT_A_USE and name not in self.functions:
             self._uses(name, args, cond, where, folder)
         return cond
+
+    def _include_dirs(self, words: list[str], folder: str) -> None:
+        """The project folders an include_directories() call adds (generator expressions and
+        paths through unknown variables are left out)."""
+        for word in words:
+            if word in _INCLUDE_DIR_KEYWORDS or "$" in word:
+                continue
+            path = _normpath(_strip_root(_resolve(word, folder)))
+            if path is not None and path not in self.facts.include_dirs:
+                self.facts.include_dirs.append(path)
 
     def _configure(self, template: str, scope: _Scope, cond: Cond, where: str) -> None:
         """The macros ``configure_file(template ...)`` writes, each with the value of the

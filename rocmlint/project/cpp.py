@@ -936,6 +936,8 @@ def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
     model.port_paths = port_paths(root, settings)
     if database is not None:
         model.include_dirs = [r for r in (model.rel(d) for d in database.include_dirs) if r is not None]
+    else:  # what `#include <x.h>` searches, as the CMake files set it
+        model.include_dirs = list(facts.include_dirs)
     model.inferred = _infer_rocm_macros(model)
     _solve(model)
     return model
