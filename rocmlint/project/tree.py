@@ -79,7 +79,7 @@ def named_for_other_platform(rel: str, compiled: bool = False) -> Evidence | Non
         stem = part.rsplit(".", 1)[0] if index == len(parts) - 1 else part
         if named.search(stem):
             where = "/".join(parts[: index + 1]) + ("/" if index < len(parts) - 1 else "")
-            return Evidence(f"`{where}` is named for a platform other than ROCm (another accelerator, an NVIDIA-only "
-                            f"product): the ROCm build never {'compiles' if compiled else 'runs'} it "
-                            "(weaker evidence: its name)", rel)
+            kinds = "another accelerator, an NVIDIA-only product" + (" or another GPU language" if compiled else "")
+            return Evidence(f"`{where}` is named for a platform other than ROCm ({kinds}): the ROCm build never "
+                            f"{'compiles' if compiled else 'runs'} it (weaker evidence: its name)", rel)
     return None
