@@ -42,6 +42,7 @@ def test_manifest_kinds_by_name(name, kind):
     ("backends/gaudi/server/requirements.txt", True), ("requirements/xpu.txt", True),
     ("requirements-rocm.txt", False), ("requirements.txt", False), ("requirements-dev.txt", False),
     ("cuda/requirements-rocm.txt", False), ("examples/requirements_colab.txt", True),
+    ("requirements_macos_amd64.txt", True), ("requirements_amd.txt", False),  # amd64 is the CPU
 ])
 def test_files_named_for_another_platform(path, other):
     assert named_for_another_platform(path) is other

@@ -36,7 +36,7 @@ _OTHER_PLATFORM_NAME = re.compile(
     r"(?i)(?:^|[^a-z])(?:cuda|cu\d{2,3}|nvidia|intel|%s"
     r"|cpu|mac|macos|darwin|windows|colab)(?:$|[^a-z])" % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS
                                                                    + NVIDIA_LIBRARIES))
-_ROCM_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:rocm|amd|hip|mi\d{3}x?)(?:$|[^a-z])")
+_ROCM_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:rocm|amd(?!64)|hip|mi\d{3}x?)(?:$|[^a-z])")  # amd64: the CPU
 
 
 def manifest_kind(path: str | os.PathLike[str]) -> str | None:
