@@ -174,12 +174,8 @@ def read_cmake_files(facts: BuildFacts, texts: dict[str, str], options: dict[str
     from .cmake import read
 
     cmake = read(texts, options, templates, facts.port)
-    merge_build_facts(facts, cmake.uses, cmake.definitions, cmake.generated)
-    merge_template_defines(facts, cmake.template_defines)
-    facts.hip_build.extend(cmake.hip_build)
+    _merge_reader_facts(facts, cmake)
     facts.include_dirs.extend(d for d in cmake.include_dirs if d not in facts.include_dirs)
-    for output, template in cmake.generated_from.items():
-        facts.generated_from.setdefault(output, template)
     for folder, why in cmake.dead_dirs.items():
         facts.nvidia_dirs.setdefault(folder, why)
     for folder, why in cmake.hipify_dirs.items():
@@ -192,11 +188,16 @@ def read_meson_files(facts: BuildFacts, texts: dict[str, str], options: dict[str
     """The project's meson.build files (``meson.read``)."""
     from .meson import read
 
-    meson = read(texts, options, templates, facts.port)
-    merge_build_facts(facts, meson.uses, meson.definitions, meson.generated)
-    merge_template_defines(facts, meson.template_defines)
-    facts.hip_build.extend(meson.hip_build)
-    for output, template in meson.generated_from.items():
+    _merge_reader_facts(facts, read(texts, options, templates, facts.port))
+
+
+def _merge_reader_facts(facts: BuildFacts, found) -> None:
+    """What a CMake or meson reading found (its ``uses``, ``definitions``, ``generated``,
+    ``template_defines``, ``hip_build``, ``generated_from``), merged into ``facts``."""
+    merge_build_facts(facts, found.uses, found.definitions, found.generated)
+    merge_template_defines(facts, found.template_defines)
+    facts.hip_build.extend(found.hip_build)
+    for output, template in found.generated_from.items():
         facts.generated_from.setdefault(output, template)
 
 

@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from ..evidence import KIND_BUILD_FILE, Evidence
-from .conditions import TRUE, Cond, SourceUse, and3, describe, or3
+from .conditions import MAX_HIP_BUILD_EVIDENCE, TRUE, Cond, SourceUse, and3, branch_taken, describe, or3
 from ..cpp.platform_names import value_by_name
 from .templates import substitute, template_lines
 
@@ -83,7 +83,6 @@ _BUILTIN = {"UNIX": "1", "LINUX": "1", "WIN32": "", "APPLE": "", "MSVC": "", "MS
             # what find_package(hip) and the HIP language set on an AMD machine
             "HIP_PLATFORM": "amd", "CMAKE_HIP_PLATFORM": "amd", "HIP_COMPILER": "clang", "HIP_RUNTIME": "rocclr",
             "CMAKE_HIP_COMPILER_ID": "Clang"}
-MAX_HIP_BUILD_EVIDENCE = 3
 _HIP_LANGUAGE_COMMANDS = ("enable_language(", "project(", "set_source_files_properties(", "hip_add_")
 # Words of a command that compile for AMD as HIP (a HIP build, design §2e): the HIP language,
 # hipcc or amdclang++ as the compiler, HIP's device target, .hip sources, hipify.
@@ -341,12 +340,6 @@ def _read_from_disk(statements: list) -> set[str]:
     return names
 
 
-def _taken(platform: str, port: bool) -> bool:
-    """Whether the AMD build takes a branch doing this platform's work: HIP's always, CUDA's
-    in a port (the CUDA build compiled by hipcc), another vendor's never."""
-    return platform == "hip" or (port and platform == "cuda")
-
-
 def _learn(statements: list, rel: str, learned: _Learned, port: bool = False) -> None:
     for st in statements:
         if not isinstance(st, _Block):
@@ -360,10 +353,10 @@ def _learn(statements: list, rel: str, learned: _Learned, port: bool = False) ->
                     continue
                 platform = _platform_of(body)
                 if platform is not None and head.name in ("if", "elseif"):
-                    _learn_condition(head, _taken(platform, port), rel, learned)
+                    _learn_condition(head, branch_taken(platform, port), rel, learned)
                 elif platform in ("hip", "cuda") and head.name == "else" and len(st.branches) == 2 and \
                         not _holds_platform_choice(st.branches[0][1]):
-                    _learn_condition(st.branches[0][0], not _taken(platform, port), rel, learned)
+                    _learn_condition(st.branches[0][0], not branch_taken(platform, port), rel, learned)
         for _head, body in st.branches:
             _learn(body, rel, learned, port)
 

@@ -39,6 +39,14 @@ class Cond:
 
 
 TRUE = Cond(True)
+# Pieces of HIP-build evidence a reader keeps (the mode line shows the first ones)
+MAX_HIP_BUILD_EVIDENCE = 3
+
+
+def branch_taken(platform: str, port: bool) -> bool:
+    """Whether the AMD build takes a branch doing this platform's work: HIP's always, CUDA's
+    in a port (the CUDA build compiled by hipcc), another vendor's never."""
+    return platform == "hip" or (port and platform == "cuda")
 # The glob kind of a source named below a folder known only at run time (``base / "csrc" /
 # "x.cu"`` in a build helper): it stands for every project file whose path ends so.
 SUFFIX = "SUFFIX"

@@ -28,6 +28,7 @@ from ..cpp.preprocessor import (
 from ..evidence import KIND_BUILD_FILE, KIND_BY_NAME, KIND_COMPILE_DB, KIND_GATE_MACRO, KIND_HIP_TWIN, KIND_NVIDIA_MACRO, \
     KIND_ONLY_FROM_NVIDIA_FILE, KIND_PORT_PATH, KIND_ROCM_MACRO
 from . import Evidence, Verdict, digest
+from .conditions import MAX_HIP_BUILD_EVIDENCE
 from .buildfiles import (
     BuildFacts,
     BuildFileError,
@@ -805,7 +806,7 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
         _guarded_read(facts, "Makefile", lambda: read_makefiles(facts, makefiles))
     read_autoconf_templates(facts, templates)
     for folder, why in facts.hipify_dirs.items():  # hipify (CMake, setup.py, a torch extension)
-        if len(facts.hip_build) < 3:
+        if len(facts.hip_build) < MAX_HIP_BUILD_EVIDENCE:
             facts.hip_build.append(Evidence(f"{why.what} (a HIP build of {folder or 'the project'})", why.where,
                                             KIND_BUILD_FILE))
     return facts
@@ -1448,19 +1449,25 @@ def _shim_shape(params: tuple[str, ...], body: str) -> tuple[int, str]:
     return len(params), " ".join(renamed.split())
 
 
+def _agreed_macro(model: CppModel, name: str, defs: list) -> Shim | None:
+    """The function-like macro every definition the AMD build may see defines, each certain
+    and all of one shape (a vendored second copy of the project, or the same shim in two
+    headers, is still that macro); dead ones don't count. None otherwise."""
+    seen = [d for d in defs if d.reach is not False and model.reach.get(d.rel, Verdict(None)).value is not False]
+    if not seen or any(d.reach is not True or d.kind != "define" or d.params is None for d in seen):
+        return None
+    if len({_shim_shape(d.params or (), d.body) for d in seen}) != 1:
+        return None
+    d = seen[0]
+    return Shim(name, d.params or (), d.body, f"{d.rel}:{d.line + 1}")
+
+
 def _collect_shims(model: CppModel) -> None:
     shims: dict[str, Shim] = {}
     for name, defs in model.defs.items():
-        if not name.startswith("__"):
-            continue
-        # Every definition the AMD build may see must agree (a vendored second copy of the
-        # project, or the same shim in two headers, is still that shim); dead ones don't count.
-        seen = [d for d in defs if d.reach is not False and model.reach.get(d.rel, Verdict(None)).value is not False]
-        live = [d for d in seen if d.kind == "define" and d.params is not None and d.reach is True]
-        shapes = {_shim_shape(d.params or (), d.body) for d in seen if d.kind == "define" and d.params is not None}
-        if live and len(live) == len(seen) and len(shapes) == 1:
-            d = live[0]
-            shims[name] = Shim(name, d.params or (), d.body, f"{d.rel}:{d.line + 1}")
+        shim = _agreed_macro(model, name, defs) if name.startswith("__") else None
+        if shim is not None:
+            shims[name] = shim
     model.shims = shims
 
 
@@ -1470,16 +1477,10 @@ def _collect_droppers(model: CppModel) -> None:
     (``#if HIP: #define SEL(a, b) a``) whose other argument holds the CUDA code."""
     droppers: dict[str, Shim] = {}
     for name, defs in model.defs.items():
-        functions = [d for d in defs if d.kind == "define" and d.params]
-        if not functions or not any(d.reach is True for d in functions):
-            continue
-        seen = [d for d in defs if d.reach is not False and model.reach.get(d.rel, Verdict(None)).value is not False]
-        if any(d.reach is not True or d.kind != "define" or not d.params for d in seen):
-            continue
-        if len({_shim_shape(d.params or (), d.body) for d in seen}) != 1:
-            continue
-        d = seen[0]
-        shim = Shim(name, d.params or (), d.body, f"{d.rel}:{d.line + 1}")
-        if any(shim.drops(i) for i in range(len(shim.params))) and not shim.params[-1].endswith("..."):
+        if not any(d.kind == "define" and d.params for d in defs):
+            continue  # no function-like macro with arguments (most names): nothing to drop
+        shim = _agreed_macro(model, name, defs)
+        if shim is not None and shim.params and not shim.params[-1].endswith("...") \
+                and any(shim.drops(i) for i in range(len(shim.params))):
             droppers[name] = shim
     model.droppers = droppers

@@ -103,7 +103,7 @@ class _Makefile:
         found: Evidence | None = None
         named = self._named_sources()
         for number, targets, prerequisites, recipe in self.rules:
-            command = next((self.expand(r).lstrip("@-+ ") for r in recipe if _HIP_COMPILER.search(self.expand(r))),
+            command = next((line.lstrip("@-+ ") for line in map(self.expand, recipe) if _HIP_COMPILER.search(line)),
                            None)
             if command is None:
                 continue
@@ -113,8 +113,7 @@ class _Makefile:
             expanded = self.expand(prerequisites)
             sources = [w for m in _WILDCARD.finditer(expanded) for w in m.group(1).split()] + \
                 _SOURCE.findall(_WILDCARD.sub("", expanded))
-            pattern = re.fullmatch(r"%(\.\w+)", self.expand(prerequisites).split()[0]) \
-                if prerequisites.strip() else None
+            pattern = re.fullmatch(r"%(\.\w+)", expanded.split()[0]) if expanded.strip() else None
             if pattern is not None:  # %.o: %.cu: every such source the Makefile names
                 sources = [s for s in named if s.endswith(pattern.group(1))]
                 sources += [o[:-2] + pattern.group(1) for o in _OBJECT.findall(self.expand(" ".join(

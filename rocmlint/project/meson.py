@@ -15,7 +15,7 @@ from typing import Any
 
 from ..evidence import KIND_BUILD_FILE, Evidence
 from .cmake import _names_platform
-from .conditions import TRUE, Cond, SourceUse, and3, describe, or3
+from .conditions import MAX_HIP_BUILD_EVIDENCE, TRUE, Cond, SourceUse, and3, branch_taken, describe, or3
 from .templates import template_lines
 
 _SOURCE = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx|h|hpp|inc)$")
@@ -101,7 +101,7 @@ class _Reader:
             block = self.program(rel)
             if block is not None:
                 self._learn(block)
-                if len(self.facts.hip_build) < 3:
+                if len(self.facts.hip_build) < MAX_HIP_BUILD_EVIDENCE:
                     found = next((w for w in _strings(block) if _HIP_BUILD.search(w)), None)
                     if found is not None:
                         self.facts.hip_build.append(Evidence(f"meson names '{found}'", rel,
@@ -118,8 +118,7 @@ class _Reader:
                     option = _selector_of(branch.condition)
                     if platform is not None and option is not None:
                         name, negated = option
-                        taken = platform == "hip" or (self.port and platform == "cuda")
-                        self.learned.setdefault(name, set()).add(taken != negated)
+                        self.learned.setdefault(name, set()).add(branch_taken(platform, self.port) != negated)
                     self._learn(branch.block)
                 if type(line.elseblock).__name__ == "ElseNode":
                     self._learn(line.elseblock.block)

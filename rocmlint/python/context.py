@@ -300,7 +300,13 @@ class PythonContext(FileContext):
 
     def _settled_definition(self, name: str) -> bool:
         """A visible definition of ``name`` returns one constant (``gates.returns_one_constant``):
-        this file's module level, else the project's."""
+        this file's module level, else the project's (memoised per name)."""
+        key = ("settled", name)
+        if key not in self.cache:
+            self.cache[key] = self._read_settled(name)
+        return self.cache[key]
+
+    def _read_settled(self, name: str) -> bool:
         from .gates import returns_one_constant
 
         own = [stmt for stmt in self.tree.body if getattr(stmt, "name", None) == name or (
