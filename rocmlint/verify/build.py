@@ -26,15 +26,21 @@ class BuildResult:
     message: str | None = None      # the compiler's errors, or why only assembly was built
 
 
-def _call(argv: list[str], timeout: float) -> tuple[int, str]:
+def call_tool(argv: list[str], timeout: float) -> tuple[int, str, str]:
+    """Status, stdout and stderr of a tool; 124 / 127 with a message when it times out / cannot run."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True, errors="replace",
                               timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        return 124, f"timed out after {timeout:.0f} s: {' '.join(argv[:2])} ..."
+        return 124, "", f"timed out after {timeout:.0f} s: {' '.join(argv[:2])} ..."
     except OSError as exc:
-        return 127, f"cannot run {argv[0]}: {exc.strerror}"
-    return done.returncode, (done.stderr or "") + (done.stdout or "")
+        return 127, "", f"cannot run {argv[0]}: {exc.strerror}"
+    return done.returncode, done.stdout or "", done.stderr or ""
+
+
+def _call(argv: list[str], timeout: float) -> tuple[int, str]:
+    status, output, errors = call_tool(argv, timeout)
+    return status, errors + output
 
 
 def compiler_message(output: str) -> str:

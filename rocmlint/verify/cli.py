@@ -23,10 +23,9 @@ from ..runner import usable_cpus
 from .core import (NO_NVCC, skipped_builds, verify_cuda, verify_cuda_files, verify_files,
                    verify_reference)
 from .cuda import cuda_setup
-from .executor import DEFAULT_TIME_LIMIT_S, Program
 from .report import EXIT_NO_TOOLCHAIN, exit_code, render_json, render_text
 from .targets import invalid_targets, probe_gpus, resolve_targets
-from .toolchain import HOST_COMPILER_HINT, find_host_compiler, find_toolchain
+from .toolchain import DEFAULT_TIME_LIMIT_S, HOST_COMPILER_HINT, find_host_compiler, find_toolchain
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,6 +120,7 @@ def _user_sources(args, resolver: ConfigResolver) -> tuple[list[tuple[Path, str,
 
 def _run_programs(args: argparse.Namespace, output_format: str) -> int:
     from . import run_command
+    from .executor import Program
 
     if args.cuda or args.offload_arch:
         return _fail("--run takes neither --cuda nor --offload-arch: it runs on this CPU")

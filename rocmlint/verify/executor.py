@@ -21,19 +21,19 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..reference import package_folder
-from .build import compiler_message
+from ..source import write_replacing
+from .build import BUILD_TIMEOUT_S, compiler_message
+from .build import call_tool as _call
 from .launch_syntax import LaunchSyntaxError, rewrite_launches
-from .toolchain import HostCompiler
+from .toolchain import DEFAULT_TIME_LIMIT_S, HostCompiler
 
 WAVE_SIZES = (64, 32)
 EXIT_STOPPED = 70                  # rocmlint_exec::kExitStopped: the executor stopped the program
 STOP_PREFIX = "rocmlint executor: "
-DEFAULT_TIME_LIMIT_S = 60.0
-BUILD_TIMEOUT_S = 300
 CACHE_ENTRIES = {"*.exe": 200, "*.pch": 8}   # the most recently used kept, per kind
 CACHE_FORMAT = "1"
 # -O1: the run is dominated by lane switches, not by the kernel's code (benchmarks/executor_speed.py).
@@ -82,7 +82,6 @@ class RunResult:
     build_seconds: float = 0.0
     run_seconds: float = 0.0
     cached_build: bool = False
-    notes: list[str] = field(default_factory=list)
 
 
 def default_cache_dir() -> Path:
@@ -99,17 +98,6 @@ def _digest_folder(folder: Path) -> str:
         if path.is_file():
             digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
-
-
-def _call(argv: list[str], timeout: float) -> tuple[int, str, str]:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return 124, "", f"timed out after {timeout:.0f} s: {argv[0]}"
-    except OSError as exc:
-        return 127, "", f"cannot run {argv[0]}: {exc.strerror}"
-    return done.returncode, done.stdout or "", done.stderr or ""
 
 
 def program_text(preprocessed: str, header_folder: Path) -> str:
@@ -158,6 +146,12 @@ class Executor:
         self.time_limit_s = time_limit_s
         self.header_folder = executor_dir()
         self._header_digest = _digest_folder(self.header_folder)
+        self._plain_prelude = ["-include", str(self.header_folder / PRELUDE)]
+        clang = os.path.realpath(compiler.clang)
+        try:
+            self._compiler_id = f"{clang}\0{os.stat(clang).st_mtime_ns}"
+        except OSError:
+            self._compiler_id = f"{clang}\0?"
         self._precompiled: dict[str, Path | None] = {}
         self._lock = threading.Lock()
 
@@ -168,13 +162,12 @@ class Executor:
     def _prelude(self, flags: list[str], wave: int) -> list[str]:
         """The prelude as a precompiled header built once per flags and wave size (in the cache,
         else in the scratch folder), or as a plain include where that fails."""
-        plain = ["-include", str(self.header_folder / PRELUDE)]
         key = self._cache_key(flags, "prelude", wave)
         with self._lock:
             if key not in self._precompiled:
                 self._precompiled[key] = self._build_prelude(flags, wave, key)
             built = self._precompiled[key]
-        return ["-include-pch", str(built)] if built is not None else plain
+        return ["-include-pch", str(built)] if built is not None else self._plain_prelude
 
     def _build_prelude(self, flags: list[str], wave: int, key: str) -> Path | None:
         folder = self.cache_dir or self.workdir
@@ -225,8 +218,8 @@ class Executor:
         flags = self._base_flags(program, program.path.resolve().parent)
         texts: dict[int, str] = {}
         for wave in waves:
-            status, output, errors = _call([self.compiler.clang, *flags, *OPTIMIZE_FLAGS, "-include",
-                                            str(self.header_folder / PRELUDE), f"-DROCMLINT_WAVE_SIZE={wave}", "-E",
+            status, output, errors = _call([self.compiler.clang, *flags, *OPTIMIZE_FLAGS, *self._plain_prelude,
+                                            f"-DROCMLINT_WAVE_SIZE={wave}", "-E",
                                             "-x", "c++", str(source)], BUILD_TIMEOUT_S)
             if status != 0:
                 message = _with_notes(errors + output, text)
@@ -248,12 +241,7 @@ class Executor:
 
     def _cache_key(self, flags: list[str], text: str, wave: int | None) -> str:
         digest = hashlib.sha256()
-        clang = os.path.realpath(self.compiler.clang)
-        try:
-            stamp = str(os.stat(clang).st_mtime_ns)
-        except OSError:
-            stamp = "?"
-        for part in (CACHE_FORMAT, clang, stamp, self._header_digest, " ".join(flags), " ".join(OPTIMIZE_FLAGS),
+        for part in (CACHE_FORMAT, self._compiler_id, self._header_digest, " ".join(flags), " ".join(OPTIMIZE_FLAGS),
                      str(wave), text):
             digest.update(part.encode("utf-8", "replace") + b"\0")
         return digest.hexdigest()[:40]
@@ -272,7 +260,7 @@ class Executor:
         if status != 0 and prelude[0] == "-include-pch" and _UNUSABLE_PCH.search(errors):
             # Stale or damaged (a header it was built from changed, a disk error): build without it.
             Path(prelude[1]).unlink(missing_ok=True)
-            status, output, errors = _call([*compile, "-include", str(self.header_folder / PRELUDE)], BUILD_TIMEOUT_S)
+            status, output, errors = _call([*compile, *self._plain_prelude], BUILD_TIMEOUT_S)
         if status != 0:
             return Build(None, _with_notes(errors + output, text))
         link = [self.compiler.clang, str(obj), "-o", str(executable)]
@@ -300,11 +288,8 @@ class Executor:
         """Copies a new binary into the cache (atomically), drops the least recently used."""
         try:
             cached.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=cached.parent, suffix=".part")
-            with os.fdopen(handle, "wb") as out:
-                out.write(executable.read_bytes())
-            os.chmod(temporary, 0o755)
-            os.replace(temporary, cached)
+            write_replacing(cached, lambda out: out.write(executable.read_bytes()), binary=True, mode=0o755,
+                            suffix=".part")
             _prune(cached.parent)
         except OSError:
             return executable  # an unwritable cache only costs the next run a build

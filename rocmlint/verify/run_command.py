@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from ..reference import ReferenceKernel
-from .executor import Executor, Program, default_cache_dir
+from .executor import WAVE_SIZES, Executor, Program, default_cache_dir
 from .report import EXIT_FAILED
 from .run_programs import RunRow, run_files, run_reference
 from .run_report import exit_code, render_json, render_text
@@ -23,12 +23,12 @@ ARCH_BY_WAVE = {64: "gfx942", 32: "gfx1100"}
 def parse_waves(text: str | None) -> tuple[int, ...] | None:
     """``64``, ``32`` or ``64,32`` (the default: both); None when malformed."""
     if not text:
-        return (64, 32)
+        return WAVE_SIZES
     try:
         waves = tuple(dict.fromkeys(int(part) for part in text.split(",") if part.strip()))
     except ValueError:
         return None
-    return waves if waves and all(wave in (64, 32) for wave in waves) else None
+    return waves if waves and all(wave in WAVE_SIZES for wave in waves) else None
 
 
 def _header(compiler: HostCompiler, waves: tuple[int, ...], time_limit: float) -> list[str]:

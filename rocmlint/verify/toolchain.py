@@ -26,6 +26,7 @@ MISSING_TOOLCHAIN_HINT = (
     f"(a clang++-N with N >= {MIN_CLANG_MAJOR} on PATH plus the HIP headers)"
 )
 PROBE_TIMEOUT_S = 20
+DEFAULT_TIME_LIMIT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,15 @@ def _system_clangs(env: dict[str, str]) -> list[str]:
     return sorted(found, key=lambda path: -found[path])
 
 
+def _recent_clang_major(clang: str, rejected: list[str]) -> int | None:
+    """The clang's major version when recent enough, else None with the reason added to ``rejected``."""
+    major = clang_major(clang)
+    if major is None or major < MIN_CLANG_MAJOR:
+        rejected.append(f"{clang} (clang {major or '?'}: need {MIN_CLANG_MAJOR} or newer)")
+        return None
+    return major
+
+
 def find_toolchain(env: dict[str, str] | None = None) -> Discovery:
     env = dict(os.environ if env is None else env)
     rejected: list[str] = []
@@ -191,9 +201,8 @@ def find_toolchain(env: dict[str, str] | None = None) -> Discovery:
 
     hip_roots = [root for root in [*roots, *SYSTEM_HIP_ROOTS] if _has_hip_headers(root)]
     for clang in _system_clangs(env):
-        major = clang_major(clang)
-        if major is None or major < MIN_CLANG_MAJOR:
-            rejected.append(f"{clang} (clang {major or '?'}: need {MIN_CLANG_MAJOR} or newer)")
+        major = _recent_clang_major(clang, rejected)
+        if major is None:
             continue
         if not hip_roots:
             rejected.append(f"{clang} (no HIP headers: install libamdhip64-dev)")
@@ -227,9 +236,8 @@ def find_host_compiler(env: dict[str, str] | None = None) -> tuple[HostCompiler 
     rejected: list[str] = []
     candidates = [clang for root in rocm_roots(env) if (clang := _rocm_clang(root))] + _system_clangs(env)
     for clang in candidates:
-        major = clang_major(clang)
-        if major is None or major < MIN_CLANG_MAJOR:
-            rejected.append(f"{clang} (clang {major or '?'}: need {MIN_CLANG_MAJOR} or newer)")
+        major = _recent_clang_major(clang, rejected)
+        if major is None:
             continue
         readelf = _readelf_beside(clang, env) or shutil.which("readelf", path=env.get("PATH"))
         return HostCompiler(clang, major, readelf), rejected
