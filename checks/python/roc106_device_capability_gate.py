@@ -3,8 +3,9 @@ from __future__ import annotations
 import ast
 
 from rocmlint.model import Applicability
-from rocmlint.python.capability import is_capability_call, judge
+from rocmlint.python.capability import gpu_names, is_capability_call, judge
 from rocmlint.python.flow import value_sites
+from rocmlint.python.switched import nvidia_feature, switched_code, tuning_only
 from rocmlint.rule import Rule
 
 # Expressions a capability tuple passes through before it is compared.
@@ -13,6 +14,9 @@ _CARRIERS = (ast.Subscript, ast.BinOp, ast.Tuple)
 
 UNKNOWN_MESSAGE = ("feature gated on `get_device_capability()` against `{other}`, which rocmlint cannot evaluate: "
                    "ROCm reports GCN/RDNA arch numbers (MI300X is (9, 4)); check what the comparison means there")
+
+FEATURE_MESSAGE = ("`get_device_capability()` gate turns on NVIDIA-only `{feature}` on {gpus}: ROCm reports "
+                   "GCN/RDNA arch numbers; test the feature or the platform instead")
 
 _CAPABILITY = ast.Call(func=ast.Name(id="get_device_capability", ctx=ast.Load()), args=[], keywords=[])
 
@@ -102,19 +106,37 @@ class DeviceCapabilityGate(Rule):
             call_path = path[:-1]
             if _climb_value(call_path) is None:
                 continue  # part of a cache key or an index: a lookup, whatever its readers do
-            verdicts = [self._compared(ctx, site) for site in self._sites(ctx, call_path)]
-            judged = [v for v in verdicts if v is not None]
+            judged = []
+            for site in self._sites(ctx, call_path):
+                verdict = self._compared(ctx, site)
+                if verdict is not None:
+                    climbed = _climb_value(site) or site
+                    judged.append((verdict, switched_code(ctx, climbed[:-1])))
+            # A gate that only picks tuning values, log text or Triton's environment is at
+            # worst slower on AMD: what it switches decides, not the number it compares.
+            judged = [(v, switches) for v, switches in judged if not tuning_only(switches)]
             if not judged:
                 continue
-            unknown = [v for v in judged if isinstance(v, str)]
+            unknown = [v for v, _ in judged if isinstance(v, str)]
             if unknown:  # a gate against a value the AMD table cannot evaluate
                 ctx.report(ctx.span_of(call_path[-1]), UNKNOWN_MESSAGE.format(other=unknown[0]))
                 continue
-            wrong = [j for j in judged if j is not True and j.wrong]
+            wrong = [(v, switches) for v, switches in judged if v.wrong]
             if wrong:
+                feature = nvidia_feature([n for _, sw in wrong for s in sw for n in (*s.on, *s.off)], ctx.source_of)
+                switching = f" (it switches `{feature}`)" if feature else ""
                 ctx.report(ctx.span_of(call_path[-1]), "`get_device_capability()` comparison "
-                           + "; ".join(dict.fromkeys(j.describe() for j in wrong))
+                           + "; ".join(dict.fromkeys(v.describe() for v, _ in wrong)) + switching
                            + ": ROCm reports GCN/RDNA arch numbers; test the feature instead")
+                continue
+            # A number that looks right (`[0] >= 8` for bf16) still turns on an NVIDIA-only
+            # feature wherever an AMD GPU takes that side.
+            for verdict, switches in judged:
+                feature = nvidia_feature([n for s in switches for n in s.on], ctx.source_of)
+                if feature and verdict.true_on:
+                    ctx.report(ctx.span_of(call_path[-1]), FEATURE_MESSAGE.format(
+                        feature=feature, gpus=gpu_names(verdict.true_on)))
+                    break
 
     @staticmethod
     def _sites(ctx, call_path) -> list[list]:

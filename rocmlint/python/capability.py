@@ -58,10 +58,14 @@ class Judgement:
     wrong: tuple[Gpu, ...]  # AMD GPUs that get the wrong answer
     nvidia_only: bool  # True on no AMD GPU by intent: the guarded code is NVIDIA-only
     amd_intent: bool | None = None  # its intended value on every AMD GPU (an NVIDIA architecture test)
+    true_on: tuple[Gpu, ...] = ()  # AMD GPUs where the comparison is True
 
     def describe(self) -> str:
-        names = "every AMD GPU" if len(self.wrong) == len(AMD_GPUS) else ", ".join(g.name for g in self.wrong)
-        return f"tests {self.feature} but is wrong on {names}"
+        return f"tests {self.feature} but is wrong on {gpu_names(self.wrong)}"
+
+
+def gpu_names(gpus: tuple[Gpu, ...]) -> str:
+    return "every AMD GPU" if len(gpus) == len(AMD_GPUS) else ", ".join(g.name for g in gpus)
 
 
 def is_capability_call(node: ast.AST) -> bool:
@@ -133,18 +137,20 @@ def judge(compare: ast.AST, resolve: Resolver) -> Judgement | None:
         on_amd = {g: bool(evaluate(compare, g.capability, resolve)) for g in AMD_GPUS}
     except (Unknown, TypeError, ValueError, ZeroDivisionError):
         return None
+    true_on = tuple(g for g in AMD_GPUS if on_amd[g])
     if len(set(on_nvidia.values())) == 1:
-        return Judgement("nothing", (), nvidia_only=False)  # the same answer on every GPU
+        return Judgement("nothing", (), nvidia_only=False, true_on=true_on)  # the same answer on every GPU
     # The feature is what newer GPUs have: the side of the comparison without SM 7.0.
     positive = not on_nvidia[NVIDIA_CAPABILITIES[0]]
     selected = frozenset(c for c, v in on_nvidia.items() if v == positive)
     for name, sms, has in GENERIC_FEATURES:
         if selected == sms:
             wrong = tuple(g for g in AMD_GPUS if on_amd[g] != (has(g) == positive))
-            return Judgement(name, wrong, nvidia_only=False)
+            return Judgement(name, wrong, nvidia_only=False, true_on=true_on)
     ordered = sorted(selected)
     newer = [c for c in NVIDIA_CAPABILITIES if c >= ordered[0]]
     versions = (f"{ordered[0][0]}.{ordered[0][1]}+" if ordered == newer and len(ordered) > 1
                 else ", ".join(f"{c[0]}.{c[1]}" for c in ordered))
     wrong = tuple(g for g in AMD_GPUS if on_amd[g] == positive)  # no AMD GPU has an SM feature
-    return Judgement(f"an NVIDIA architecture (SM {versions})", wrong, nvidia_only=positive, amd_intent=not positive)
+    return Judgement(f"an NVIDIA architecture (SM {versions})", wrong, nvidia_only=positive, amd_intent=not positive,
+                     true_on=true_on)
