@@ -123,7 +123,7 @@ class DeviceCapabilityGate(Rule):
                 continue
             wrong = [(v, switches) for v, switches in judged if v.wrong]
             if wrong:
-                feature = nvidia_feature([n for _, sw in wrong for s in sw for n in (*s.on, *s.off)], ctx.source_of)
+                feature = nvidia_feature([n for _, sw in wrong for s in sw for n in (*s.on, *s.off)])
                 switching = f" (it switches `{feature}`)" if feature else ""
                 ctx.report(ctx.span_of(call_path[-1]), "`get_device_capability()` comparison "
                            + "; ".join(dict.fromkeys(v.describe() for v, _ in wrong)) + switching
@@ -132,7 +132,7 @@ class DeviceCapabilityGate(Rule):
             # A number that looks right (`[0] >= 8` for bf16) still turns on an NVIDIA-only
             # feature wherever an AMD GPU takes that side.
             for verdict, switches in judged:
-                feature = nvidia_feature([n for s in switches for n in s.on], ctx.source_of)
+                feature = nvidia_feature([n for s in switches for n in s.on])
                 if feature and verdict.true_on:
                     ctx.report(ctx.span_of(call_path[-1]), FEATURE_MESSAGE.format(
                         feature=feature, gpus=gpu_names(verdict.true_on)))

@@ -73,12 +73,16 @@ def tuning_only(switches: list[Switch]) -> bool:
     return bool(switches) and all(_tuning(node) for s in switches for node in (*s.on, *s.off))
 
 
-def nvidia_feature(nodes, source_of) -> str | None:
-    """The first NVIDIA-only feature the code names (in identifiers and strings)."""
+def nvidia_feature(nodes) -> str | None:
+    """The first NVIDIA-only feature the code names in its identifiers (what it calls, reads or
+    sets; a skip's or a log's text says nothing it does)."""
     for node in nodes:
-        m = NVIDIA_FEATURE.search(source_of(node))
-        if m:
-            return m.group(1)
+        for inner in ast.walk(node):
+            word = inner.id if isinstance(inner, ast.Name) else inner.attr if isinstance(inner, ast.Attribute) \
+                else inner.arg if isinstance(inner, ast.keyword) else None
+            m = NVIDIA_FEATURE.search(word) if word else None
+            if m:
+                return m.group(1)
     return None
 
 
