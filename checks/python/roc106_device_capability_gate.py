@@ -41,7 +41,17 @@ class DeviceCapabilityGate(Rule):
     evaluate (`>= self.min_capability`) is still a gate written in SM numbers, so it is
     reported with a message saying what it is compared with. Comparisons the ROCm build never
     runs are quiet, whatever decides it: `torch.version.hip`, a project's platform variable
-    (`if DEVICE_TYPE == "cuda":`), a helper that returns early on ROCm, a device-name test.
+    (`if DEVICE_TYPE == "cuda":`, computed even when a user's environment override may force
+    "cuda"), Triton's active backend (`IS_NVIDIA = ...get_current_target().backend == "cuda"`),
+    the device's `gcnArchName`, a helper that returns early on ROCm, a device-name test, or a
+    back end that needs nvcc or `CUDA_HOME` (`is_available()` false on ROCm).
+
+    What the gate switches decides too. A gate whose sides only choose tuning values (tile and
+    block sizes, stages, warps, Triton configs), log text or Triton's environment is quiet: on
+    AMD it is at worst slower. A gate whose taken side names an NVIDIA-only feature (TMA,
+    wgmma/tcgen05, cluster launch, async copies, FlashAttention-3, Hopper/Blackwell kernels) is
+    reported on the AMD GPUs that take that side, even when the number looks right
+    (`x.is_cuda and get_device_capability()[0] >= 8` picking an Ampere async-copy kernel).
 
     ## Why is this bad?
     On ROCm the "capability" is the GCN architecture number, not an SM version: MI300X
@@ -83,6 +93,9 @@ class DeviceCapabilityGate(Rule):
         "if DEVICE == 'cuda' and torch.cuda.get_device_capability() >= (9, 0):\n    enable_wgmma()\n",
         "import torch\n_plans = {}\n\n\ndef plan(shape):\n    key = (shape, torch.cuda.get_device_capability())\n"
         "    if key not in _plans:\n        _plans[key] = build(shape)\n    return _plans[key]\n",
+        "import torch\nif torch.cuda.get_device_capability()[0] >= 9:\n    num_stages = 4\nelse:\n    num_stages = 2\n",
+        "import torch\nimport triton\nIS_NVIDIA = triton.runtime.driver.active.get_current_target().backend == 'cuda'\n"
+        "if IS_NVIDIA and torch.cuda.get_device_capability() >= (9, 0):\n    enable_tma()\n",
     )
     invalid = (
         "import torch\nif torch.cuda.get_device_capability() >= (9, 0):\n    enable_wgmma()\n",
@@ -92,6 +105,8 @@ class DeviceCapabilityGate(Rule):
         "import torch\ncap = (0, 0)\nif torch.cuda.is_available():\n    cap = torch.cuda.get_device_capability()\n"
         "needs_sm90 = pytest.mark.skipif(cap < (9, 0), reason='wgmma')\n",
         "import torch\n\n\ndef usable(kernel):\n    return torch.cuda.get_device_capability() >= kernel.min_capability\n",
+        "import torch\n\n\ndef copy(x):\n    if x.is_cuda and torch.cuda.get_device_capability()[0] >= 8:\n"
+        "        return cp_async_copy(x)\n    return x.clone()\n",
     )
 
     def check(self, ctx) -> None:
