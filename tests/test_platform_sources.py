@@ -36,6 +36,9 @@ SOURCE_CASES = {
     "`hasattr(props, \"gcnArchName\")`": ('hasattr(props, "gcnArchName")', {True}, None),
     "a lookup of an NVIDIA-only tool (nvcc)": ('shutil.which("nvcc")', {None}, None),
     "the CUDA toolkit's location (`CUDA_HOME`)": ("torch.utils.cpp_extension.CUDA_HOME", {None}, None),
+    "PyTorch's GPU build (`torch.backends.cuda.is_built()`, true on ROCm too)": (
+        "torch.backends.cuda.is_built()", {True}, {True}),
+    "Apple's MPS back end of PyTorch": ("torch.backends.mps.is_available()", {False}, {False}),
 }
 
 
@@ -74,6 +77,29 @@ def test_constants_and_helpers_computed_from_sources():
     assert facts["is_hip"].meaning == "rocm"
     assert facts["has_nvcc"].rocm == frozenset({False}) and facts["has_nvcc"].meaning == "nvidia"
     assert facts["on_amd_gpu"].rocm == frozenset({True})
+
+
+def test_a_device_type_past_other_back_ends_is_still_the_platforms():
+    facts = _facts('''
+        import torch
+        def device_type():
+            if torch.backends.mps.is_available():
+                return "mps"
+            if not torch.backends.cuda.is_built():
+                return "cpu"
+            return "hip" if torch.version.hip else "cuda"
+    ''')
+    assert facts["device_type"].rocm == frozenset({"hip"})
+    assert facts["device_type"].nvidia == frozenset({"cuda"})
+
+
+def test_an_unread_local_flag_decides_nothing():
+    assert tuning_only(_switches('''
+        def block_size():
+            major, minor = torch.cuda.get_device_capability()
+            is_sm90 = major == 9 and minor == 0
+            return 128
+    '''))
 
 
 def test_an_environment_override_is_the_users_choice():

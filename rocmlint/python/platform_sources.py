@@ -90,6 +90,32 @@ def _cuda_home(node: ast.AST, resolve: Resolver | None) -> bool:
     return variable is not None and _NVIDIA_TOOLKIT_VARIABLE.match(variable) is not None
 
 
+# What PyTorch's build says of itself, the same on ROCm and on NVIDIA GPU builds: a ROCm build
+# is a "CUDA" build (`torch.backends.cuda.is_built()`, MIOpen answers `cudnn.is_available()`);
+# neither is a macOS build with MPS. (An XPU device may sit beside either: unknown.)
+_BUILT_ON_BOTH = frozenset({"torch.backends.cuda.is_built", "torch.backends.cudnn.is_available"})
+_ABSENT_ON_BOTH = frozenset({"torch.backends.mps.is_available", "torch.backends.mps.is_built"})
+
+
+def _call_of(node: ast.AST, names: frozenset) -> bool:
+    if not (isinstance(node, ast.Call) and not node.args and not node.keywords):
+        return False
+    parts = []
+    func = node.func
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    return isinstance(func, ast.Name) and ".".join([func.id, *reversed(parts)]) in names
+
+
+def _gpu_build(node: ast.AST, resolve: Resolver | None) -> bool:
+    return _call_of(node, _BUILT_ON_BOTH)
+
+
+def _other_backend(node: ast.AST, resolve: Resolver | None) -> bool:
+    return _call_of(node, _ABSENT_ON_BOTH)
+
+
 @dataclass(frozen=True)
 class PlatformSource:
     name: str  # what explain says
@@ -105,6 +131,9 @@ PLATFORM_SOURCES = (
     PlatformSource("`hasattr(props, \"gcnArchName\")`", _has_gcn_arch_name, frozenset({True}), None),
     PlatformSource("a lookup of an NVIDIA-only tool (nvcc)", _nvidia_tool_lookup, frozenset({None}), None),
     PlatformSource("the CUDA toolkit's location (`CUDA_HOME`)", _cuda_home, frozenset({None}), None),
+    PlatformSource("PyTorch's GPU build (`torch.backends.cuda.is_built()`, true on ROCm too)", _gpu_build,
+                   frozenset({True}), frozenset({True})),
+    PlatformSource("Apple's MPS back end of PyTorch", _other_backend, frozenset({False}), frozenset({False})),
 )
 
 

@@ -31,7 +31,8 @@ class Switch:
 def switched_code(ctx, compare_path: list) -> list[Switch]:
     """The branches the comparison at ``compare_path[-1]`` decides: the ``if`` or conditional
     expression whose test it is part of, or, for a flag (`HOPPER = cap >= (9, 0)`), every
-    ``if`` testing that flag in the file. Empty when it decides nothing visible here."""
+    ``if`` testing that flag in the file (one empty switch for a local flag nothing reads).
+    Empty when where it goes is not visible here."""
     found = _test_of(compare_path)
     if found is not None:
         return [found]
@@ -41,8 +42,11 @@ def switched_code(ctx, compare_path: list) -> list[Switch]:
     parent = compare_path[i] if i >= 0 else None
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         scope = ctx.scope_of(compare_path[:i + 1])
+        loads = ctx.loads_of(parent.targets[0].id, scope)
+        if not loads and not isinstance(scope, ast.Module):
+            return [Switch((), ())]  # a local flag nothing reads decides nothing
         switches = []
-        for load in ctx.loads_of(parent.targets[0].id, scope)[:8]:
+        for load in loads[:8]:
             found = _test_of(ctx.path_to(load))
             if found is None:
                 return []  # the flag goes where this file cannot follow
