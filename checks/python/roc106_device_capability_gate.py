@@ -4,6 +4,7 @@ import ast
 
 from rocmlint.model import Applicability
 from rocmlint.python.capability import gpu_names, is_capability_call, judge
+from rocmlint.python.context import FUNCTIONS
 from rocmlint.python.flow import value_sites
 from rocmlint.python.switched import nvidia_feature, switched_code, tuning_only
 from rocmlint.rule import Rule
@@ -26,7 +27,8 @@ class DeviceCapabilityGate(Rule):
 
     ## What it does
     Finds `torch.cuda.get_device_capability()` results compared with version tuples or
-    numbers (`>= (8, 0)`, `[0] >= 9`, `major, minor = ...` then `major >= 8`, `in [(9, 0)]`)
+    numbers (`>= (8, 0)`, `[0] >= 9`, `major, minor = ...` then `major >= 8`, `in [(9, 0)]`, a
+    helper returning them: `sm_version() >= 90` where `sm_version()` returns `major * 10 + minor`)
     where the ROCm build runs the comparison and its answer is wrong on some AMD GPU.
     The comparison is evaluated on the capabilities AMD GPUs report (MI200 (9, 0), MI300
     (9, 4), MI350 (9, 5), RDNA2 (10, 3), RDNA3 (11, 0), RDNA4 (12, 0)) and on NVIDIA's: what it
@@ -122,8 +124,9 @@ class DeviceCapabilityGate(Rule):
             if _climb_value(call_path) is None:
                 continue  # part of a cache key or an index: a lookup, whatever its readers do
             judged = []
-            for site in self._sites(ctx, call_path):
-                verdict = self._compared(ctx, site)
+            helpers: dict[int, ast.expr] = {}  # a helper's call -> what it returns (`sm_version()`)
+            for site in self._sites(ctx, call_path, helpers):
+                verdict = self._compared(ctx, site, helpers)
                 if verdict is not None:
                     climbed = _climb_value(site) or site
                     judged.append((verdict, switched_code(ctx, climbed[:-1])))
@@ -153,8 +156,8 @@ class DeviceCapabilityGate(Rule):
                         feature=feature, gpus=gpu_names(verdict.true_on)))
                     break
 
-    @staticmethod
-    def _sites(ctx, call_path) -> list[list]:
+    @classmethod
+    def _sites(cls, ctx, call_path, helpers: dict[int, ast.expr]) -> list[list]:
         sites = value_sites(ctx, call_path, _CARRIERS)
         root = sites[0]
         # major, minor = torch.cuda.get_device_capability()
@@ -170,10 +173,19 @@ class DeviceCapabilityGate(Rule):
         expanded = []
         for site in sites:
             expanded.extend(value_sites(ctx, site, _CARRIERS) if site is not root else [site])
+        # A helper returning the capability or a number made of it (`return major * 10 + minor`):
+        # its callers in this file compare it.
+        for site in list(expanded):
+            value = _returned_value(_climb_value(site) or site)
+            if value is None:
+                continue
+            for call in _helper_calls(ctx, _climb_value(site) or site):
+                helpers[id(call)] = value
+                expanded.extend(value_sites(ctx, ctx.path_to(call), _CARRIERS))
         return expanded
 
     @staticmethod
-    def _compared(ctx, site):
+    def _compared(ctx, site, helpers: dict[int, ast.expr]):
         """None: not a gate here (not compared, a lookup key, or gated); a str: a gate whose
         other side cannot be evaluated (its source); else the Judgement of the comparison on
         the AMD table."""
@@ -190,23 +202,27 @@ class DeviceCapabilityGate(Rule):
         scope = ctx.scope_of(site)
 
         def bound(name):
-            return ctx.resolve_name(name, scope)
+            # A helper's own names (`major` in `sm_version()`) live in the helper's scope.
+            return ctx.resolve_name(name, scope) or ctx.resolve_name(name)
 
         def carried(name):
             # The name this site was followed to holds the capability, whatever else the
             # name is bound to elsewhere (`cap = (0, 0)` when no GPU is present).
             return _CAPABILITY if name is carrier else bound(name)
 
+        def returned(call):
+            return helpers.get(id(call))
+
         resolve = bound
-        verdict = judge(compare, resolve)
+        verdict = judge(compare, resolve, returned)
         if verdict is None:
             resolve = carried
-            verdict = judge(compare, resolve)
+            verdict = judge(compare, resolve, returned)
         # The whole test the comparison is part of, while it depends on the capability alone
         # (`major > 8 or (major == 8 and minor >= 9)` tests FP8, not SM 9.0).
         i = len(site) - 3
         while verdict is not None and i >= 0 and isinstance(site[i], (ast.BoolOp, ast.UnaryOp)):
-            wider = judge(site[i], resolve)
+            wider = judge(site[i], resolve, returned)
             if wider is None:
                 break
             verdict, i = wider, i - 1
@@ -233,6 +249,28 @@ def _climb_value(site: list):
             break
         i -= 1
     return site[: i + 1]
+
+
+def _returned_value(site: list) -> ast.expr | None:
+    """The value a ``return`` gives when ``site[-1]`` is all of it."""
+    if len(site) > 1 and isinstance(site[-2], ast.Return) and site[-2].value is site[-1]:
+        return site[-1]
+    return None
+
+
+def _helper_calls(ctx, site: list) -> list[ast.Call]:
+    """Calls, in this file, of the module-level function whose ``return`` gives ``site[-1]``."""
+    if _returned_value(site) is None or len(site) < 3:
+        return []
+    function = site[1]
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.enclosing(site, FUNCTIONS) is not function:
+        return []
+    calls = []
+    for load in ctx.loads_of(function.name, ctx.tree)[:16]:
+        path = ctx.path_to(load)
+        if len(path) > 1 and isinstance(path[-2], ast.Call) and path[-2].func is load:
+            calls.append(path[-2])
+    return calls
 
 
 def _numeric(node: ast.AST) -> bool:

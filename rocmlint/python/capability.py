@@ -77,34 +77,45 @@ def is_capability_call(node: ast.AST) -> bool:
 
 
 Resolver = Callable[[ast.Name], "ast.expr | None"]
+# What a call returns, when it is a helper of the capability (`sm_version()` returning `major * 10 + minor`).
+Returned = Callable[[ast.Call], "ast.expr | None"]
 
 
-def evaluate(node: ast.AST, capability: tuple[int, int], resolve: Resolver, depth: int = 0):
+def _no_helpers(call: ast.Call) -> ast.expr | None:
+    return None
+
+
+def evaluate(node: ast.AST, capability: tuple[int, int], resolve: Resolver, depth: int = 0,
+             returned: Returned = _no_helpers):
     """The value of ``node`` when the GPU reports ``capability``; raises Unknown."""
     if depth > 12:
         raise Unknown
     if is_capability_call(node):
         return capability
+    if isinstance(node, ast.Call):
+        body = returned(node)
+        if body is not None:
+            return evaluate(body, capability, resolve, depth + 1, returned)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return node.value
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return tuple(evaluate(e, capability, resolve, depth + 1) for e in node.elts)
+        return tuple(evaluate(e, capability, resolve, depth + 1, returned) for e in node.elts)
     if isinstance(node, ast.Subscript):
-        value = evaluate(node.value, capability, resolve, depth + 1)
-        index = evaluate(node.slice, capability, resolve, depth + 1)
+        value = evaluate(node.value, capability, resolve, depth + 1, returned)
+        index = evaluate(node.slice, capability, resolve, depth + 1, returned)
         if isinstance(value, tuple) and isinstance(index, int) and -len(value) <= index < len(value):
             return value[index]
         raise Unknown
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        left = evaluate(node.left, capability, resolve, depth + 1)
-        right = evaluate(node.right, capability, resolve, depth + 1)
+        left = evaluate(node.left, capability, resolve, depth + 1, returned)
+        right = evaluate(node.right, capability, resolve, depth + 1, returned)
         if isinstance(left, (int, float)) and isinstance(right, (int, float)):
             return _BINARY[type(node.op)](left, right)
         raise Unknown
     if isinstance(node, ast.Compare):
-        left = evaluate(node.left, capability, resolve, depth + 1)
+        left = evaluate(node.left, capability, resolve, depth + 1, returned)
         for op, comparator in zip(node.ops, node.comparators):
-            right = evaluate(comparator, capability, resolve, depth + 1)
+            right = evaluate(comparator, capability, resolve, depth + 1, returned)
             if type(op) in _COMPARE:
                 if type(left) is not type(right) and not all(isinstance(v, (int, float)) for v in (left, right)):
                     raise Unknown
@@ -118,23 +129,24 @@ def evaluate(node: ast.AST, capability: tuple[int, int], resolve: Resolver, dept
             left = right
         return True
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return not evaluate(node.operand, capability, resolve, depth + 1)
+        return not evaluate(node.operand, capability, resolve, depth + 1, returned)
     if isinstance(node, ast.BoolOp):  # `major > 8 or (major == 8 and minor >= 9)`
-        values = [bool(evaluate(v, capability, resolve, depth + 1)) for v in node.values]
+        values = [bool(evaluate(v, capability, resolve, depth + 1, returned)) for v in node.values]
         return all(values) if isinstance(node.op, ast.And) else any(values)
     if isinstance(node, ast.Name):
         bound = resolve(node)
         if bound is not None:
-            return evaluate(bound, capability, resolve, depth + 1)
+            return evaluate(bound, capability, resolve, depth + 1, returned)
     raise Unknown
 
 
-def judge(compare: ast.AST, resolve: Resolver) -> Judgement | None:
+def judge(compare: ast.AST, resolve: Resolver, returned: Returned = _no_helpers) -> Judgement | None:
     """Judge a comparison of the capability; None when it is not a function of it alone
-    (an empty ``wrong`` when its answer is the same on every NVIDIA GPU)."""
+    (an empty ``wrong`` when its answer is the same on every NVIDIA GPU). ``returned`` gives
+    what a helper call returns."""
     try:
-        on_nvidia = {c: bool(evaluate(compare, c, resolve)) for c in NVIDIA_CAPABILITIES}
-        on_amd = {g: bool(evaluate(compare, g.capability, resolve)) for g in AMD_GPUS}
+        on_nvidia = {c: bool(evaluate(compare, c, resolve, returned=returned)) for c in NVIDIA_CAPABILITIES}
+        on_amd = {g: bool(evaluate(compare, g.capability, resolve, returned=returned)) for g in AMD_GPUS}
     except (Unknown, TypeError, ValueError, ZeroDivisionError):
         return None
     true_on = tuple(g for g in AMD_GPUS if on_amd[g])
