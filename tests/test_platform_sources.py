@@ -38,6 +38,8 @@ SOURCE_CASES = {
     "the CUDA toolkit's location (`CUDA_HOME`)": ("torch.utils.cpp_extension.CUDA_HOME", {None}, None),
     "PyTorch's GPU build (`torch.backends.cuda.is_built()`, true on ROCm too)": (
         "torch.backends.cuda.is_built()", {True}, {True}),
+    "the platform object's `current_platform.is_cuda()` (NVIDIA only)": (
+        "current_platform.is_cuda()", {False}, {True}),
     "Apple's MPS back end of PyTorch": ("torch.backends.mps.is_available()", {False}, {False}),
 }
 

@@ -79,6 +79,8 @@ class Fact:
         if self.meaning == "skip":
             return f"`{name}` skips on ROCm"
         what = "returns" if self.kind == "call" else "is"
+        if self.note == f"read from {name}":  # a platform source itself (platform_sources.py)
+            return f"{name[0].upper()}{name[1:]} is {_show(self.rocm)} on ROCm and {_show(self.nvidia)} on NVIDIA"
         said = f"`{name}` {what} {_show(self.rocm)} on ROCm and {_show(self.nvidia)} on NVIDIA"
         return f"{said} ({self.note})" if self.note else said
 

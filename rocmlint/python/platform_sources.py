@@ -116,6 +116,13 @@ def _other_backend(node: ast.AST, resolve: Resolver | None) -> bool:
     return _call_of(node, _ABSENT_ON_BOTH)
 
 
+def _platform_object_is_cuda(node: ast.AST, resolve: Resolver | None) -> bool:
+    """`current_platform.is_cuda()`: a platform object (vLLM's and its forks') whose ROCm
+    platform answers `is_rocm()` and not `is_cuda()` (`is_cuda_alike()` is both)."""
+    return (isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "is_cuda" and _leaf(node.func.value) == "current_platform")
+
+
 @dataclass(frozen=True)
 class PlatformSource:
     name: str  # what explain says
@@ -133,6 +140,8 @@ PLATFORM_SOURCES = (
     PlatformSource("the CUDA toolkit's location (`CUDA_HOME`)", _cuda_home, frozenset({None}), None),
     PlatformSource("PyTorch's GPU build (`torch.backends.cuda.is_built()`, true on ROCm too)", _gpu_build,
                    frozenset({True}), frozenset({True})),
+    PlatformSource("the platform object's `current_platform.is_cuda()` (NVIDIA only)", _platform_object_is_cuda,
+                   frozenset({False}), frozenset({True})),
     PlatformSource("Apple's MPS back end of PyTorch", _other_backend, frozenset({False}), frozenset({False})),
 )
 

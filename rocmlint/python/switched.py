@@ -17,7 +17,7 @@ NVIDIA_FEATURE = re.compile(
     r"(?<![a-z0-9])(tma|wgmma|tcgen05|cluster(?:_launch)?|cp_?async|async_?cop(?:y|ies)|"
     r"fa3|flash_?attn_?3|flash_?attention_?3|hopper|blackwell|ampere|sm_?(?:80|89|90a?|100a?|120)|"
     r"cutlass|warpgroup|mbarrier|tensor_?memory)(?![a-z0-9])", re.IGNORECASE)
-_LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "exception", "critical"})
+_LOG_CALL = re.compile(r"^(?:print|warn|warning|info|debug|error|log|exception|critical)(?:_once)?$")
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def _log_call(node: ast.AST) -> bool:
         return False
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return name in _LOG_CALLS
+    return _LOG_CALL.match(name) is not None
 
 
 def _triton_env(node: ast.AST) -> bool:
