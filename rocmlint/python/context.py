@@ -489,7 +489,9 @@ class PythonContext(FileContext):
         for method in owner.body:
             if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name in _AVAILABILITY_METHODS:
                 self.gates.trail.clear()
-                if truth(return_values(method, self.gates, True)) is False:
+                # False on ROCm only: a base class answering False everywhere says nothing.
+                if truth(return_values(method, self.gates, True)) is False \
+                        and truth(return_values(method, self.gates, False)) is not False:
                     used = next((name for name, _fact, _node in self.gates.trail), "its platform")
                     return Evidence(f"`{owner.name}.{method.name}()` is False on ROCm ({used})",
                                     f"{self.path}:{method.lineno}")
