@@ -3,8 +3,10 @@ from __future__ import annotations
 import ast
 
 from rocmlint.model import Applicability
-from rocmlint.python.capability import is_capability_call, judge
+from rocmlint.python.capability import gpu_names, is_capability_call, judge
+from rocmlint.python.context import FUNCTIONS
 from rocmlint.python.flow import value_sites
+from rocmlint.python.switched import nvidia_feature, switched_code, tuning_only
 from rocmlint.rule import Rule
 
 # Expressions a capability tuple passes through before it is compared.
@@ -14,6 +16,9 @@ _CARRIERS = (ast.Subscript, ast.BinOp, ast.Tuple)
 UNKNOWN_MESSAGE = ("feature gated on `get_device_capability()` against `{other}`, which rocmlint cannot evaluate: "
                    "ROCm reports GCN/RDNA arch numbers (MI300X is (9, 4)); check what the comparison means there")
 
+FEATURE_MESSAGE = ("`get_device_capability()` gate turns on NVIDIA-only `{feature}` on {gpus}: ROCm reports "
+                   "GCN/RDNA arch numbers; test the feature or the platform instead")
+
 _CAPABILITY = ast.Call(func=ast.Name(id="get_device_capability", ctx=ast.Load()), args=[], keywords=[])
 
 
@@ -22,7 +27,8 @@ class DeviceCapabilityGate(Rule):
 
     ## What it does
     Finds `torch.cuda.get_device_capability()` results compared with version tuples or
-    numbers (`>= (8, 0)`, `[0] >= 9`, `major, minor = ...` then `major >= 8`, `in [(9, 0)]`)
+    numbers (`>= (8, 0)`, `[0] >= 9`, `major, minor = ...` then `major >= 8`, `in [(9, 0)]`, a
+    helper returning them: `sm_version() >= 90` where `sm_version()` returns `major * 10 + minor`)
     where the ROCm build runs the comparison and its answer is wrong on some AMD GPU.
     The comparison is evaluated on the capabilities AMD GPUs report (MI200 (9, 0), MI300
     (9, 4), MI350 (9, 5), RDNA2 (10, 3), RDNA3 (11, 0), RDNA4 (12, 0)) and on NVIDIA's: what it
@@ -37,7 +43,17 @@ class DeviceCapabilityGate(Rule):
     evaluate (`>= self.min_capability`) is still a gate written in SM numbers, so it is
     reported with a message saying what it is compared with. Comparisons the ROCm build never
     runs are quiet, whatever decides it: `torch.version.hip`, a project's platform variable
-    (`if DEVICE_TYPE == "cuda":`), a helper that returns early on ROCm, a device-name test.
+    (`if DEVICE_TYPE == "cuda":`, computed even when a user's environment override may force
+    "cuda"), Triton's active backend (`IS_NVIDIA = ...get_current_target().backend == "cuda"`),
+    the device's `gcnArchName`, a helper that returns early on ROCm, a device-name test, or a
+    back end that needs nvcc or `CUDA_HOME` (`is_available()` false on ROCm).
+
+    What the gate switches decides too. A gate whose sides only choose tuning values (tile and
+    block sizes, stages, warps, Triton configs), log text or Triton's environment is quiet: on
+    AMD it is at worst slower. A gate whose taken side names an NVIDIA-only feature (TMA,
+    wgmma/tcgen05, cluster launch, async copies, FlashAttention-3, Hopper/Blackwell kernels) is
+    reported on the AMD GPUs that take that side, even when the number looks right
+    (`x.is_cuda and get_device_capability()[0] >= 8` picking an Ampere async-copy kernel).
 
     ## Why is this bad?
     On ROCm the "capability" is the GCN architecture number, not an SM version: MI300X
@@ -79,6 +95,9 @@ class DeviceCapabilityGate(Rule):
         "if DEVICE == 'cuda' and torch.cuda.get_device_capability() >= (9, 0):\n    enable_wgmma()\n",
         "import torch\n_plans = {}\n\n\ndef plan(shape):\n    key = (shape, torch.cuda.get_device_capability())\n"
         "    if key not in _plans:\n        _plans[key] = build(shape)\n    return _plans[key]\n",
+        "import torch\nif torch.cuda.get_device_capability()[0] >= 9:\n    num_stages = 4\nelse:\n    num_stages = 2\n",
+        "import torch\nimport triton\nIS_NVIDIA = triton.runtime.driver.active.get_current_target().backend == 'cuda'\n"
+        "if IS_NVIDIA and torch.cuda.get_device_capability() >= (9, 0):\n    enable_tma()\n",
     )
     invalid = (
         "import torch\nif torch.cuda.get_device_capability() >= (9, 0):\n    enable_wgmma()\n",
@@ -88,6 +107,8 @@ class DeviceCapabilityGate(Rule):
         "import torch\ncap = (0, 0)\nif torch.cuda.is_available():\n    cap = torch.cuda.get_device_capability()\n"
         "needs_sm90 = pytest.mark.skipif(cap < (9, 0), reason='wgmma')\n",
         "import torch\n\n\ndef usable(kernel):\n    return torch.cuda.get_device_capability() >= kernel.min_capability\n",
+        "import torch\n\n\ndef copy(x):\n    if x.is_cuda and torch.cuda.get_device_capability()[0] >= 8:\n"
+        "        return cp_async_copy(x)\n    return x.clone()\n",
     )
 
     def check(self, ctx) -> None:
@@ -102,22 +123,41 @@ class DeviceCapabilityGate(Rule):
             call_path = path[:-1]
             if _climb_value(call_path) is None:
                 continue  # part of a cache key or an index: a lookup, whatever its readers do
-            verdicts = [self._compared(ctx, site) for site in self._sites(ctx, call_path)]
-            judged = [v for v in verdicts if v is not None]
+            judged = []
+            helpers: dict[int, ast.expr] = {}  # a helper's call -> what it returns (`sm_version()`)
+            for site in self._sites(ctx, call_path, helpers):
+                verdict = self._compared(ctx, site, helpers)
+                if verdict is not None:
+                    climbed = _climb_value(site) or site
+                    judged.append((verdict, switched_code(ctx, climbed[:-1])))
+            # A gate that only picks tuning values, log text or Triton's environment is at
+            # worst slower on AMD: what it switches decides, not the number it compares.
+            judged = [(v, switches) for v, switches in judged if not tuning_only(switches)]
             if not judged:
                 continue
-            unknown = [v for v in judged if isinstance(v, str)]
+            unknown = [v for v, _ in judged if isinstance(v, str)]
             if unknown:  # a gate against a value the AMD table cannot evaluate
                 ctx.report(ctx.span_of(call_path[-1]), UNKNOWN_MESSAGE.format(other=unknown[0]))
                 continue
-            wrong = [j for j in judged if j is not True and j.wrong]
+            wrong = [(v, switches) for v, switches in judged if v.wrong]
             if wrong:
+                feature = nvidia_feature([n for _, sw in wrong for s in sw for n in (*s.on, *s.off)])
+                switching = f" (it switches `{feature}`)" if feature else ""
                 ctx.report(ctx.span_of(call_path[-1]), "`get_device_capability()` comparison "
-                           + "; ".join(dict.fromkeys(j.describe() for j in wrong))
+                           + "; ".join(dict.fromkeys(v.describe() for v, _ in wrong)) + switching
                            + ": ROCm reports GCN/RDNA arch numbers; test the feature instead")
+                continue
+            # A number that looks right (`[0] >= 8` for bf16) still turns on an NVIDIA-only
+            # feature wherever an AMD GPU takes that side.
+            for verdict, switches in judged:
+                feature = nvidia_feature([n for s in switches for n in s.on])
+                if feature and verdict.true_on:
+                    ctx.report(ctx.span_of(call_path[-1]), FEATURE_MESSAGE.format(
+                        feature=feature, gpus=gpu_names(verdict.true_on)))
+                    break
 
-    @staticmethod
-    def _sites(ctx, call_path) -> list[list]:
+    @classmethod
+    def _sites(cls, ctx, call_path, helpers: dict[int, ast.expr]) -> list[list]:
         sites = value_sites(ctx, call_path, _CARRIERS)
         root = sites[0]
         # major, minor = torch.cuda.get_device_capability()
@@ -133,10 +173,19 @@ class DeviceCapabilityGate(Rule):
         expanded = []
         for site in sites:
             expanded.extend(value_sites(ctx, site, _CARRIERS) if site is not root else [site])
+        # A helper returning the capability or a number made of it (`return major * 10 + minor`):
+        # its callers in this file compare it.
+        for site in list(expanded):
+            value = _returned_value(_climb_value(site) or site)
+            if value is None:
+                continue
+            for call in _helper_calls(ctx, _climb_value(site) or site):
+                helpers[id(call)] = value
+                expanded.extend(value_sites(ctx, ctx.path_to(call), _CARRIERS))
         return expanded
 
     @staticmethod
-    def _compared(ctx, site):
+    def _compared(ctx, site, helpers: dict[int, ast.expr]):
         """None: not a gate here (not compared, a lookup key, or gated); a str: a gate whose
         other side cannot be evaluated (its source); else the Judgement of the comparison on
         the AMD table."""
@@ -153,23 +202,27 @@ class DeviceCapabilityGate(Rule):
         scope = ctx.scope_of(site)
 
         def bound(name):
-            return ctx.resolve_name(name, scope)
+            # A helper's own names (`major` in `sm_version()`) live in the helper's scope.
+            return ctx.resolve_name(name, scope) or ctx.resolve_name(name)
 
         def carried(name):
             # The name this site was followed to holds the capability, whatever else the
             # name is bound to elsewhere (`cap = (0, 0)` when no GPU is present).
             return _CAPABILITY if name is carrier else bound(name)
 
+        def returned(call):
+            return helpers.get(id(call))
+
         resolve = bound
-        verdict = judge(compare, resolve)
+        verdict = judge(compare, resolve, returned)
         if verdict is None:
             resolve = carried
-            verdict = judge(compare, resolve)
+            verdict = judge(compare, resolve, returned)
         # The whole test the comparison is part of, while it depends on the capability alone
         # (`major > 8 or (major == 8 and minor >= 9)` tests FP8, not SM 9.0).
         i = len(site) - 3
         while verdict is not None and i >= 0 and isinstance(site[i], (ast.BoolOp, ast.UnaryOp)):
-            wider = judge(site[i], resolve)
+            wider = judge(site[i], resolve, returned)
             if wider is None:
                 break
             verdict, i = wider, i - 1
@@ -196,6 +249,28 @@ def _climb_value(site: list):
             break
         i -= 1
     return site[: i + 1]
+
+
+def _returned_value(site: list) -> ast.expr | None:
+    """The value a ``return`` gives when ``site[-1]`` is all of it."""
+    if len(site) > 1 and isinstance(site[-2], ast.Return) and site[-2].value is site[-1]:
+        return site[-1]
+    return None
+
+
+def _helper_calls(ctx, site: list) -> list[ast.Call]:
+    """Calls, in this file, of the module-level function whose ``return`` gives ``site[-1]``."""
+    if _returned_value(site) is None or len(site) < 3:
+        return []
+    function = site[1]
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.enclosing(site, FUNCTIONS) is not function:
+        return []
+    calls = []
+    for load in ctx.loads_of(function.name, ctx.tree)[:16]:
+        path = ctx.path_to(load)
+        if len(path) > 1 and isinstance(path[-2], ast.Call) and path[-2].func is load:
+            calls.append(path[-2])
+    return calls
 
 
 def _numeric(node: ast.AST) -> bool:

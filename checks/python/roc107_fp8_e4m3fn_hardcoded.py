@@ -37,7 +37,7 @@ class Fp8E4m3fnHardcoded(Rule):
     format mandates OCP E4M3 on every GPU; CPU-only (x86, oneDNN) and fake-quant or
     emulation code, which never hands the dtype to a GPU; FP8 used only as storage (tensors
     cast to it, kept or measured, and cast up before anything computes with them: a KV cache,
-    packed weights); code the ROCm build never runs, such as a class whose constructor
+    packed weights, a layerwise casting's `storage_dtype=`); code the ROCm build never runs, such as a class whose constructor
     raises on ROCm. A use is reported when the dtype, or a tensor of it, reaches compute: a
     call other than a cast, an allocation or `finfo` (a Triton kernel, `torch._scaled_mm`, a
     quantizer), or leaves what the file shows (returned, a name other modules import).

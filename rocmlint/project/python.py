@@ -59,7 +59,7 @@ _WORD = re.compile(rb"\w+")
 # `shipped`, `chip` or `ownership`
 _ROCM_BUILD = re.compile(rb"(?<![a-z])hip(?:cc|ify)?(?![a-z])|rocm", re.IGNORECASE)
 _NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
-SUMMARY_VERSION = "7"
+SUMMARY_VERSION = "8"
 
 
 @dataclass
@@ -550,16 +550,16 @@ def _cache_file(project: "Project") -> Path | None:
 
 def _to_json(summary: Summary) -> list:
     return [summary.module, summary.imports,
-            [[h.name, h.fact.kind, _values_json(h.fact.rocm), _values_json(h.fact.nvidia), h.path, h.line]
-             for h in summary.helpers],
+            [[h.name, h.fact.kind, _values_json(h.fact.rocm), _values_json(h.fact.nvidia), h.path, h.line,
+              h.fact.note] for h in summary.helpers],
             summary.cuda_build, summary.defs, summary.rocm_build]
 
 
 def _from_json(data: list) -> Summary:
     module, imports, helpers, cuda_build, defs, rocm_build = data
     return Summary(module, [(m, line) for m, line in imports],
-                   [Helper(name, Fact(kind, _values_from(rocm), _values_from(nvidia)), path, line)
-                    for name, kind, rocm, nvidia, path, line in helpers], cuda_build, rocm_build, defs)
+                   [Helper(name, Fact(kind, _values_from(rocm), _values_from(nvidia), note), path, line)
+                    for name, kind, rocm, nvidia, path, line, note in helpers], cuda_build, rocm_build, defs)
 
 
 def _values_json(values) -> list | None:

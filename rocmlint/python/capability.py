@@ -58,10 +58,14 @@ class Judgement:
     wrong: tuple[Gpu, ...]  # AMD GPUs that get the wrong answer
     nvidia_only: bool  # True on no AMD GPU by intent: the guarded code is NVIDIA-only
     amd_intent: bool | None = None  # its intended value on every AMD GPU (an NVIDIA architecture test)
+    true_on: tuple[Gpu, ...] = ()  # AMD GPUs where the comparison is True
 
     def describe(self) -> str:
-        names = "every AMD GPU" if len(self.wrong) == len(AMD_GPUS) else ", ".join(g.name for g in self.wrong)
-        return f"tests {self.feature} but is wrong on {names}"
+        return f"tests {self.feature} but is wrong on {gpu_names(self.wrong)}"
+
+
+def gpu_names(gpus: tuple[Gpu, ...]) -> str:
+    return "every AMD GPU" if len(gpus) == len(AMD_GPUS) else ", ".join(g.name for g in gpus)
 
 
 def is_capability_call(node: ast.AST) -> bool:
@@ -73,34 +77,45 @@ def is_capability_call(node: ast.AST) -> bool:
 
 
 Resolver = Callable[[ast.Name], "ast.expr | None"]
+# What a call returns, when it is a helper of the capability (`sm_version()` returning `major * 10 + minor`).
+Returned = Callable[[ast.Call], "ast.expr | None"]
 
 
-def evaluate(node: ast.AST, capability: tuple[int, int], resolve: Resolver, depth: int = 0):
+def _no_helpers(call: ast.Call) -> ast.expr | None:
+    return None
+
+
+def evaluate(node: ast.AST, capability: tuple[int, int], resolve: Resolver, depth: int = 0,
+             returned: Returned = _no_helpers):
     """The value of ``node`` when the GPU reports ``capability``; raises Unknown."""
     if depth > 12:
         raise Unknown
     if is_capability_call(node):
         return capability
+    if isinstance(node, ast.Call):
+        body = returned(node)
+        if body is not None:
+            return evaluate(body, capability, resolve, depth + 1, returned)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return node.value
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return tuple(evaluate(e, capability, resolve, depth + 1) for e in node.elts)
+        return tuple(evaluate(e, capability, resolve, depth + 1, returned) for e in node.elts)
     if isinstance(node, ast.Subscript):
-        value = evaluate(node.value, capability, resolve, depth + 1)
-        index = evaluate(node.slice, capability, resolve, depth + 1)
+        value = evaluate(node.value, capability, resolve, depth + 1, returned)
+        index = evaluate(node.slice, capability, resolve, depth + 1, returned)
         if isinstance(value, tuple) and isinstance(index, int) and -len(value) <= index < len(value):
             return value[index]
         raise Unknown
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        left = evaluate(node.left, capability, resolve, depth + 1)
-        right = evaluate(node.right, capability, resolve, depth + 1)
+        left = evaluate(node.left, capability, resolve, depth + 1, returned)
+        right = evaluate(node.right, capability, resolve, depth + 1, returned)
         if isinstance(left, (int, float)) and isinstance(right, (int, float)):
             return _BINARY[type(node.op)](left, right)
         raise Unknown
     if isinstance(node, ast.Compare):
-        left = evaluate(node.left, capability, resolve, depth + 1)
+        left = evaluate(node.left, capability, resolve, depth + 1, returned)
         for op, comparator in zip(node.ops, node.comparators):
-            right = evaluate(comparator, capability, resolve, depth + 1)
+            right = evaluate(comparator, capability, resolve, depth + 1, returned)
             if type(op) in _COMPARE:
                 if type(left) is not type(right) and not all(isinstance(v, (int, float)) for v in (left, right)):
                     raise Unknown
@@ -114,37 +129,40 @@ def evaluate(node: ast.AST, capability: tuple[int, int], resolve: Resolver, dept
             left = right
         return True
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return not evaluate(node.operand, capability, resolve, depth + 1)
+        return not evaluate(node.operand, capability, resolve, depth + 1, returned)
     if isinstance(node, ast.BoolOp):  # `major > 8 or (major == 8 and minor >= 9)`
-        values = [bool(evaluate(v, capability, resolve, depth + 1)) for v in node.values]
+        values = [bool(evaluate(v, capability, resolve, depth + 1, returned)) for v in node.values]
         return all(values) if isinstance(node.op, ast.And) else any(values)
     if isinstance(node, ast.Name):
         bound = resolve(node)
         if bound is not None:
-            return evaluate(bound, capability, resolve, depth + 1)
+            return evaluate(bound, capability, resolve, depth + 1, returned)
     raise Unknown
 
 
-def judge(compare: ast.AST, resolve: Resolver) -> Judgement | None:
+def judge(compare: ast.AST, resolve: Resolver, returned: Returned = _no_helpers) -> Judgement | None:
     """Judge a comparison of the capability; None when it is not a function of it alone
-    (an empty ``wrong`` when its answer is the same on every NVIDIA GPU)."""
+    (an empty ``wrong`` when its answer is the same on every NVIDIA GPU). ``returned`` gives
+    what a helper call returns."""
     try:
-        on_nvidia = {c: bool(evaluate(compare, c, resolve)) for c in NVIDIA_CAPABILITIES}
-        on_amd = {g: bool(evaluate(compare, g.capability, resolve)) for g in AMD_GPUS}
+        on_nvidia = {c: bool(evaluate(compare, c, resolve, returned=returned)) for c in NVIDIA_CAPABILITIES}
+        on_amd = {g: bool(evaluate(compare, g.capability, resolve, returned=returned)) for g in AMD_GPUS}
     except (Unknown, TypeError, ValueError, ZeroDivisionError):
         return None
+    true_on = tuple(g for g in AMD_GPUS if on_amd[g])
     if len(set(on_nvidia.values())) == 1:
-        return Judgement("nothing", (), nvidia_only=False)  # the same answer on every GPU
+        return Judgement("nothing", (), nvidia_only=False, true_on=true_on)  # the same answer on every GPU
     # The feature is what newer GPUs have: the side of the comparison without SM 7.0.
     positive = not on_nvidia[NVIDIA_CAPABILITIES[0]]
     selected = frozenset(c for c, v in on_nvidia.items() if v == positive)
     for name, sms, has in GENERIC_FEATURES:
         if selected == sms:
             wrong = tuple(g for g in AMD_GPUS if on_amd[g] != (has(g) == positive))
-            return Judgement(name, wrong, nvidia_only=False)
+            return Judgement(name, wrong, nvidia_only=False, true_on=true_on)
     ordered = sorted(selected)
     newer = [c for c in NVIDIA_CAPABILITIES if c >= ordered[0]]
     versions = (f"{ordered[0][0]}.{ordered[0][1]}+" if ordered == newer and len(ordered) > 1
                 else ", ".join(f"{c[0]}.{c[1]}" for c in ordered))
     wrong = tuple(g for g in AMD_GPUS if on_amd[g] == positive)  # no AMD GPU has an SM feature
-    return Judgement(f"an NVIDIA architecture (SM {versions})", wrong, nvidia_only=positive, amd_intent=not positive)
+    return Judgement(f"an NVIDIA architecture (SM {versions})", wrong, nvidia_only=positive, amd_intent=not positive,
+                     true_on=true_on)

@@ -21,6 +21,8 @@ from .gates import ROCM_MARK, Fact, GateEvaluator, conditions_on_path, dotted_na
 _IMPORT_WORD = re.compile(rb"import\b")  # a literal first: fast
 _NO_POSITION = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# A back end's availability test: false on ROCm, the back end never runs there.
+_AVAILABILITY_METHODS = ("is_available", "available", "is_supported")
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
@@ -230,7 +232,9 @@ class PythonContext(FileContext):
         or return value per platform, or that it skips tests on ROCm; with where it is defined.
         ``called``: the name is called, so a function calling helpers may be judged (one level)."""
         model = self.python_model
-        helper = (model.helper(name) if called else model.helpers.get(name)) if model is not None else None
+        # A module constant bound to a call (`DEVICE_TYPE = _device_type()`) is judged like one.
+        judged = called or name.isupper()
+        helper = (model.helper(name) if judged else model.helpers.get(name)) if model is not None else None
         if helper is not None:
             return helper.fact, helper.evidence()
         return self._local_facts.get(name)
@@ -472,13 +476,33 @@ class PythonContext(FileContext):
             key = ("refusing-class", id(node))
             if key not in self.cache:
                 self.cache[key] = self._constructor_refusal(node)
-            if self.cache[key] is not None and getattr(path[index + 1], "name", "") != "__init__":
+            if self.cache[key] is not None and getattr(path[index + 1], "name", "") not in (
+                    "__init__", *_AVAILABILITY_METHODS):
                 return self.cache[key]
+        return None
+
+    def _unavailable_backend(self, owner: ast.ClassDef) -> Evidence | None:
+        """A back end whose availability test is false on ROCm (`is_available()` needs
+        `shutil.which("nvcc")`, `CUDA_HOME`, ...): the project never picks it there."""
+        from .gates import return_values, truth
+
+        for method in owner.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name in _AVAILABILITY_METHODS:
+                self.gates.trail.clear()
+                # False on ROCm only: a base class answering False everywhere says nothing.
+                if truth(return_values(method, self.gates, True)) is False \
+                        and truth(return_values(method, self.gates, False)) is not False:
+                    used = next((name for name, _fact, _node in self.gates.trail), "its platform")
+                    return Evidence(f"`{owner.name}.{method.name}()` is False on ROCm ({used})",
+                                    f"{self.path}:{method.lineno}")
         return None
 
     def _constructor_refusal(self, owner: ast.ClassDef) -> Evidence | None:
         from .gates import terminates
 
+        unavailable = self._unavailable_backend(owner)
+        if unavailable is not None:
+            return unavailable
         init = next((s for s in owner.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
         for stmt in init.body if init is not None else ():
             refuses = (isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], ast.Raise)

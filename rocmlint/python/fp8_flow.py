@@ -29,6 +29,8 @@ _METADATA = frozenset({"shape", "size", "numel", "dtype", "device", "nbytes", "e
 _UPCASTS = frozenset({"float", "half", "bfloat16", "double"})
 _STORE_CALLS = frozenset({"save", "copy_", "register_buffer"})
 _MAX_DEPTH = 6
+# Keywords that name a storage dtype, cast up to a compute dtype before any math (layerwise casting).
+_STORAGE_KEYWORDS = frozenset({"storage_dtype", "weight_storage_dtype"})
 
 
 def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
@@ -48,6 +50,8 @@ def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
                    for load in ctx.loads_of(parameter, function))
     if isinstance(parent, (ast.Compare, ast.MatchValue)):
         return False
+    if isinstance(parent, ast.keyword) and parent.arg in _STORAGE_KEYWORDS:
+        return False  # `enable_layerwise_casting(storage_dtype=..., compute_dtype=torch.bfloat16)`
     call = _call_receiving(site)
     if call is None:
         return True  # returned, kept in a container, computed with: out of sight

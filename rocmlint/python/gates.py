@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from .capability import is_capability_call, judge
+from .platform_sources import platform_values, user_choice
 
 # An unknown value that is truthy and not None (a version string): `torch.version.hip` on ROCm.
 SOME = Ellipsis
@@ -58,6 +59,7 @@ class Fact:
     kind: str
     rocm: "Values | None" = None
     nvidia: "Values | None" = None
+    note: str = ""  # what else explain should say (a branch left to the user's choice)
 
     def on(self, rocm: bool) -> "Values | None":
         return self.rocm if rocm else self.nvidia
@@ -77,7 +79,10 @@ class Fact:
         if self.meaning == "skip":
             return f"`{name}` skips on ROCm"
         what = "returns" if self.kind == "call" else "is"
-        return f"`{name}` {what} {_show(self.rocm)} on ROCm and {_show(self.nvidia)} on NVIDIA"
+        if self.note == f"read from {name}":  # a platform source itself (platform_sources.py)
+            return f"{name[0].upper()}{name[1:]} is {_show(self.rocm)} on ROCm and {_show(self.nvidia)} on NVIDIA"
+        said = f"`{name}` {what} {_show(self.rocm)} on ROCm and {_show(self.nvidia)} on NVIDIA"
+        return f"{said} ({self.note})" if self.note else said
 
 
 def _show(values: "Values | None") -> str:
@@ -160,6 +165,7 @@ class GateEvaluator:
         self.trail: list[tuple[str, "Fact | None", ast.AST]] = []  # (name, fact or None: by its name, node)
         self._resolving: set[int] = set()
         self._capability: dict[int, tuple[ast.AST, bool]] = {}  # Compare -> it reads get_device_capability()
+        self.user_choices: list[str] = []  # environment variables whose branches were left to the user
 
     def is_gate_reference(self, node: ast.AST) -> bool:
         """``IS_ROCM``, ``utils.IS_ROCM``, ``is_hip()``, ``current_platform.is_rocm()``."""
@@ -176,6 +182,10 @@ class GateEvaluator:
         """The values ``node`` may take on ROCm (``rocm=True``) or NVIDIA; None if unknown."""
         if self.is_gate_reference(node):
             return frozenset({rocm})
+        source = platform_values(node, self.resolve)
+        if source is not None:
+            self.trail.append((source.name, Fact("value", source.rocm, source.nvidia, f"read from {source.name}"), node))
+            return source.rocm if rocm else source.nvidia
         if isinstance(node, ast.Constant):
             plain = node.value is None or isinstance(node.value, (str, int, float))  # bool is an int
             return frozenset({node.value}) if plain else None
@@ -484,8 +494,10 @@ def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool) 
             return [(stmt.name, Fact("skip"))]
         outer = evaluator.resolve
         evaluator.resolve = _local_resolver(stmt, outer)  # `has_rocm = torch.version.hip is not None`
+        marks = len(evaluator.user_choices), len(evaluator.trail)
         try:
-            fact = Fact("call", return_values(stmt, evaluator, True), return_values(stmt, evaluator, False))
+            fact = Fact("call", return_values(stmt, evaluator, True), return_values(stmt, evaluator, False),
+                        _user_choice_note(evaluator, *marks))
         finally:
             evaluator.resolve = outer
         return [(stmt.name, fact)] if platform_dependent(fact.rocm, fact.nvidia) else []
@@ -494,7 +506,9 @@ def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool) 
         names = [t.id for t in targets if isinstance(t, ast.Name)]
         if skip_conditions(stmt.value, lambda name: False) and _rocm_condition(evaluator, stmt.value):
             return [(name, Fact("skip")) for name in names]
+        marks = len(evaluator.user_choices), len(evaluator.trail)
         fact = Fact("value", evaluator.possible(stmt.value, True), evaluator.possible(stmt.value, False))
+        fact = Fact("value", fact.rocm, fact.nvidia, _user_choice_note(evaluator, *marks))
         return [(name, fact) for name in names] if platform_dependent(fact.rocm, fact.nvidia) else []
     if isinstance(stmt, (ast.If, ast.Try)):
         found = []
@@ -553,7 +567,7 @@ def assigned_values(block: list[ast.stmt], name: str, evaluator: GateEvaluator, 
             elif any(name in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in targets):
                 current = None  # unpacked or otherwise bound: unknown
         elif isinstance(stmt, ast.If):
-            test = evaluator.value(stmt.test, rocm)
+            test = _platform_test(evaluator, stmt.test, rocm)
             taken = [stmt.body] if test is True else [stmt.orelse] if test is False else [stmt.body, stmt.orelse]
             results = [assigned_values(branch, name, evaluator, rocm, current) for branch in taken]
             current = results[0] if len(results) == 1 else _union(*results)
@@ -596,7 +610,7 @@ def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["
         if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.Assert) and evaluator.value(stmt.test, rocm) is False):
             return returned, False
         if isinstance(stmt, ast.If):
-            test = evaluator.value(stmt.test, rocm)
+            test = _platform_test(evaluator, stmt.test, rocm)
             taken = [stmt.body] if test is True else [stmt.orelse] if test is False else [stmt.body, stmt.orelse]
             falls = False
             for branch in taken:
@@ -611,6 +625,29 @@ def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["
                 inner, _through = _run(inner_block, evaluator, rocm)
                 returned = _union(returned, inner)
     return returned, True
+
+
+def _platform_test(evaluator: GateEvaluator, test: ast.expr, rocm: bool) -> bool | None:
+    """A branch's test as the platform decides it: a test of an environment variable the user
+    sets (`os.environ.get("FORCE_DEVICE") == "cuda"`) is the user's choice, not the platform's,
+    so the platform's own value is what follows it (the branch is left out)."""
+    value = evaluator.value(test, rocm)
+    if value is None:
+        choice = user_choice(test, evaluator.resolve)
+        if choice is not None:
+            evaluator.user_choices.append(choice)
+            return False
+    return value
+
+
+def _user_choice_note(evaluator: GateEvaluator, since: int, trail_since: int) -> str:
+    """What a fact's computation left to the user (its own branches or a fact it used)."""
+    variables = list(dict.fromkeys(evaluator.user_choices[since:]))
+    notes = [f.note for _name, f, _node in evaluator.trail[trail_since:] if f is not None and f.note]
+    if variables:
+        shown = ", ".join(f"`{v}`" for v in variables)
+        notes.insert(0, f"a branch taken only when the user sets {shown} is the user's choice, not the platform")
+    return next(iter(dict.fromkeys(notes)), "")
 
 
 def _rocm_condition(evaluator: GateEvaluator, call: ast.expr) -> bool:

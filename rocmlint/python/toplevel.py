@@ -14,7 +14,7 @@ _TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
 # What a gate helper's definition must contain; `hip` counts as a word of its own (`is_hip()`,
 # `IS_HIP`, `"hip"`), not inside `ownership` or `chip` (``_WORD_ONLY``).
 GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability", b"version.cuda",
-              b"hip", b"HIP", b"Hip")
+              b"hip", b"HIP", b"Hip", b"get_current_target", b"gcnArchName", b"nvcc", b"CUDA_HOME")
 _WORD_ONLY = frozenset({b"hip", b"HIP", b"Hip"})
 # Gate helpers are short predicates; long test functions are not worth parsing here.
 MAX_HELPER_BYTES = 3000

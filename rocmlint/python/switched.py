@@ -1,0 +1,152 @@
+"""What a capability gate switches: the code on each side of it, read for what it does.
+
+A gate that only chooses tuning values (tile and block sizes, stages, warps, Triton configs),
+log text or Triton's environment variables is at worst slower on AMD, never wrong. One whose
+side names an NVIDIA-only feature (TMA, wgmma/tcgen05, cluster launch, async copies,
+FlashAttention-3, Hopper/Blackwell kernels, CUTLASS) turns that feature on wherever an AMD GPU
+takes that side, even when the number it compares looks right (``[0] >= 8`` for bf16).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+# Identifier words that name an NVIDIA-architecture feature (underscores separate words).
+NVIDIA_FEATURE = re.compile(
+    r"(?<![a-z0-9])(tma|wgmma|tcgen05|cluster(?:_launch)?|cp_?async|async_?cop(?:y|ies)|"
+    r"fa3|flash_?attn_?3|flash_?attention_?3|hopper|blackwell|ampere|sm_?(?:80|89|90a?|100a?|120)|"
+    r"cutlass|warpgroup|mbarrier|tensor_?memory)(?![a-z0-9])", re.IGNORECASE)
+_LOG_CALL = re.compile(r"^(?:print|warn|warning|info|debug|error|log|exception|critical)(?:_once)?$")
+
+
+@dataclass(frozen=True)
+class Switch:
+    """The code a gate decides: ``on`` runs where the comparison is True, ``off`` elsewhere."""
+
+    on: tuple[ast.AST, ...]
+    off: tuple[ast.AST, ...]
+
+
+def switched_code(ctx, compare_path: list) -> list[Switch]:
+    """The branches the comparison at ``compare_path[-1]`` decides: the ``if`` or conditional
+    expression whose test it is part of, or, for a flag (`HOPPER = cap >= (9, 0)`), every
+    ``if`` testing that flag in the file (one empty switch for a local flag nothing reads).
+    Empty when where it goes is not visible here."""
+    found = _test_of(compare_path)
+    if found is not None:
+        return [found]
+    i = len(compare_path) - 2
+    while i > 0 and isinstance(compare_path[i], (ast.BoolOp, ast.UnaryOp)):
+        i -= 1
+    parent = compare_path[i] if i >= 0 else None
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        scope = ctx.scope_of(compare_path[:i + 1])
+        loads = ctx.loads_of(parent.targets[0].id, scope)
+        if not loads and not isinstance(scope, ast.Module):
+            return [Switch((), ())]  # a local flag nothing reads decides nothing
+        switches = []
+        for load in loads[:8]:
+            found = _test_of(ctx.path_to(load))
+            if found is None:
+                return []  # the flag goes where this file cannot follow
+            switches.append(found)
+        return switches
+    return []
+
+
+def _test_of(path: list) -> Switch | None:
+    flipped = False
+    i = len(path) - 1
+    while i > 0:
+        parent, child = path[i - 1], path[i]
+        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+            flipped = not flipped
+        elif isinstance(parent, (ast.If, ast.While, ast.IfExp)) and parent.test is child:
+            body = tuple(parent.body) if isinstance(parent.body, list) else (parent.body,)
+            orelse = tuple(parent.orelse) if isinstance(parent.orelse, list) else (parent.orelse,)
+            return Switch(orelse, body) if flipped else Switch(body, orelse)
+        elif not isinstance(parent, ast.BoolOp):
+            return None
+        i -= 1
+    return None
+
+
+def tuning_only(switches: list[Switch]) -> bool:
+    """Every side of every switch only chooses tuning values, logs or sets Triton's env."""
+    return bool(switches) and all(_tuning(node) for s in switches for node in (*s.on, *s.off))
+
+
+def nvidia_feature(nodes) -> str | None:
+    """The first NVIDIA-only feature the code names in its identifiers (what it calls, reads or
+    sets; a skip's or a log's text says nothing it does)."""
+    for node in nodes:
+        for inner in ast.walk(node):
+            word = inner.id if isinstance(inner, ast.Name) else inner.attr if isinstance(inner, ast.Attribute) \
+                else inner.arg if isinstance(inner, ast.keyword) else None
+            m = NVIDIA_FEATURE.search(word) if word else None
+            if m:
+                return m.group(1)
+    return None
+
+
+def _tuning(node: ast.AST) -> bool:
+    if isinstance(node, ast.expr):
+        return _tuning_value(node)
+    if isinstance(node, ast.Pass):
+        return True
+    if isinstance(node, ast.Expr):
+        return isinstance(node.value, ast.Constant) or _log_call(node.value) or _triton_env(node.value)
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if any(_environ_key(t, "TRITON_") for t in targets):
+            return True
+        return node.value is not None and _tuning_value(node.value)
+    if isinstance(node, ast.Return):
+        return node.value is not None and _tuning_value(node.value)
+    if isinstance(node, ast.If):
+        return all(_tuning(n) for n in (*node.body, *node.orelse))
+    return False
+
+
+def _tuning_value(node: ast.AST) -> bool:
+    """A number (not a flag), a tuple/list/dict of them, or a Triton config."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _tuning_value(node.operand)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return bool(node.elts) and all(_tuning_value(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return bool(node.values) and all(_tuning_value(v) for v in node.values)
+    if isinstance(node, ast.IfExp):
+        return _tuning_value(node.body) and _tuning_value(node.orelse)
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return name == "Config"  # triton.Config(...): a tuning point
+    return False
+
+
+def _log_call(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return _LOG_CALL.match(name) is not None
+
+
+def _triton_env(node: ast.AST) -> bool:
+    """`os.environ.setdefault("TRITON_...", ...)`, `os.environ.update(...)` of Triton keys."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("setdefault", "__setitem__") and node.args):
+        return False
+    key = node.args[0]
+    return isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.startswith("TRITON_")
+
+
+def _environ_key(target: ast.AST, prefix: str) -> bool:
+    if not isinstance(target, ast.Subscript):
+        return False
+    key = target.slice
+    return isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.startswith(prefix)

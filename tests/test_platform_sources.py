@@ -1,0 +1,234 @@
+"""Platform sources (one test per entry of the table), the user's environment choices, NVIDIA-only
+back ends, and ROC106 read by what a gate switches, across modules of one project."""
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rocmlint.project import Project
+from rocmlint.project import python as model_module
+from rocmlint.python.gates import GateEvaluator, dotted_name, statement_facts
+from rocmlint.python.platform_sources import PLATFORM_SOURCES, platform_values, user_choice
+from rocmlint.python.switched import nvidia_feature, switched_code, tuning_only
+
+
+def _facts(source: str) -> dict:
+    """Module-level facts of a snippet, two passes (helpers calling helpers)."""
+    module = ast.parse(textwrap.dedent(source))
+    found: dict = {}
+    for _ in range(2):
+        evaluator = GateEvaluator((), dotted_name, lambda name, called: found.get(name), assume_gpu=True)
+        for stmt in module.body:
+            for name, fact in statement_facts(stmt, evaluator, False):
+                found[name] = fact
+    return found
+
+
+# (source expression, values on ROCm, values on NVIDIA); None: unknown there.
+SOURCE_CASES = {
+    "Triton's active driver target backend": (
+        "triton.runtime.driver.active.get_current_target().backend", {"hip"}, {"cuda"}),
+    "the device's `gcnArchName` (ROCm only)": (
+        "torch.cuda.get_device_properties(0).gcnArchName", {...}, None),
+    "`hasattr(props, \"gcnArchName\")`": ('hasattr(props, "gcnArchName")', {True}, None),
+    "a lookup of an NVIDIA-only tool (nvcc)": ('shutil.which("nvcc")', {None}, None),
+    "the CUDA toolkit's location (`CUDA_HOME`)": ("torch.utils.cpp_extension.CUDA_HOME", {None}, None),
+    "PyTorch's GPU build (`torch.backends.cuda.is_built()`, true on ROCm too)": (
+        "torch.backends.cuda.is_built()", {True}, {True}),
+    "the platform object's `current_platform.is_cuda()` (NVIDIA only)": (
+        "current_platform.is_cuda()", {False}, {True}),
+    "Apple's MPS back end of PyTorch": ("torch.backends.mps.is_available()", {False}, {False}),
+}
+
+
+def test_every_table_entry_has_a_case():
+    assert {s.name for s in PLATFORM_SOURCES} == set(SOURCE_CASES)
+
+
+@pytest.mark.parametrize("name", sorted(SOURCE_CASES))
+def test_platform_source_values(name):
+    text, rocm, nvidia = SOURCE_CASES[name]
+    node = ast.parse(text, mode="eval").body
+    source = platform_values(node, None)
+    assert source is not None and source.name == name
+    assert source.rocm == frozenset(rocm)
+    assert source.nvidia == (None if nvidia is None else frozenset(nvidia))
+
+
+def test_a_look_alike_is_no_platform_source():
+    for text in ("config.backend", 'shutil.which("hipcc")', "props.name", 'os.environ.get("HOME")'):
+        assert platform_values(ast.parse(text, mode="eval").body, None) is None
+
+
+def test_constants_and_helpers_computed_from_sources():
+    facts = _facts('''
+        import shutil
+        import triton
+        IS_NVIDIA = triton.runtime.driver.active.get_current_target().backend == "cuda"
+        def is_hip():
+            return triton.runtime.driver.active.get_current_target().backend == "hip"
+        def has_nvcc():
+            return shutil.which("nvcc") is not None
+        def on_amd_gpu():
+            return "AMD" in torch.cuda.get_device_name()
+    ''')
+    assert facts["IS_NVIDIA"].meaning == "nvidia" and "Triton" in facts["IS_NVIDIA"].describe("IS_NVIDIA")
+    assert facts["is_hip"].meaning == "rocm"
+    assert facts["has_nvcc"].rocm == frozenset({False}) and facts["has_nvcc"].meaning == "nvidia"
+    assert facts["on_amd_gpu"].rocm == frozenset({True})
+
+
+def test_a_device_type_past_other_back_ends_is_still_the_platforms():
+    facts = _facts('''
+        import torch
+        def device_type():
+            if torch.backends.mps.is_available():
+                return "mps"
+            if not torch.backends.cuda.is_built():
+                return "cpu"
+            return "hip" if torch.version.hip else "cuda"
+    ''')
+    assert facts["device_type"].rocm == frozenset({"hip"})
+    assert facts["device_type"].nvidia == frozenset({"cuda"})
+
+
+def test_an_unread_local_flag_decides_nothing():
+    assert tuning_only(_switches('''
+        def block_size():
+            major, minor = torch.cuda.get_device_capability()
+            is_sm90 = major == 9 and minor == 0
+            return 128
+    '''))
+
+
+def test_an_environment_override_is_the_users_choice():
+    facts = _facts('''
+        import os
+        import torch
+        def device_type():
+            forced = os.environ.get("FORCE_DEVICE")
+            if forced == "cuda":
+                return "cuda"
+            if torch.version.hip is not None:
+                return "hip"
+            return "cuda"
+        def toolkit_root():
+            if os.environ.get("ROCM_PATH"):
+                return "hip"
+            return "cuda"
+    ''')
+    fact = facts["device_type"]
+    assert fact.rocm == frozenset({"hip"}) and fact.nvidia == frozenset({"cuda"})
+    assert "FORCE_DEVICE" in fact.describe("device_type")
+    assert "toolkit_root" not in facts  # where the toolkit lives is the machine, not a choice
+    assert user_choice(ast.parse('os.getenv("X") == "1"', mode="eval").body) == "X"
+    assert user_choice(ast.parse('"FORCE_CUDA" in os.environ', mode="eval").body) == "FORCE_CUDA"
+    assert user_choice(ast.parse('os.environ.get("CUDA_HOME")', mode="eval").body) is None
+
+
+def _switches(source: str):
+    from rocmlint.python.context import PythonContext
+    from rocmlint.config import Settings
+
+    text = textwrap.dedent(source)
+    ctx = PythonContext("m.py", text.encode(), Settings(), ast.parse(text))
+    compare = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.Compare))
+    return switched_code(ctx, ctx.path_to(compare))
+
+
+def test_tuning_and_feature_sides_of_a_gate():
+    tuning = _switches('''
+        if torch.cuda.get_device_capability()[0] >= 9:
+            num_stages, BLOCK = 4, 128
+            print("fast path")
+        else:
+            num_stages = 2
+    ''')
+    assert tuning_only(tuning)
+    flag = _switches('''
+        HOPPER = torch.cuda.get_device_capability() >= (9, 0)
+        if not HOPPER:
+            run_plain()
+        else:
+            run_wgmma_kernel()
+    ''')
+    assert not tuning_only(flag) and nvidia_feature([n for s in flag for n in s.on]) == "wgmma"
+    assert nvidia_feature([n for s in flag for n in s.off]) is None
+    emulate = _switches('''
+        if torch.cuda.get_device_capability() < (8, 9):
+            emulate = True
+    ''')
+    assert not tuning_only(emulate)  # a flag is a feature switch, not a tuning value
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def _roc106_lines(root: Path, rel: str) -> set[int]:
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "rocmlint", "--output-format", "json", "--no-cache",
+                          "--select", "ROC106", "--exit-zero", rel], cwd=root, capture_output=True, text=True)
+    return {f["line"] for f in json.loads(out.stdout)}
+
+
+def test_platform_facts_cross_modules(tmp_path, monkeypatch):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/platform.py": '''\
+            import os
+            import torch
+            import triton
+
+            IS_NVIDIA = triton.runtime.driver.active.get_current_target().backend == "cuda"
+
+
+            def _device_type():
+                if os.environ.get("FORCE_DEVICE") == "cuda":
+                    return "cuda"
+                if torch.version.hip is not None:
+                    return "rocm"
+                return "cuda"
+
+
+            DEVICE_TYPE = _device_type()
+            ''',
+        "pkg/ops.py": '''\
+            import torch
+            from .platform import DEVICE_TYPE, IS_NVIDIA
+
+
+            def attention():
+                if IS_NVIDIA and torch.cuda.get_device_capability() >= (9, 0):
+                    return "fa3"
+                return "fa2"
+
+
+            def copy():
+                if DEVICE_TYPE == "cuda":
+                    if torch.cuda.get_device_capability() >= (9, 0):
+                        return "tma"
+                return "plain"
+
+
+            def plain():
+                if torch.cuda.get_device_capability() >= (9, 0):
+                    return "tma"
+                return "plain"
+            ''',
+    })
+    monkeypatch.chdir(tmp_path)
+    assert _roc106_lines(tmp_path, "pkg") == {19}
+    model = model_module.build_now(Project(tmp_path))
+    verdict = model.explain("pkg/ops.py", 14)
+    assert verdict.value is False
+    assert any("FORCE_DEVICE" in e.what for e in verdict.evidence)
