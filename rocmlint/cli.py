@@ -189,6 +189,10 @@ def _cmd_check(args) -> int:
                    build_fixes=args.output_format != "text", compile_commands=args.compile_commands)
     results = _run_projects([(Path(root), _ProjectTargets([targets[i] for i in members], discovery))
                              for root, members in groups.items()], resolver, args.jobs, options)
+    if mode == "check":  # a generated copy's findings stand once, on the file pasted into it
+        from .twins import drop_generated_copies
+
+        drop_generated_copies(results)
     unread = discovery.unread_named()
     for warning in unread:  # never a silent "All checks passed!" for them
         print(warning, file=sys.stderr)

@@ -10,7 +10,7 @@ from .languages import ParseFailure, extra_languages, get_language, language_for
 from .literals import KERNEL_SOURCE_WORDS
 from .model import Applicability, Finding, LineIndex, Span
 from .project import active as active_project
-from .project.explain import finding_evidence
+from .project.explain import finding_evidence, finding_unknowns
 from .registry import ENGINE_CODES, INTERNAL_ERROR, select_rules
 from .rule import FileContext, Rule
 from .source import SourceError, SourceFile, read_source
@@ -122,6 +122,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
         seen.add(key)
         finding.evidence = tuple(finding_evidence(ctx, start))
         finding.mode = ctx.mode
+        finding.unknown_macros = finding_unknowns(ctx, start)
         kept.append(finding)
     if embedded:
         try:

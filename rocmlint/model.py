@@ -85,6 +85,9 @@ class Finding:
     # C-family findings: "port" (code a HIP backend is to be written from: no HIP build, or
     # --port) or "guard" (the project's HIP build compiles it); None for Python and manifests
     mode: str | None = None
+    # C-family findings: macros no build file or definition decides on this line's #if path;
+    # the finding holds only if the AMD build takes that path (design §2g: ask, don't allege)
+    unknown_macros: tuple[str, ...] = ()
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.start, self.code, self.span.end)
@@ -167,6 +170,7 @@ def finding_to_dict(f: Finding) -> dict:
         "message": f.message, "severity": f.severity.value,
         "pos": [f.line, f.column, f.end_line, f.end_column], "source_line": f.source_line,
         "edit_positions": [list(p) for p in f.edit_positions], "evidence": list(f.evidence), "mode": f.mode,
+        "unknown_macros": list(f.unknown_macros),
         "fix": None if f.fix is None else {
             "title": f.fix.title, "applicability": f.fix.applicability.value,
             "edits": [[e.span.start, e.span.end, e.content] for e in f.fix.edits],
@@ -186,6 +190,7 @@ def finding_from_dict(d: dict) -> Finding:
         line=d["pos"][0], column=d["pos"][1], end_line=d["pos"][2], end_column=d["pos"][3],
         source_line=d["source_line"], edit_positions=tuple(tuple(p) for p in d["edit_positions"]),
         evidence=tuple(d.get("evidence", ())), mode=d.get("mode"),
+        unknown_macros=tuple(d.get("unknown_macros", ())),
     )
 
 

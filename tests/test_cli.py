@@ -48,7 +48,7 @@ def test_findings_exit_one_and_json_schema(project, capsys):
     assert [d["code"] for d in data] == ["ROC103"]
     item = data[0]
     assert set(item) == {"code", "name", "message", "path", "line", "column", "end_line", "end_column",
-                         "severity", "fix", "evidence", "mode"}
+                         "severity", "fix", "evidence", "mode", "unknown_macros"}
     assert item["mode"] is None  # port/guard is a C-family finding's (design §2e)
     assert item["path"] == "mon.py" and item["line"] == 1 and item["column"] == 1
     assert item["fix"]["applicability"] == "safe"

@@ -4,6 +4,7 @@ import re
 
 from rocmlint.cpp.dataflow import BALLOT_FUNCTIONS
 from rocmlint.cpp.full_masks import FULL_MASK_32
+WAVE32_ONLY = frozenset({32})  # the sizes of a branch chosen for 32-lane waves
 from rocmlint.model import Applicability, Edit, Span
 from rocmlint.rule import Example, Rule
 
@@ -202,7 +203,7 @@ class WarpMaskLiteral32Bit(Rule):
         name = m.group(1).decode()
         own = re.search(rb"(?:#\s*define\s+|\bconst\w*\b[^;{}()=]*\b)" + m.group(1) + rb"\b", ctx.source)
         value = None if own is not None else constant_value(ctx, name)
-        if value is None or not FULL_MASK_32.fullmatch(value):
+        if value is None or not FULL_MASK_32.fullmatch(value) or _defined_for_wave32_only(ctx, name):
             return [], ""
         start = hit.start + m.start(1)
         node = ctx.root.named_descendant_for_byte_range(start, start + len(name))
@@ -217,6 +218,8 @@ class WarpMaskLiteral32Bit(Rule):
         literal = ctx.source[hit.start : hit.end].decode()
         if defines:
             name = defines[0]
+            if ctx.pp.wave_sizes_at(line) == WAVE32_ONLY:
+                return [], ""  # the definition a 32-lane wave gets: every lane it has
             return [n for n in ctx.identifiers(ctx.root, name) if n.parent is not None
                     and n.parent.type != "preproc_def"], f"`{name}` (`#define {name} {literal}`, line {line + 1})"
         node = ctx.node_at(hit)
@@ -235,6 +238,19 @@ class WarpMaskLiteral32Bit(Rule):
                 return [n for n in ctx.identifiers(scope, name) if n != name_node], \
                     f"`{name}` (= `{literal}`, line {line + 1})"
         return [node], f"`{literal}`"
+
+
+def _defined_for_wave32_only(ctx, name: str) -> bool:
+    """Every 32-bit full-mask definition of ``name`` in the headers this file includes sits
+    in a branch a wave-size chain selects for 32-lane waves only (its 64-lane twin is wider)."""
+    from rocmlint.cpp.lanegroups import included_files
+
+    sizes = []
+    for included in included_files(ctx):
+        for line, value in included.ctx.pp.defines.get(name, ()):
+            if FULL_MASK_32.fullmatch(value.strip()) and not included.ctx.pp.nvidia_only(line):
+                sizes.append(included.ctx.pp.wave_sizes_at(line))
+    return bool(sizes) and all(s == WAVE32_ONLY for s in sizes)
 
 
 def _wrapper_drops_mask(ctx, name: str) -> bool:

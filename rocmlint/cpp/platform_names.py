@@ -12,7 +12,8 @@ from functools import lru_cache
 # A switch word followed by a platform word: <PREFIX>_USE_HIP, ENABLE_CUDA_LAMBDA, HAVE_CUDA_H,
 # <PREFIX>_ARCH_AMD_GPU (the ROCm build's architecture is AMD's), RAJA_BACKENDS_CUDA; a word
 # that starts with CUDA or HIP names that platform's part (USE_CUDAUVM, USE_HIPBLAS).
-_SWITCH_WORDS = frozenset({"USE", "ENABLE", "ENABLED", "BUILD", "HAVE", "HAS", "WITH", "ARCH", "BACKEND", "BACKENDS"})
+_SWITCH_WORDS = frozenset({"USE", "USING", "ENABLE", "ENABLED", "BUILD", "HAVE", "HAS", "WITH", "ARCH", "BACKEND",
+                           "BACKENDS"})
 _HIP_WORDS = frozenset({"HIP", "ROCM", "AMD", "HCC", "AMDGPU"})
 # NVIDIA's own tools and libraries too (not cuBLAS/cuDNN: older HIP ports reuse those switches)
 _CUDA_WORDS = frozenset({"CUDA", "NVIDIA", "NVCC", "CUPTI", "NVTX", "NVML", "CUSOLVER", "CUSPARSE", "CUFFT", "CURAND"})

@@ -353,6 +353,38 @@ def _apply(op: str, a, b):
     }[op]()
 
 
+BOTH_WAVE_SIZES = frozenset({32, 64})
+_WAVE_COMPARISON = re.compile(r"^\(?\s*(\w+)\s*\)?\s*(==|!=|>=|<=|>|<)\s*\(?\s*(\d+)\s*\)?$")
+_WAVE64_NAME = re.compile(r"__GFX9__|__gfx9\w*__|(?i:wave_?(?:front_?)?(?:size_?)?64)")
+_WAVE32_NAME = re.compile(r"__GFX1[0-2]__|__gfx1[0-2]\w*__|(?i:wave_?(?:front_?)?(?:size_?)?32)")
+
+
+def _sizes_selected(kind: str, condition: str) -> frozenset[int] | None:
+    """The wave sizes for which a wave-size branch's own condition holds (None: not read)."""
+    cond = re.sub(r"\s+", " ", condition.split("//")[0].split("/*")[0]).strip()
+    negated = kind == "ifndef"
+    if cond.startswith("!"):
+        negated, cond = not negated, cond[1:].strip()
+    while cond.startswith("(") and cond.endswith(")") and _balanced(cond[1:-1]):
+        cond = cond[1:-1].strip()
+    sizes: frozenset[int] | None = None
+    m = _WAVE_COMPARISON.match(cond)
+    if m and WAVE_SIZE_MACRO.search(m.group(1)):
+        op, number = m.group(2), int(m.group(3))
+        test = {"==": lambda w: w == number, "!=": lambda w: w != number, ">=": lambda w: w >= number,
+                "<=": lambda w: w <= number, ">": lambda w: w > number, "<": lambda w: w < number}[op]
+        sizes = frozenset(w for w in BOTH_WAVE_SIZES if test(w))
+    else:
+        name = re.fullmatch(r"(?:defined\s*\(?\s*)?(\w+)\s*\)?", cond)
+        if name and _WAVE64_NAME.fullmatch(name.group(1)):
+            sizes = frozenset({64})
+        elif name and _WAVE32_NAME.fullmatch(name.group(1)):
+            sizes = frozenset({32})
+    if sizes is None:
+        return None
+    return BOTH_WAVE_SIZES - sizes if negated else sizes
+
+
 def gate_polarity(kind: str, condition: str, macro: str) -> bool | None:
     """True for ``#if defined(M)``/``#ifdef M``, False for the negated forms, else None:
     exactly the forms ``unifdef`` resolves for a single macro."""
@@ -598,6 +630,25 @@ class Conditionals:
 
     def wave_size_aware(self, line: int) -> bool:
         return self.wave[line]
+
+    def wave_sizes_at(self, line: int) -> frozenset[int]:
+        """The AMD wave sizes (of 32 and 64) whose compilation reaches a line, as the
+        wave-size chains around it select (``#if WARP_SIZE == 64`` / ``#elif ... == 32`` /
+        ``#else #error``): both where no chain decides."""
+        sizes = BOTH_WAVE_SIZES
+        for chain in self.chains:
+            if not chain.branches[0].wave_size or not chain.start < line <= chain.endif:
+                continue
+            remaining = BOTH_WAVE_SIZES
+            for branch in chain.branches:
+                own = remaining if branch.kind == "else" else _sizes_selected(branch.kind, branch.condition)
+                taken = remaining & own if own is not None else remaining
+                if branch.line < line < branch.end:
+                    sizes = sizes & taken
+                    break
+                if own is not None:
+                    remaining = remaining - own
+        return sizes
 
     def in_gate_amd_branch(self, line: int) -> bool:
         return self.gate_amd[line]

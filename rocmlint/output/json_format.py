@@ -21,6 +21,7 @@ def finding_json(f: Finding) -> dict:
         "code": f.code, "name": f.name, "message": f.message, "path": f.path,
         "line": f.line, "column": f.column, "end_line": f.end_line, "end_column": f.end_column,
         "severity": f.severity.value, "fix": fix, "evidence": list(f.evidence), "mode": f.mode,
+        "unknown_macros": list(f.unknown_macros),
     }
 
 

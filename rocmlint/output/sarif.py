@@ -325,4 +325,6 @@ def _properties(f: Finding) -> dict | None:
         found["evidence"] = list(f.evidence)
     if f.mode is not None:
         found["mode"] = f.mode
+    if f.unknown_macros:  # the finding holds only where the AMD build takes this #if path
+        found["unknownMacros"] = list(f.unknown_macros)
     return found or None

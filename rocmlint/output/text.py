@@ -58,7 +58,7 @@ def render(findings: list[Finding], *, colour: bool, unsafe_enabled: bool = Fals
                 out.append("")
             current = f.path
         out.append(f"{s.bold(f.path)}{s.cyan(':')}{f.line}{s.cyan(':')}{f.column}{s.cyan(':')} "
-                   f"{s.red(f.code)} {fix_marker(f, unsafe_enabled)}{f.message}")
+                   f"{s.red(f.code)} {fix_marker(f, unsafe_enabled)}{f.message}{unknown_suffix(f)}")
         if show_source and f.source_line:
             gutter = str(f.line)
             line = f.source_line.replace("\t", TAB)
@@ -112,6 +112,31 @@ def set_aside_line(count: int) -> str:
             "device hazards (`--port PATH` lints them as a port; `rocmlint explain FILE:1` says why).")
 
 
+def unknown_suffix(f: Finding) -> str:
+    """`` [if X]``: the finding holds only where the AMD build takes an #if path on X."""
+    return f" [if {', '.join(f.unknown_macros)}]" if f.unknown_macros else ""
+
+
+MAX_UNKNOWNS_SHOWN = 5
+
+
+def unknowns_lines(findings: list[Finding]) -> list[str]:
+    """The macros that decide the most findings, each with the configuration line that
+    settles it: one answer turns many uncertain findings into certain ones, or into none."""
+    counts = Counter(name for f in findings for name in f.unknown_macros)
+    if not counts:
+        return []
+    uncertain = sum(1 for f in findings if f.unknown_macros)
+    lines = [f"{uncertain} finding{'s' if uncertain != 1 else ''} sit{'' if uncertain != 1 else 's'} under `#if` "
+             "conditions rocmlint could not decide; one line in [tool.rocmlint] settles each macro:"]
+    for name, n in counts.most_common(MAX_UNKNOWNS_SHOWN):
+        lines.append(f"  {name}: {n} finding{'s' if n != 1 else ''}  -> rocm-macros = [\"{name}\"] if the AMD "
+                     f"build defines it, nvidia-macros = [\"{name}\"] if not")
+    if len(counts) > MAX_UNKNOWNS_SHOWN:
+        lines.append(f"  ... and {len(counts) - MAX_UNKNOWNS_SHOWN} more (JSON/SARIF: unknown_macros)")
+    return lines
+
+
 def mode_line(findings: list[Finding]) -> str:
     """How many findings are porting work (C-family code with no HIP build, or --port)."""
     port = sum(1 for f in findings if f.mode == "port")
@@ -154,6 +179,7 @@ def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour
     for extra in (mode_line(findings), aside):
         if extra:
             parts.append(extra)
+    parts.extend(unknowns_lines(findings))
     return "\n".join(parts) + "\n"
 
 

@@ -57,6 +57,7 @@ from .summaries import (
 )
 from .makefile import compiles_sources, is_makefile
 from .tables import HIP_RUNTIME_HEADER, hipify_maps, nvidia_toolkit_macro
+from .sibling_switches import infer_sibling_switches
 from .templates import as_header, is_template
 
 if TYPE_CHECKING:
@@ -138,6 +139,8 @@ class CppModel:
     database: CompileDatabase | None
     fixed: dict[str, MacroFact]  # config and compile-database facts: never overridden
     inferred: dict[str, MacroFact] = field(default_factory=dict)
+    # switches decided by what their branches include beside a sibling of the other platform
+    guarded: dict[str, MacroFact] = field(default_factory=dict)
     defs: dict[str, list[_Def]] = field(default_factory=dict)
     edges: dict[str, list[_Edge]] = field(default_factory=dict)  # by includer
     includers: dict[str, list[_Edge]] = field(default_factory=dict)  # by target
@@ -565,6 +568,9 @@ class CppModel:
         """No definition decides: the platform the name states (weaker evidence), below
         the template that writes it from a value rocmlint cannot evaluate, if any."""
         written = self.facts.configured_unknown.get(name)
+        guarded = self.guarded.get(name)
+        if guarded is not None:  # what the code states outranks a name (design §2g)
+            return dataclasses.replace(guarded, evidence=guarded.evidence + ((written,) if written is not None else ()))
         value = value_by_name(name, self.facts.port)
         if value is None:
             return MacroFact(None, None, (written,)) if written is not None else UNKNOWN
@@ -940,6 +946,10 @@ def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
     else:  # what `#include <x.h>` searches, as the CMake files set it
         model.include_dirs = list(facts.include_dirs)
     model.inferred = _infer_rocm_macros(model)
+    if model.hip_build and not facts.port:  # a port compiles the CUDA branches: no sibling decides
+        for macro, (defined, why) in infer_sibling_switches(files).items():
+            if macro not in model.inferred and macro not in model.fixed and not nvidia_toolkit_macro(macro):
+                model.guarded[macro] = MacroFact(defined, 1 if defined else None, (why,))
     _solve(model)
     return model
 

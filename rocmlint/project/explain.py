@@ -86,6 +86,32 @@ def finding_evidence(ctx, offset: int) -> list[str]:
     return line_evidence(ctx, ctx.lines.line_of(offset))
 
 
+def unknown_macros_at(ctx: "CppContext", line: int) -> tuple[str, ...]:
+    """The macros no build file or definition decides on the #if path of ``line``, where that
+    path is itself undecided: the one question that would settle a finding there."""
+    pp = ctx.pp
+    guard = pp.header_guard()
+    chain_of = {id(b): chain for chain in pp.chains for b in chain.branches}
+    found: dict[str, None] = {}
+    for branch in pp.branches_at(line):
+        if branch.amd is not None or (guard is not None and branch is guard.branches[0]):
+            continue
+        chain = chain_of.get(id(branch))
+        earlier = chain.branches[:chain.branches.index(branch) + 1] if chain is not None else [branch]
+        for each in earlier:
+            for name in _IDENT.findall(each.condition):
+                if name != "defined" and pp.evaluator.is_defined(name) is None:
+                    found[name] = None
+    return tuple(found)
+
+
+def finding_unknowns(ctx, offset: int) -> tuple[str, ...]:
+    """``unknown_macros_at`` for a finding at ``offset`` (C-family files only)."""
+    if getattr(ctx, "pp", None) is None:
+        return ()
+    return unknown_macros_at(ctx, ctx.lines.line_of(offset))
+
+
 def explain_python(project, path: str, line_no: int, out) -> None:
     part = project.part("python") if project is not None else None
     if part is not None and hasattr(part, "explain"):
@@ -141,6 +167,11 @@ def explain_cpp(ctx: "CppContext", line: int, out) -> None:
     print("#if stack:" if stack else "#if stack: none (not inside any #if)", file=out)
     for item in stack:
         print(f"  {item}", file=out)
+    undecided = unknown_macros_at(ctx, line)
+    if undecided:
+        names = ", ".join(undecided)
+        print(f"undecided: {names}: a finding here holds only if the AMD build takes this path; settle it with "
+              f"rocm-macros / nvidia-macros in [tool.rocmlint]", file=out)
     start, end = ctx.lines.line_start(line), ctx.lines.line_end(line)
     arguments: set[str] = set()
     if not ctx.outside_amd_build and ctx.model is not None and ctx.model.droppers:

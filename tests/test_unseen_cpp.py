@@ -1,0 +1,111 @@
+"""Mechanisms for projects nobody here had read (issue 37): a switch decided by what it
+guards, a generated copy reported once, a mask chosen per wave size, and findings that name the
+one macro that would settle them. The fixture projects are under fixtures/unseen/."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from rocmlint.cli import main
+from rocmlint.cpp.preprocessor import Conditionals
+from rocmlint.project import activate
+
+UNSEEN = Path(__file__).resolve().parent.parent / "fixtures" / "unseen"
+SARIF_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "data" / "sarif-schema-2.1.0.json"
+
+
+def run_cli(args: list[str], cwd: Path, capsys, monkeypatch) -> tuple[int, str]:
+    monkeypatch.chdir(cwd)
+    capsys.readouterr()
+    try:
+        code = main(args)
+    finally:
+        activate(None)
+    return code, capsys.readouterr().out
+
+
+def project(name: str, tmp_path: Path) -> Path:
+    tree = tmp_path / name
+    shutil.copytree(UNSEEN / name, tree)
+    (tree / ".git").mkdir()
+    return tree
+
+
+def findings(tree: Path, capsys, monkeypatch) -> list[dict]:
+    _code, out = run_cli(["check", "--no-cache", "--exit-zero", "--output-format", "json", "."], tree, capsys,
+                         monkeypatch)
+    return json.loads(out)
+
+
+def test_tessel_reports_only_its_real_hazards(tmp_path, capsys, monkeypatch):
+    tree = project("tessel", tmp_path)
+    found = sorted((f["path"].removeprefix("./"), f["line"], f["code"]) for f in findings(tree, capsys, monkeypatch))
+    assert found == [
+        ("src/device/gpu_device.h", 18, "ROC201"),  # a 32-bit ballot: real at 64 lanes
+        ("src/device/gpu_device.h", 19, "ROC202"),
+        ("src/device/legacy_mask.h", 13, "ROC203"),  # the 64-lane branch's mask names 32 lanes
+    ]
+
+
+def test_a_switch_is_decided_by_the_headers_its_branch_and_its_sibling_include(tmp_path, capsys, monkeypatch):
+    tree = project("tessel", tmp_path)
+    _code, out = run_cli(["explain", "src/device/blas_bridge.h:4"], tree, capsys, monkeypatch)
+    assert "AMD build compiles this line: no" in out
+    # the name says nothing of a platform: the included headers decide
+    assert "TESSEL_RUNTIME_ALPHA: undefined (undefined on AMD by what it guards: its branch includes " \
+           "<cublas_v2.h>; the sibling branch (#elif defined(TESSEL_RUNTIME_BETA)) includes " \
+           "<hipblas/hipblas.h>" in out
+    _code, out = run_cli(["explain", "src/device/gpu_device.h:4"], tree, capsys, monkeypatch)
+    assert "AMD build compiles this line: no" in out and "TESSEL_USING_CUDA: undefined" in out
+
+
+def test_a_generated_copy_is_reported_once_on_its_source(tmp_path, capsys, monkeypatch):
+    tree = project("tessel", tmp_path)
+    found = findings(tree, capsys, monkeypatch)
+    assert not [f for f in found if "tessel_all.h" in f["path"]]
+    # the copy alone still gets its findings: the source is what makes it a twin
+    (tree / "src" / "device" / "gpu_device.h").unlink()
+    again = findings(tree, capsys, monkeypatch)
+    assert {(f["code"], f["line"]) for f in again if "tessel_all.h" in f["path"]} == {("ROC201", 21), ("ROC202", 22)}
+
+
+def test_a_mask_defined_for_32_lane_waves_is_right_there():
+    text = ("#if LIB_WARP_SIZE == 64\n#define M 1\n#elif LIB_WARP_SIZE == 32\n#define M 2\n#else\n"
+            "#error no\n#endif\n#ifdef __GFX9__\nint a;\n#else\nint b;\n#endif\n#if defined(USE_X)\nint c;\n#endif\n")
+    pp = Conditionals(text.encode(), (), (), "__HIP_PLATFORM_AMD__")
+    assert pp.wave_sizes_at(1) == {64}
+    assert pp.wave_sizes_at(3) == {32}
+    assert pp.wave_sizes_at(5) == frozenset()  # the #error branch: no wave size reaches it
+    assert pp.wave_sizes_at(8) == {64} and pp.wave_sizes_at(10) == {32}
+    assert pp.wave_sizes_at(13) == {32, 64}
+
+
+def test_findings_name_the_undecided_macro_in_every_format(tmp_path, capsys, monkeypatch):
+    tree = project("undecided", tmp_path)
+    found = findings(tree, capsys, monkeypatch)
+    assert [(f["code"], f["unknown_macros"]) for f in found] == [("ROC201", ["SPARSEQ_FAST_VOTE"]),
+                                                                 ("ROC202", ["SPARSEQ_FAST_VOTE"])]
+    _code, out = run_cli(["check", "--no-cache", "."], tree, capsys, monkeypatch)
+    assert "stored in 32-bit `unsigned int`: lanes 32-63 of a wave64 are lost [if SPARSEQ_FAST_VOTE]" in out
+    assert "2 findings sit under `#if` conditions rocmlint could not decide" in out
+    assert '  SPARSEQ_FAST_VOTE: 2 findings  -> rocm-macros = ["SPARSEQ_FAST_VOTE"]' in out
+    _code, out = run_cli(["check", "--no-cache", "--exit-zero", "--output-format", "sarif", "."], tree, capsys,
+                         monkeypatch)
+    sarif = json.loads(out)
+    if SARIF_SCHEMA.exists():
+        jsonschema.validate(sarif, json.loads(SARIF_SCHEMA.read_text()))
+    assert [r["properties"]["unknownMacros"] for r in sarif["runs"][0]["results"]] == [["SPARSEQ_FAST_VOTE"]] * 2
+    _code, out = run_cli(["explain", "reduce.cu:6"], tree, capsys, monkeypatch)
+    assert "undecided: SPARSEQ_FAST_VOTE" in out
+
+
+@pytest.mark.parametrize("setting, expected", [("nvidia-macros", 0), ("rocm-macros", 2)])
+def test_the_suggested_line_settles_the_question(tmp_path, capsys, monkeypatch, setting, expected):
+    tree = project("undecided", tmp_path)
+    (tree / "pyproject.toml").write_text(f'[tool.rocmlint]\n{setting} = ["SPARSEQ_FAST_VOTE"]\n')
+    found = findings(tree, capsys, monkeypatch)
+    assert len(found) == expected and all(f["unknown_macros"] == [] for f in found)
