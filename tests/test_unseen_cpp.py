@@ -109,3 +109,33 @@ def test_the_suggested_line_settles_the_question(tmp_path, capsys, monkeypatch, 
     (tree / "pyproject.toml").write_text(f'[tool.rocmlint]\n{setting} = ["SPARSEQ_FAST_VOTE"]\n')
     found = findings(tree, capsys, monkeypatch)
     assert len(found) == expected and all(f["unknown_macros"] == [] for f in found)
+
+
+def test_a_back_end_selected_by_value_takes_the_number_of_its_hip_branch():
+    from rocmlint.project.sibling_switches import infer_sibling_switches
+    from rocmlint.project.summaries import Summary, summarise
+
+    header = (b"#if (FFTLIB_BACKEND == 0)\n#include <vulkan/vulkan.h>\n"
+              b"#elif (FFTLIB_BACKEND == 1)\n#include <cuda.h>\n#include <nvrtc.h>\n"
+              b"#elif (FFTLIB_BACKEND == 2)\n#include <hip/hip_runtime.h>\n#include <hip/hiprtc.h>\n#endif\n"
+              b"#if defined(FFTLIB_ON_B)\n#include <hip/hip_runtime.h>\n#elif defined(FFTLIB_ON_A)\n"
+              b"#include <cufft.h>\n#endif\n")
+    found = infer_sibling_switches({"fft.h": Summary(summarise(header))})
+    assert {m: found[m][:2] for m in found} == {"FFTLIB_BACKEND": (True, 2), "FFTLIB_ON_B": (True, 1),
+                                                "FFTLIB_ON_A": (False, None)}
+    assert "`FFTLIB_BACKEND == 2` includes <hip/hip_runtime.h>, <hip/hiprtc.h>" in found["FFTLIB_BACKEND"][2].what
+
+
+def test_a_switch_a_sibling_header_derives_from_cuda_arch_is_off_in_a_port(tmp_path, capsys, monkeypatch):
+    tree = project("rivulet", tmp_path)
+    found = [(f["path"].removeprefix("./"), f["line"], f["code"], f["mode"]) for f in findings(tree, capsys, monkeypatch)]
+    assert found == [("csrc/async_copy.cuh", 4, "ROC304", "port"), ("csrc/gather.cu", 1, "ROC303", "port")]
+    rivulet = findings(tree, capsys, monkeypatch)[0]
+    assert "the AMD build calls it at gather.cu:8" in rivulet["message"]
+    # the header is read for the answer: a change to it changes a warm run's result
+    _code, out = run_cli(["check", "--exit-zero", "--output-format", "json", "."], tree, capsys, monkeypatch)
+    assert len(json.loads(out)) == 2  # stored in the cache
+    arch = tree / "csrc" / "arch_config.cuh"
+    arch.write_text(arch.read_text().replace("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800", "#if 1"))
+    _code, out = run_cli(["check", "--exit-zero", "--output-format", "json", "."], tree, capsys, monkeypatch)
+    assert sorted(f["code"] for f in json.loads(out)) == ["ROC301", "ROC301", "ROC303"]

@@ -12,7 +12,8 @@ from ..evidence import Verdict
 from ..model import Span
 from ..rule import FileContext
 from .lexical import NonCode
-from .preprocessor import Conditionals, conditionals
+from .included_switches import macros_dead_in_includes
+from .preprocessor import Conditionals, conditionals, dead_for_amd
 from .treesitter import parse
 
 if TYPE_CHECKING:
@@ -105,6 +106,14 @@ class CppContext(FileContext):
         if self.model is None:  # the #if table of a buffer is kept for the fixer's proof
             self.pp = conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
                                    settings.gate_macro)
+            if any(b.amd is None for chain in self.pp.chains for b in chain.branches) and b'"' in source:
+                # switches its own headers define for NVIDIA only (`#if __CUDA_ARCH__ >= 800`)
+                dead = macros_dead_in_includes(path, source, lambda found: dead_for_amd(
+                    found, settings.all_rocm_macros, settings.all_nvidia_macros),
+                    self.project.record if self.project is not None else None)
+                if dead:
+                    self.pp = conditionals(source, settings.all_rocm_macros,
+                                           settings.all_nvidia_macros + tuple(sorted(dead)), settings.gate_macro)
         else:
             self.pp = Conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
                                    settings.gate_macro, self.model.resolver(path, settings), self.model.arch_macro)

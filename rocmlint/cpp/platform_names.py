@@ -22,6 +22,22 @@ _OTHER_GPU_WORDS = frozenset({"SYCL", "DPCPP", "ONEAPI", "METAL"})  # another ve
 _HIP_PLATFORM_AMD = frozenset({"AMD", "HCC"})
 _HIP_PLATFORM_NVIDIA = frozenset({"NVCC", "NVIDIA"})
 
+# Macros only NVIDIA's toolkit (nvcc, CUDA, CUB, CUTLASS/CuTe) defines: undefined in every AMD build
+NVIDIA_TOOLKIT_MACROS = frozenset({
+    "CUDA_VERSION", "CUDART_VERSION", "__CUDACC_VER_MAJOR__", "__CUDACC_VER_MINOR__",
+    "__CUDACC_VER_BUILD__", "__CUDACC_RDC__", "__CUDACC_RTC__", "__CUDACC_EWP__", "CUB_VERSION",
+    "CUB_MAJOR_VERSION", "CUB_MINOR_VERSION", "THRUST_VERSION", "CUTLASS_VERSION", "CUTLASS_MAJOR",
+    "CUTLASS_MINOR", "CUTE_VERSION", "NV_IF_TARGET", "CUDNN_VERSION", "CUBLAS_VERSION", "NCCL_VERSION_CODE",
+    "__NVCC__", "__CUDA_ARCH__", "__CUDA_ARCH_LIST__", "__NVCOMPILER",
+})
+NVIDIA_TOOLKIT_PREFIXES = ("CUTLASS_ARCH_", "CUTE_ARCH_", "__CUDA_ARCH_FEAT_", "__CUDA_ARCH_SPECIFIC_",
+                           "__CUDA_ARCH_FAMILY_SPECIFIC_", "CUDA_ARCH_", "CUTLASS_SM", "__CUDACC_VER_")
+
+
+def nvidia_toolkit_macro(name: str) -> bool:
+    return name in NVIDIA_TOOLKIT_MACROS or name.startswith(NVIDIA_TOOLKIT_PREFIXES)
+
+
 HIP = "hip"
 CUDA = "cuda"
 HIP_ON_NVIDIA = "hip-on-nvidia"  # HIP's NVIDIA platform: off in every AMD build, port or not

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
-from .platform_names import value_by_name
+from .platform_names import NVIDIA_TOOLKIT_PREFIXES, value_by_name
 
 # Conditions naming one of these pick code by wave size: wave-size rules stay quiet inside.
 WAVE_SIZE_MACRO = re.compile(
@@ -697,8 +697,17 @@ def _defined_only_in_dead_branches(found, defined: dict, undefined: set[str]) ->
     return {m for m, reaches in reach_of.items() if reaches == {False} and m not in defined}
 
 
+def dead_for_amd(found, rocm_macros, nvidia_macros) -> set[str]:
+    """``_defined_only_in_dead_branches`` of a header read alone, under the AMD build's macros."""
+    return _defined_only_in_dead_branches(found, {m: 1 for m in rocm_macros}, set(nvidia_macros))
+
+
 def _by_name_in_port(name: str) -> tuple[bool | None, int | None]:
-    """A macro nothing in the file sets, by the platform its name states (a port's view)."""
+    """A macro nothing in the file sets, by the platform its name states (a port's view);
+    CUDA/CUTLASS/CuTe architecture macros are never defined by hipcc (a version test such as
+    ``CUDA_VERSION >= 11000`` stays undecided: what it guards is porting work)."""
+    if name.startswith(NVIDIA_TOOLKIT_PREFIXES):
+        return False, None
     value = value_by_name(name, port=True)
     return value, (1 if value else None)
 

@@ -510,6 +510,9 @@ class CppModel:
             return self.fixed[name]
         if name in self.facts.amd_defines:
             value, why = self.facts.amd_defines[name]
+            guarded = self.guarded.get(name)
+            if value is None and guarded is not None and guarded.state:  # the build sets a value it hides
+                return MacroFact(True, guarded.value, (why,) + guarded.evidence)
             return MacroFact(True, value, (why,))
         if name in self.facts.configured_defines:
             value, why = self.facts.configured_defines[name]
@@ -947,9 +950,9 @@ def _build(project, inputs: _Inputs, known: dict) -> CppModel | None:
         model.include_dirs = list(facts.include_dirs)
     model.inferred = _infer_rocm_macros(model)
     if model.hip_build and not facts.port:  # a port compiles the CUDA branches: no sibling decides
-        for macro, (defined, why) in infer_sibling_switches(files).items():
+        for macro, (defined, value, why) in infer_sibling_switches(files).items():
             if macro not in model.inferred and macro not in model.fixed and not nvidia_toolkit_macro(macro):
-                model.guarded[macro] = MacroFact(defined, 1 if defined else None, (why,))
+                model.guarded[macro] = MacroFact(defined, value, (why,))
     _solve(model)
     return model
 

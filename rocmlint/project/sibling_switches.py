@@ -73,14 +73,25 @@ def _macro(branch: _Branch) -> tuple[str, bool] | None:
     return None if polarity is None else (names[0], polarity)
 
 
+_SELECTOR = re.compile(r"^\(*\s*([A-Za-z_]\w*)\s*==\s*(\d+)\s*\)*$")
+
+
+def _selector(branch: _Branch) -> tuple[str, int] | None:
+    """``#if (BACKEND == 2)``: one macro compared with one number (a back end chosen by value)."""
+    if branch.kind not in ("if", "elif"):
+        return None
+    m = _SELECTOR.match(branch.condition.strip())
+    return (m.group(1), int(m.group(2))) if m else None
+
+
 def _headers(names: list[str]) -> str:
     shown = ", ".join(f"<{h}>" for h in names[:3])
     return shown + (f" (and {len(names) - 3} more)" if len(names) > 3 else "")
 
 
-def infer_sibling_switches(files: dict) -> dict[str, tuple[bool, Evidence]]:
-    """macro -> (defined on AMD, evidence), for macros every chain agrees on."""
-    votes: dict[str, set[bool]] = {}
+def infer_sibling_switches(files: dict) -> dict[str, tuple[bool, int | None, Evidence]]:
+    """macro -> (defined on AMD, its value, evidence), for macros every chain agrees on."""
+    votes: dict[str, set[tuple[bool, int | None]]] = {}
     why: dict[str, Evidence] = {}
     for rel, summary in files.items():
         directives = summary.directives
@@ -89,6 +100,17 @@ def infer_sibling_switches(files: dict) -> dict[str, tuple[bool, Evidence]]:
         for chain in _chains(directives):
             hip_sibling = next(b for b in chain if b.hip)
             cuda_sibling = next(b for b in chain if b.cuda)
+            hip_value = _selector(hip_sibling)
+            cuda_value = _selector(cuda_sibling)
+            if hip_value and cuda_value and hip_value[0] == cuda_value[0] and not hip_sibling.cuda:
+                # a back end chosen by value: the HIP branch's number is the AMD build's
+                macro, value = hip_value
+                votes.setdefault(macro, set()).add((True, value))
+                why.setdefault(macro, Evidence(
+                    f"{value} on AMD by what it selects: `{macro} == {value}` includes {_headers(hip_sibling.hip)}; "
+                    f"`{macro} == {cuda_value[1]}` includes {_headers(cuda_sibling.cuda)}",
+                    f"{rel}:{hip_sibling.line + 1}"))
+                continue
             for branch in chain:
                 if branch.cuda and branch.hip:
                     continue  # both in one branch: it says nothing of the platform
@@ -107,7 +129,7 @@ def infer_sibling_switches(files: dict) -> dict[str, tuple[bool, Evidence]]:
                 # the branch holding CUDA headers is not taken on AMD; the HIP one is
                 taken_on_amd = bool(branch.hip)
                 defined = taken_when_defined if taken_on_amd else not taken_when_defined
-                votes.setdefault(macro, set()).add(defined)
+                votes.setdefault(macro, set()).add((defined, 1 if defined else None))
                 other = cuda_sibling if branch.hip else hip_sibling
                 mine = _headers(branch.hip or branch.cuda)
                 theirs = _headers(other.hip or other.cuda)
@@ -115,4 +137,4 @@ def infer_sibling_switches(files: dict) -> dict[str, tuple[bool, Evidence]]:
                 why.setdefault(macro, Evidence(
                     f"{'defined' if defined else 'undefined'} on AMD by what it guards: its branch includes "
                     f"{mine}; the sibling branch ({label}) includes {theirs}", f"{rel}:{branch.line + 1}"))
-    return {m: (next(iter(s)), why[m]) for m, s in votes.items() if len(s) == 1}
+    return {m: (*next(iter(s)), why[m]) for m, s in votes.items() if len(s) == 1}

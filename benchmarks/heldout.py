@@ -1,0 +1,129 @@
+"""Run a rocmlint over the pinned corpus of benchmarks/heldout_corpus.toml and print totals.
+
+    python benchmarks/heldout.py --rocmlint EXE --half tune|held|all --work DIR --out DIR
+    python benchmarks/heldout.py --compare OUT_BEFORE OUT_AFTER [--half ...]
+
+Each project is exported at its pinned commit from the bare mirror the search tool's ``fetch``
+made (``/work/.mirror/<owner>+<name>/repo``, or ``--mirrors``) into ``WORK/<owner>+<name>``
+(an empty ``.git`` folder marks it a repository root, as a clone would), then checked with zero
+configuration (``--no-cache --exit-zero --output-format json``); the findings are saved as
+``OUT/<owner>+<name>.json``. Nothing from the trees is executed. Prints one row a project:
+files, findings, per-rule counts, how many are port-mode findings and how many carry an
+undecided macro, and seconds.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parent / "heldout_corpus.toml"
+MIRRORS = Path("/work/.mirror")
+TIMEOUT_S = 900
+
+
+def load_corpus(path: Path = CORPUS) -> list[dict]:
+    with open(path, "rb") as fh:
+        return list(tomllib.load(fh)["project"])
+
+
+def selected(projects: list[dict], half: str) -> list[dict]:
+    return [p for p in projects if half == "all" or p["half"] == half]
+
+
+def slug(repo: str) -> str:
+    return repo.replace("/", "+")
+
+
+def export(project: dict, mirrors: Path, work: Path) -> Path | None:
+    tree = work / slug(project["repo"])
+    if (tree / ".git").is_dir():
+        return tree
+    git_dir = mirrors / slug(project["repo"]) / "repo"
+    if not git_dir.is_dir():
+        print(f"{project['repo']}: not fetched: use the fetch tool", file=sys.stderr)
+        return None
+    tree.mkdir(parents=True, exist_ok=True)
+    # large media the mirror left out make `git archive` stop: export the source paths only
+    archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", project["commit"], "--", ".",
+                              ":(exclude)*.gif", ":(exclude)*.png", ":(exclude)*.jpg", ":(exclude)*.mp4",
+                              ":(exclude)*.pdf"], capture_output=True, check=False)
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=False)
+    (tree / ".git").mkdir(exist_ok=True)
+    return tree
+
+
+def summarise(findings: list[dict]) -> dict:
+    return {"total": len(findings), "by_rule": dict(sorted(Counter(f["code"] for f in findings).items())),
+            "port": sum(1 for f in findings if f.get("mode") == "port"),
+            "uncertain": sum(1 for f in findings if f.get("unknown_macros"))}
+
+
+def run_one(exe: str, project: dict, tree: Path) -> tuple[list[dict], float]:
+    target = tree / project["subdir"] if project.get("subdir") else tree
+    start = time.perf_counter()
+    done = subprocess.run([exe, "check", str(target), "--output-format", "json", "--no-cache", "--exit-zero"],
+                          cwd=tree, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    seconds = time.perf_counter() - start
+    try:
+        return json.loads(done.stdout or "[]"), seconds
+    except json.JSONDecodeError:
+        print(f"{project['repo']}: rocmlint printed no JSON (exit {done.returncode}): {done.stderr[-300:]}",
+              file=sys.stderr)
+        return [], seconds
+
+
+def row(project: dict, totals: dict, seconds: float | None = None) -> str:
+    rules = " ".join(f"{code}x{n}" for code, n in totals["by_rule"].items())
+    timing = f"{seconds:6.1f}s" if seconds is not None else ""
+    return (f"{project['repo']:<34} {project['category']:<9} {project['half']:<4} {totals['total']:>5} "
+            f"port {totals['port']:>4} uncertain {totals['uncertain']:>4} {timing}  {rules}")
+
+
+def compare_rows(projects: list[dict], before: Path, after: Path) -> list[str]:
+    lines = []
+    for project in projects:
+        name = slug(project["repo"]) + ".json"
+        a = summarise(json.loads((before / name).read_text())) if (before / name).exists() else None
+        b = summarise(json.loads((after / name).read_text())) if (after / name).exists() else None
+        if a is None or b is None:
+            lines.append(f"{project['repo']:<34} missing output")
+            continue
+        lines.append(f"{project['repo']:<34} {project['category']:<9} {project['half']:<4} "
+                     f"{a['total']:>5} -> {b['total']:<5} (uncertain after: {b['uncertain']})")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rocmlint", help="the rocmlint executable to run")
+    parser.add_argument("--half", choices=("tune", "held", "all"), default="tune")
+    parser.add_argument("--work", type=Path, default=Path("/work/heldout/trees"))
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--mirrors", type=Path, default=MIRRORS)
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    args = parser.parse_args(argv)
+    projects = selected(load_corpus(), args.half)
+    if args.compare:
+        print("\n".join(compare_rows(projects, *args.compare)))
+        return 0
+    if not args.rocmlint or not args.out:
+        parser.error("--rocmlint and --out are needed to run")
+    args.out.mkdir(parents=True, exist_ok=True)
+    for project in projects:
+        tree = export(project, args.mirrors, args.work)
+        if tree is None:
+            continue
+        findings, seconds = run_one(args.rocmlint, project, tree)
+        (args.out / (slug(project["repo"]) + ".json")).write_text(json.dumps(findings, indent=1))
+        print(row(project, summarise(findings), seconds), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

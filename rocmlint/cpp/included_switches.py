@@ -1,0 +1,58 @@
+"""Switches a lone file's own headers derive for NVIDIA only (port mode, no project model):
+``arch.cuh`` defines ``LIB_SM80_ENABLED`` only under ``#if __CUDA_ARCH__ >= 800``, which hipcc
+never defines, so a file that includes it and tests ``LIB_SM80_ENABLED`` never takes that
+branch on AMD. Read from the headers the file includes with quotes, next to it, a few levels
+deep; nothing is executed."""
+from __future__ import annotations
+
+import os
+import re
+
+from ..cache import stat_stamp
+from .preprocessor import directives, macro_name
+
+MAX_DEPTH = 3
+MAX_HEADERS = 24
+_QUOTED = re.compile(r'^\s*"([^"]+)"')
+
+
+def _quoted_includes(found, folder: str) -> list[str]:
+    out = []
+    for _first, _last, name, rest in found:
+        if name == "include":
+            m = _QUOTED.match(rest)
+            if m:
+                out.append(os.path.normpath(os.path.join(folder, m.group(1))))
+    return out
+
+
+def macros_dead_in_includes(path: str, source: bytes, dead_in, record=None) -> frozenset[str]:
+    """Macros the quoted headers of ``path`` define, and only in branches the AMD build never
+    takes (``dead_in(directives)`` names those of one header), never live in any of them.
+    ``record(kind, path, value)`` notes each header read or missing: the result depends on it."""
+    folder = os.path.dirname(os.path.abspath(path))
+    queue = [(p, 1) for p in _quoted_includes(directives(source), folder)]
+    seen: set[str] = set()
+    dead: set[str] = set()
+    live: set[str] = set()
+    while queue and len(seen) < MAX_HEADERS:
+        header, depth = queue.pop(0)
+        if header in seen:
+            continue
+        seen.add(header)
+        try:
+            with open(header, "rb") as fh:
+                found = directives(fh.read())
+                stamp = stat_stamp(os.fstat(fh.fileno()))
+        except OSError:
+            if record is not None:
+                record("file", header, "False")
+            continue
+        if record is not None:
+            record("file-content", header, stamp)
+        header_dead = dead_in(found)
+        dead |= header_dead
+        live |= {macro_name(rest) for _f, _l, name, rest in found if name == "define" and rest} - header_dead
+        if depth < MAX_DEPTH:
+            queue.extend((p, depth + 1) for p in _quoted_includes(found, os.path.dirname(header)))
+    return frozenset(dead - live)
