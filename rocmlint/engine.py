@@ -154,6 +154,12 @@ def _embedded_findings(display: str, buffer: bytes, settings: Settings, rules: t
     return lint_kernels(ctx, rules, analyse_buffer, build_fixes)
 
 
+# Rules whose hazard needs lanes 32-63 to be active: quiet where only lanes 0-31 run (issue 37);
+# ROC204/205/208 see it through the lane groups (a vote there is no whole-wave operation), so a
+# group member in such a block still moves with its group
+ACTIVE_LANE_RULES = frozenset({"ROC201", "ROC202"})
+
+
 def drop_reason(ctx: FileContext, rule_cls: type[Rule] | None, start: int) -> str | None:
     """Why the engine drops a rule's finding at ``start`` (None: it is reported). One place,
     shared by ``analyse_buffer`` and ``rocmlint explain``. Who wrote the code is never a
@@ -162,6 +168,12 @@ def drop_reason(ctx: FileContext, rule_cls: type[Rule] | None, start: int) -> st
         return "the AMD build never compiles this line"
     if rule_cls is not None and rule_cls.wave_size_rule and ctx.wave_size_aware(start):
         return "inside a branch that picks code by wave size"
+    if rule_cls is not None and rule_cls.code in ACTIVE_LANE_RULES and getattr(ctx, "pp", None) is not None:
+        from .cpp.active_lanes import first_32_lanes_only  # a C-family context: tree-sitter is loaded
+
+        why = first_32_lanes_only(ctx, start)
+        if why is not None:
+            return why + ": a 32-lane design is whole there on a 64-lane wave"
     return None
 
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..cache import stat_stamp
 from ..model import Span
+from .active_lanes import first_32_lanes_only
 from .dataflow import (call_arguments, callee_name, declared_identifier, flow_for, function_declarator,
                        parameter_declarations)
 from .device_code import has_device_code, names_project_macro
@@ -1271,7 +1272,8 @@ class _Extractor:
         ctx = self.ctx
         name = callee_name(ctx, node)
         if name in VOTES:
-            self._add(WAVE, "vote", Span(node.start_byte, node.end_byte), f"`{name}`")
+            if first_32_lanes_only(ctx, node.start_byte) is None:  # lanes 0-31 only: a 32-lane vote
+                self._add(WAVE, "vote", Span(node.start_byte, node.end_byte), f"`{name}`")
             return
         if name == "__lane_id":
             return
