@@ -171,7 +171,7 @@ def drop_reason(ctx: FileContext, rule_cls: type[Rule] | None, start: int) -> st
     if rule_cls is not None and rule_cls.code in ACTIVE_LANE_RULES and getattr(ctx, "pp", None) is not None:
         from .cpp.active_lanes import first_32_lanes_only  # a C-family context: tree-sitter is loaded
 
-        why = first_32_lanes_only(ctx, start)
+        why = first_32_lanes_only(ctx, start)  # type: ignore[arg-type]  # `pp`: a CppContext
         if why is not None:
             return why + ": a 32-lane design is whole there on a 64-lane wave"
     return None
