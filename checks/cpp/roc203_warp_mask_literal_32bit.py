@@ -157,6 +157,10 @@ class WarpMaskLiteral32Bit(Rule):
                     name = callee_name(ctx, call)
                     args = call_arguments(call)
                     if not (name.endswith("_sync") or name == "__syncwarp") or not args or args[0] != use:
+                        sync = _mask_parameter_reaches_sync(ctx, name, args.index(use)) if use in args else None
+                        if sync is not None:  # a helper's parameter that is a *_sync call's mask
+                            ctx.report(ctx.node_span(use), f"32-bit mask {origin} passed to `{name}` becomes the mask "
+                                       f"of `{sync}` there: HIP's *_sync take a 64-bit mask and a wave64 has 64 lanes")
                         continue
                     shim = ctx.model.shim(name) if ctx.model is not None else None
                     if shim is not None and shim.drops(0) or _wrapper_drops_mask(ctx, name):
@@ -171,7 +175,7 @@ class WarpMaskLiteral32Bit(Rule):
                     elif name == "__syncwarp":
                         fix = wave_safe_fix(ctx, call, [Edit(ctx.node_span(call), "__builtin_amdgcn_wave_barrier()")],
                                             "use a wave barrier")
-                    if re.search(r"[lL]{2}\b", origin):  # 0xffffffffull: compiles, names half the wave
+                    if re.search(r"\b(?:0[xX][0-9a-fA-F]+|\d+)[uU]?[lL]{2}\b", origin):  # 0xffffffffull: compiles, names half the wave
                         message = (f"mask {origin} passed to `{name}` names lanes 0-31 only: on a 64-lane "
                                    "wavefront lanes 32-63 call it outside their own mask (HIP traps in debug builds)")
                     else:
@@ -231,13 +235,52 @@ class WarpMaskLiteral32Bit(Rule):
         if declarator is not None and declarator.type == "init_declarator":
             name_node = declarator.child_by_field_name("declarator")
             declaration = declarator.parent
-            if name_node is not None and name_node.type == "identifier" and declaration is not None and \
-                    "const" in ctx.node_text(declaration).split("=")[0]:
+            if name_node is not None and name_node.type == "identifier" and declaration is not None:
                 name = ctx.node_text(name_node)
                 scope = ctx.scope_of(declaration) if declaration.parent.type != "translation_unit" else ctx.root
-                return [n for n in ctx.identifiers(scope, name) if n != name_node], \
-                    f"`{name}` (= `{literal}`, line {line + 1})"
+                # a const, or a local the function never assigns again: the mask it holds is the literal
+                if "const" in ctx.node_text(declaration).split("=")[0] or not _reassigned(ctx, scope, name):
+                    return [n for n in ctx.identifiers(scope, name) if n != name_node], \
+                        f"`{name}` (= `{literal}`, line {line + 1})"
         return [node], f"`{literal}`"
+
+
+def _mask_parameter_reaches_sync(ctx, callee: str, index: int) -> str | None:
+    """The ``*_sync`` call that a function of this file hands its parameter ``index`` to as the
+    mask (``warp_reduce(v, 0xffffffff)`` with ``__shfl_xor_sync(mask, v, o)`` inside)."""
+    from rocmlint.cpp.dataflow import (call_arguments, callee_name, declared_identifier, function_declarator,
+                                       parameter_declarations)
+    from rocmlint.cpp.lanegroups import function_name
+
+    if not callee or not re.fullmatch(r"[A-Za-z_]\w*", callee) or callee.encode() + b"(" not in ctx.source:
+        return None
+    for function in ctx.descendants(ctx.root, {"function_definition"}):
+        if function_name(ctx, function) != callee:
+            continue
+        declarator = function_declarator(function)
+        parameters = list(parameter_declarations(declarator)) if declarator is not None else []
+        if index >= len(parameters):
+            return None
+        name_node = declared_identifier(parameters[index].child_by_field_name("declarator"))
+        if name_node is None:
+            return None
+        parameter = ctx.node_text(name_node)
+        for call in ctx.descendants(function, {"call_expression"}):
+            inner = callee_name(ctx, call)
+            args = call_arguments(call)
+            if inner.endswith("_sync") and args and ctx.node_text(args[0]).strip() == parameter:
+                return inner
+    return None
+
+
+def _reassigned(ctx, scope, name: str) -> bool:
+    """Whether ``name`` is written again in ``scope`` after its declaration (``=``, ``|=``,
+    ``++``, or its address taken)."""
+    text = ctx.source[scope.start_byte:scope.end_byte]
+    word = re.escape(name.encode())
+    writes = re.findall(rb"(?:\b" + word + rb"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*" + word + rb"\b|\b" + word +
+                        rb"\s*(?:\+\+|--)|&\s*" + word + rb"\b)", text)
+    return len(writes) > 1  # the declaration's own `=` is one
 
 
 def _defined_for_wave32_only(ctx, name: str) -> bool:
