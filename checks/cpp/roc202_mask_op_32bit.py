@@ -114,7 +114,7 @@ class MaskOp32Bit(Rule):
     )
 
     def check(self, ctx) -> None:
-        from rocmlint.cpp.dataflow import call_arguments, callee_name, flow_for, is_int32_type
+        from rocmlint.cpp.dataflow import below_32, call_arguments, callee_name, flow_for, is_int32_type
         from rocmlint.fixers.lane_group_fix import wave_safe_fix
 
         for hit in ctx.hits():
@@ -145,6 +145,9 @@ class MaskOp32Bit(Rule):
             shift = self._lane_shift(ctx, hit)
             if shift is None or not flow.holds_index(shift.child_by_field_name("right"), lane_only=True):
                 continue
+            if below_32(flow, shift.child_by_field_name("right")) and not _WAVE_VOTE.search(
+                    ctx.source, flow.scope.start_byte, flow.scope.end_byte):
+                continue  # a lane of a 32-lane group (`threadIdx.x % 32`) with no whole-wave vote to meet
             left = shift.child_by_field_name("left")
             literal = _NARROW_ONE.match(ctx.node_text(left))
             if literal is None:
@@ -172,6 +175,9 @@ class MaskOp32Bit(Rule):
                 return node
             node = node.parent if node.parent is not None and node.parent.type == "binary_expression" else None
         return None
+
+
+_WAVE_VOTE = re.compile(rb"\b__(?:ballot|activemask|any|all)\w*\s*\(")
 
 
 def _passes_through_call(node, top) -> bool:

@@ -216,6 +216,26 @@ class ScopeFlow:
         return False
 
 
+_BELOW_32 = re.compile(r"^\(*.*(?:%\s*\(*\s*(?:[1-9]|[12]\d|3[0-2])|&\s*\(*\s*(?:0x1[fF]|31|15|7|3|1))\s*\)*$", re.DOTALL)
+
+
+def below_32(flow: ScopeFlow, node) -> bool:
+    """Whether an expression is below 32 by construction: ``x % 32``, ``x & 31`` (or narrower),
+    or a local every value of which is so (``lane = threadIdx.x % 32``): a lane of a 32-lane
+    group, never 32-63, so ``1u << lane`` is whole in 32 bits."""
+    if node is None:
+        return False
+    text = flow.ctx.node_text(node)
+    if _BELOW_32.match(text):
+        return True
+    if node.type == "parenthesized_expression" and node.named_children:
+        return below_32(flow, node.named_children[0])
+    if node.type != "identifier":
+        return False
+    values = flow._values().get(text, [])
+    return bool(values) and all(_BELOW_32.match(flow.ctx.node_text(v)) for v in values)
+
+
 def flow_for(ctx, node) -> ScopeFlow:
     """The (cached) flow of the function around ``node``."""
     scope = ctx.scope_of(node)
