@@ -10,22 +10,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from rocmlint.cli import main
 from rocmlint.cpp.preprocessor import Conditionals
-from rocmlint.project import activate
+from test_project_fixtures import run_cli
 
 UNSEEN = Path(__file__).resolve().parent.parent / "fixtures" / "unseen"
 SARIF_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "data" / "sarif-schema-2.1.0.json"
-
-
-def run_cli(args: list[str], cwd: Path, capsys, monkeypatch) -> tuple[int, str]:
-    monkeypatch.chdir(cwd)
-    capsys.readouterr()
-    try:
-        code = main(args)
-    finally:
-        activate(None)
-    return code, capsys.readouterr().out
 
 
 def project(name: str, tmp_path: Path) -> Path:

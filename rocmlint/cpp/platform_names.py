@@ -7,20 +7,10 @@ platform its name states, as the ecosystem uses such names. Shared by the projec
 the build readers and the model-less ``#if`` table of a lone file."""
 from __future__ import annotations
 
-from functools import lru_cache
+from ..platform_words import CUDA, HIP, HIP_ON_NVIDIA, OTHER_GPU, switch_platform
 
-# A switch word followed by a platform word: <PREFIX>_USE_HIP, ENABLE_CUDA_LAMBDA, HAVE_CUDA_H,
-# <PREFIX>_ARCH_AMD_GPU (the ROCm build's architecture is AMD's), RAJA_BACKENDS_CUDA; a word
-# that starts with CUDA or HIP names that platform's part (USE_CUDAUVM, USE_HIPBLAS).
-_SWITCH_WORDS = frozenset({"USE", "USING", "ENABLE", "ENABLED", "BUILD", "HAVE", "HAS", "WITH", "ARCH", "BACKEND",
-                           "BACKENDS"})
-_HIP_WORDS = frozenset({"HIP", "ROCM", "AMD", "HCC", "AMDGPU"})
-# NVIDIA's own tools and libraries too (not cuBLAS/cuDNN: older HIP ports reuse those switches)
-_CUDA_WORDS = frozenset({"CUDA", "NVIDIA", "NVCC", "CUPTI", "NVTX", "NVML", "CUSOLVER", "CUSPARSE", "CUFFT", "CURAND"})
-_OTHER_GPU_WORDS = frozenset({"SYCL", "DPCPP", "ONEAPI", "METAL"})  # another vendor's backend
-# <PREFIX>_HIP_PLATFORM_<AMD|HCC|NVCC|NVIDIA>: HIP's platform, one of the two
-_HIP_PLATFORM_AMD = frozenset({"AMD", "HCC"})
-_HIP_PLATFORM_NVIDIA = frozenset({"NVCC", "NVIDIA"})
+__all__ = ["CUDA", "HIP", "HIP_ON_NVIDIA", "OTHER_GPU", "switch_platform", "value_by_name", "describe_by_name",
+           "nvidia_toolkit_macro"]
 
 # Macros only NVIDIA's toolkit (nvcc, CUDA, CUB, CUTLASS/CuTe) defines: undefined in every AMD build
 NVIDIA_TOOLKIT_MACROS = frozenset({
@@ -36,34 +26,6 @@ NVIDIA_TOOLKIT_PREFIXES = ("CUTLASS_ARCH_", "CUTE_ARCH_", "__CUDA_ARCH_FEAT_", "
 
 def nvidia_toolkit_macro(name: str) -> bool:
     return name in NVIDIA_TOOLKIT_MACROS or name.startswith(NVIDIA_TOOLKIT_PREFIXES)
-
-
-HIP = "hip"
-CUDA = "cuda"
-HIP_ON_NVIDIA = "hip-on-nvidia"  # HIP's NVIDIA platform: off in every AMD build, port or not
-OTHER_GPU = "other"  # another vendor's GPU backend (SYCL, Metal): off in every AMD build
-
-
-@lru_cache(maxsize=4096)
-def switch_platform(name: str) -> str | None:
-    """``HIP``, ``CUDA``, ``HIP_ON_NVIDIA`` or ``OTHER_GPU`` when the name is a platform
-    switch; else None."""
-    parts = [p for p in name.upper().split("_") if p]
-    for i in range(len(parts) - 2):
-        if parts[i] == "HIP" and parts[i + 1] == "PLATFORM":
-            if parts[i + 2] in _HIP_PLATFORM_AMD:
-                return HIP
-            if parts[i + 2] in _HIP_PLATFORM_NVIDIA:
-                return HIP_ON_NVIDIA
-    for word, following in zip(parts, parts[1:]):
-        if word in _SWITCH_WORDS:
-            if following in _HIP_WORDS or following.startswith(("HIP", "ROCM")):
-                return HIP
-            if following in _CUDA_WORDS or following.startswith("CUDA"):
-                return CUDA
-            if following in _OTHER_GPU_WORDS:
-                return OTHER_GPU
-    return None
 
 
 def value_by_name(name: str, port: bool) -> bool | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import re
 
+from ..platform_words import READERS
+
 # Each kind's file names; `requirements/` folders hold requirement files of any name.
 _NAMES = (
     ("pyproject", re.compile(r"pyproject\.toml")),
@@ -36,7 +38,7 @@ _OTHER_PLATFORM_NAME = re.compile(
     r"(?i)(?:^|[^a-z])(?:cuda|cu\d{2,3}|nvidia|intel|%s"
     r"|cpu|mac|macos|darwin|windows|colab)(?:$|[^a-z])" % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS
                                                                    + NVIDIA_LIBRARIES))
-_ROCM_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:rocm|amd(?!64)|hip|mi\d{3}x?)(?:$|[^a-z])")  # amd64: the CPU
+_ROCM_NAME = READERS["manifest"]  # amd64: the CPU
 
 
 def manifest_kind(path: str | os.PathLike[str]) -> str | None:

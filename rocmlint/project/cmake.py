@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from ..evidence import KIND_BUILD_FILE, Evidence
+from ..platform_words import READERS
 from .conditions import MAX_HIP_BUILD_EVIDENCE, TRUE, Cond, SourceUse, and3, branch_taken, describe, or3
 from ..cpp.platform_names import value_by_name
 from .templates import substitute, template_lines
@@ -36,16 +37,12 @@ ROOT = "@ROOT@"  # stands for the project root in paths (CMAKE_SOURCE_DIR and fr
 
 # Platform work, read from a branch's commands (what the branch does, not names of projects).
 # A stub named for a platform's absence (no_cuda.cpp, the else of a CUDA switch) is not its work.
-_ABSENT = r"(?<!no_)(?<!no-)(?<!non_)(?<!without_)"
-_HIP_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:hip(?:cc|ify|blas|blaslt|sparse|fft|rand|cub)?|rocm|roc(?:blas|prim|thrust|wmma)"
-                       r"|amdgpu|__hip_platform_amd__)(?![a-z])", re.IGNORECASE)
+_HIP_WORD = READERS["cmake-hip"]
 _STRONG_HIP = re.compile(r"(?:^|[/\s])[\w.-]+\.hip$|^hip::|hipify|^HIP$|^hip$|__HIP_PLATFORM_AMD__|USE_ROCM|^rocm$",
                          re.IGNORECASE)
-_CUDA_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:cuda(?:toolkit|_arch)?|nvcc|cublas(?:lt)?|cudnn|cudart|nccl|cutlass|nvidia"
-                        r"|cusolver(?:sp|dn)?|cusparse|cufft|curand|cupti|nvtx3?|nvml)"
-                        r"(?![a-z])", re.IGNORECASE)
+_CUDA_WORD = READERS["cmake-cuda"]
 # Another GPU vendor's work (SYCL/oneAPI, Level Zero, Metal): never the ROCm build's branch.
-_OTHER_GPU_WORD = re.compile(_ABSENT + r"(?<![a-z])(?:sycl|dpcpp|oneapi|level_?zero|metal)(?![a-z])", re.IGNORECASE)
+_OTHER_GPU_WORD = READERS["cmake-other"]
 _SOURCE_EXT = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx|c\+\+|h|hh|hpp|hxx|inl)$", re.IGNORECASE)
 # commands whose COMMAND words run a program at build or configure time
 _RUNS_PROGRAMS = ("add_custom_command", "add_custom_target", "execute_process")

@@ -20,10 +20,11 @@ import posixpath
 import re
 
 from ..evidence import KIND_BUILD_FILE, Evidence
+from ..platform_words import READERS
 from .cmake import hipify_folders
 from .conditions import SUFFIX, TRUE, Cond, SourceUse, and3, describe, or3
 
-_ROCM_WORD = re.compile(r"(?<![a-z])(?:hip|rocm)(?![a-z])", re.IGNORECASE)
+_ROCM_WORD = READERS["python-build"]
 _EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|SyclExtension)$")
 _SOURCE = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx)$")
 MAX_SOURCE_BYTES = 1 << 20

@@ -17,10 +17,11 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, cast
 
+from ..platform_words import READERS
 from .capability import is_capability_call, judge
-from .platform_sources import platform_values, user_choice
+from .platform_sources import follow_bound, platform_values, user_choice
 
 # An unknown value that is truthy and not None (a version string): `torch.version.hip` on ROCm.
 SOME = Ellipsis
@@ -38,7 +39,7 @@ _SKIP_UNLESS = frozenset({"skipUnless"})
 # A name that states its platform, read when no definition of it is visible (weaker evidence,
 # shown by `explain`): `rocm_build()`, `USE_HIP`, `ROCM_HOME`, `is_amd()` are ROCm tests;
 # `is_nvidia()` is false on ROCm. CUDA words say nothing: ROCm runs the `torch.cuda` API.
-ROCM_NAME = re.compile(r"(?<![a-z0-9])(?:hip|rocm|amd)(?![a-z0-9])", re.IGNORECASE)
+ROCM_NAME = READERS["python-gate"]
 NVIDIA_NAME = re.compile(r"(?<![a-z0-9])nvidia(?![a-z0-9])", re.IGNORECASE)
 # Device-name tests (`"MI300" in torch.cuda.get_device_name()`, `"gfx" in props.gcnArchName`).
 _DEVICE_NAME_CALLS = frozenset({"get_device_name"})
@@ -456,14 +457,7 @@ def parametrize_skips(decorator: ast.expr, resolve: NameResolver) -> list[tuple[
 
 
 def _resolved(node: ast.expr, resolve: NameResolver | None) -> ast.expr:
-    for _ in range(4):
-        if not (isinstance(node, ast.Name) and resolve is not None):
-            break
-        bound = resolve(node)
-        if bound is None:
-            break
-        node = bound
-    return node
+    return cast(ast.expr, follow_bound(node, resolve))
 
 
 def module_skips(module: ast.Module) -> list[tuple[ast.expr, bool]]:

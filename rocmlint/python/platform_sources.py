@@ -37,7 +37,8 @@ def _leaf(node: ast.AST) -> str:
     return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
 
-def _follow(node: ast.AST, resolve: Resolver | None) -> ast.AST:
+def follow_bound(node: ast.AST, resolve: Resolver | None) -> ast.AST:
+    """A name followed to the expression bound to it (a few steps: ``x = y; y = expr``)."""
     for _ in range(4):
         if not (isinstance(node, ast.Name) and resolve is not None):
             break
@@ -58,7 +59,7 @@ def _triton_backend(node: ast.AST, resolve: Resolver | None) -> bool:
     """`triton.runtime.driver.active.get_current_target().backend` ("hip" on ROCm)."""
     if not (isinstance(node, ast.Attribute) and node.attr == "backend"):
         return False
-    target = _follow(node.value, resolve)
+    target = follow_bound(node.value, resolve)
     return isinstance(target, ast.Call) and _leaf(target) == "get_current_target"
 
 
@@ -66,7 +67,7 @@ def _gcn_arch_name(node: ast.AST, resolve: Resolver | None) -> bool:
     """`torch.cuda.get_device_properties(i).gcnArchName` (a "gfx..." string on ROCm)."""
     if not (isinstance(node, ast.Attribute) and node.attr == "gcnArchName"):
         return False
-    props = _follow(node.value, resolve)
+    props = follow_bound(node.value, resolve)
     return isinstance(props, ast.Call) and _leaf(props) == "get_device_properties"
 
 
@@ -172,7 +173,7 @@ def user_choice(test: ast.AST, resolve: Resolver | None = None) -> str | None:
     not a toolkit's location; None when the condition reads none. Names are followed to the
     value they hold (`forced = os.environ.get(...)` then `if forced == "cuda":`)."""
     for node in ast.walk(test):
-        variable = environment_variable(_follow(node, resolve))
+        variable = environment_variable(follow_bound(node, resolve))
         if variable is None and isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
                 and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) \
                 and _leaf(node.comparators[0]) == "environ":
