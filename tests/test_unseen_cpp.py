@@ -128,3 +128,21 @@ def test_a_switch_a_sibling_header_derives_from_cuda_arch_is_off_in_a_port(tmp_p
     arch.write_text(arch.read_text().replace("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800", "#if 1"))
     _code, out = run_cli(["check", "--exit-zero", "--output-format", "json", "."], tree, capsys, monkeypatch)
     assert sorted(f["code"] for f in json.loads(out)) == ["ROC301", "ROC301", "ROC303"]
+
+
+def test_sources_no_build_compiles_are_set_aside_with_the_reason(tmp_path, capsys, monkeypatch):
+    tree = project("plaza", tmp_path)
+    found = sorted((f["path"].removeprefix("./"), f["line"], f["code"]) for f in findings(tree, capsys, monkeypatch))
+    assert found == [("src/scan.hip", 5, "ROC201"), ("src/scan.hip", 6, "ROC202")]
+    _code, out = run_cli(["check", "--no-cache", "."], tree, capsys, monkeypatch)
+    assert "2 C-family files not compiled by the project's AMD build were not checked" in out
+    _code, out = run_cli(["explain", "examples/demo_reduce.cu:1"], tree, capsys, monkeypatch)
+    assert "file(GLOB demo_srcs ... demo_*.cu) lists it, but no target the ROCm build configures compiles that list" \
+        in out
+    _code, out = run_cli(["explain", "tools/bandwidth/bandwidth.cu:5"], tree, capsys, monkeypatch)
+    assert "the Makefile compiles bandwidth.cpp from this folder; bandwidth.cu is not one of them" in out
+    # named by the build, the same file is checked again
+    (tree / "tools" / "bandwidth" / "Makefile").write_text(
+        "bandwidth: bandwidth.cu\n\thipcc -O2 $^ -o $@\n")
+    again = {(f["path"].removeprefix("./"), f["code"]) for f in findings(tree, capsys, monkeypatch)}
+    assert ("tools/bandwidth/bandwidth.cu", "ROC301") in again

@@ -59,6 +59,8 @@ class BuildFacts:
     generated_from: dict[str, str] = field(default_factory=dict)
     # project folders the build files add to the include path (root-relative)
     include_dirs: list[str] = field(default_factory=list)
+    # sources a build file globs, whatever becomes of the list: (pattern, recursive, evidence)
+    globbed: list[tuple[str, bool, Evidence]] = field(default_factory=list)
     complete: bool = True  # False when a reader failed (warned): such facts are not cached
 
     def generated_header(self, header: str) -> Evidence | None:
@@ -67,6 +69,37 @@ class BuildFacts:
         for path, why in self.generated_headers.items():
             if path == header or path.endswith("/" + header):
                 return why
+        return None
+
+    def _made_siblings(self, folder: str, name: str) -> Evidence | None:
+        """A Makefile that compiles this folder's sources by name with hipcc, and not this one
+        (a CUDA original or a stale copy left beside the port): why it is not compiled."""
+        index = self.__dict__.get("_made_index")
+        if index is None:
+            index = {}
+            for use in self.uses:
+                if not use.glob and "(Makefile rule" in use.evidence.what:
+                    head, _, leaf = use.path.rpartition("/")
+                    index.setdefault(head, ([], use.evidence))[0].append(leaf)
+            self.__dict__["_made_index"] = index
+        made = index.get(folder)
+        if made is None or name in made[0] or any(name in text for text in self.texts):
+            return None
+        return Evidence(f"the Makefile compiles {', '.join(made[0][:3])} from this folder; {name} is not one of them",
+                        made[1].where, made[1].kind)
+
+    def globbed_only(self, rel: str) -> Evidence | None:
+        """Why a source is not compiled although a build file globs it: the glob's list feeds
+        no target the ROCm build configures (CMake: a ``foreach`` over a list nothing sets), no
+        use of the build covers it, and no build file names it."""
+        name = rel.rpartition("/")[2]
+        for pattern, recursive, why in self.globbed:
+            if _glob_match(rel, pattern, recursive):
+                if self._uses_of(rel) or any(_glob_match(rel, p, r) for p, _h, _l, r, _w in self._normalised_globs()) \
+                        or any(name in text for text in self.texts):
+                    return None
+                return Evidence(f"{why.what} lists it, but no target the ROCm build configures compiles that list",
+                                why.where, why.kind)
         return None
 
     def unbuilt_source(self, rel: str) -> Evidence | None:
@@ -86,6 +119,8 @@ class BuildFacts:
         if picked is None and self.python_listed is not None and name not in self.named_in_python \
                 and not self._uses_of(rel):
             return self.python_listed  # no Python build or op builder names it
+        if picked is None:
+            picked = self._made_siblings(folder, name)
         if picked is None or any(name in text for text in self.texts):
             return None
         return picked
@@ -181,6 +216,7 @@ def read_cmake_files(facts: BuildFacts, texts: dict[str, str], options: dict[str
     for folder, why in cmake.hipify_dirs.items():
         facts.hipify_dirs.setdefault(folder, why)
     facts.hipify_outputs.extend(cmake.hipify_outputs)
+    facts.globbed.extend(cmake.globbed)
 
 
 def read_meson_files(facts: BuildFacts, texts: dict[str, str], options: dict[str, str] | None = None,

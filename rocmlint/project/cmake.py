@@ -110,6 +110,8 @@ class CMakeFacts:
     template_defines: dict[str, list[tuple[str | None, Cond, Evidence]]] = field(default_factory=dict)
     generated_from: dict[str, str] = field(default_factory=dict)  # header written -> its template
     hip_build: list[Evidence] = field(default_factory=list)  # commands that compile as HIP
+    # sources a file(GLOB) names, whatever becomes of the list: (pattern, recursive, evidence)
+    globbed: list[tuple[str, bool, Evidence]] = field(default_factory=list)
     # project folders named as include directories (what `#include <x.h>` searches)
     include_dirs: list[str] = field(default_factory=list)
 
@@ -674,6 +676,11 @@ class Interpreter:
                 elif a.text not in ("CONFIGURE_DEPENDS", "FOLLOW_SYMLINKS"):
                     out.append(Item(_resolve(a.text, folder), a.cond, where, words[0]))
             self._assign(scope, words[1], out, cond)
+            for item in out:
+                pattern = _normpath(_strip_root(item.text)) if "${" not in item.text else None
+                if pattern and _SOURCE_EXT.search(pattern):
+                    self.facts.globbed.append((pattern, words[0] == "GLOB_RECURSE", Evidence(
+                        f"file({words[0]} {words[1]} ... {item.text.rpartition('/')[2]})", where, KIND_BUILD_FILE)))
         elif name == "add_subdirectory" and words:
             sub = _normpath(_strip_root(_resolve(words[0], folder)))
             if sub is not None:

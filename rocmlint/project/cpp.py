@@ -1424,6 +1424,7 @@ def _build_verdict(model: CppModel, rel: str, source: bool) -> Evidence | None:
     if key not in model._memo:
         facts = model.facts
         model._memo[key] = facts.nvidia_source(rel) or (facts.unbuilt_source(rel) if source else None) \
+            or (facts.globbed_only(rel) if source else None) \
             or (hip_twin(model, rel) if source else None) or facts.other_platform_code(rel)
     return model._memo[key]
 
