@@ -8,7 +8,8 @@ import pytest
 
 from rocmlint.config import Settings
 from rocmlint.cpp.context import CppContext
-from rocmlint.cpp.lanegroups import G32, WAVE, lane_groups
+from rocmlint.cpp.lane_facts import G32, WAVE
+from rocmlint.cpp.lanegroups import lane_groups
 from rocmlint.engine import analyse_buffer, rules_for
 from rocmlint.runner import fix_buffer
 
@@ -361,7 +362,7 @@ PER_32_ONLY = "__global__ void k(float* x) {\n  int lane = threadIdx.x % 32;\n  
 
 
 def test_lane_groups_that_cannot_be_wave_sized_skip_the_model(tmp_path):
-    from rocmlint.cpp.lanegroups import needs_lane_model
+    from rocmlint.cpp.lane_includes import needs_lane_model
 
     ctx = _context_in(tmp_path, {"k.cu": '#include "common.h"\n' + PER_32_ONLY,
                                  "common.h": '#include "types.h"\n#define ROWS 64\n',
@@ -382,7 +383,7 @@ def test_lane_groups_that_cannot_be_wave_sized_skip_the_model(tmp_path):
      "common.h": '#include "config.h"\n', "config.h": "#define WARP_SIZE warpSize\n"},
 ], ids=["wave-lane", "const-64", "wave-size-branch", "included-helper", "included-constant"])
 def test_anything_that_can_make_a_group_wave_sized_keeps_the_model(tmp_path, files):
-    from rocmlint.cpp.lanegroups import needs_lane_model
+    from rocmlint.cpp.lane_includes import needs_lane_model
 
     assert needs_lane_model(_context_in(tmp_path, files))
 
@@ -419,7 +420,7 @@ def test_word_and_constant_searches_match_the_plain_patterns():
     \\b-patterns (tried at every byte) find."""
     import re
 
-    from rocmlint.cpp.lanegroups import constant_definitions_of
+    from rocmlint.cpp.lane_constants import constant_definitions_of
     from rocmlint.cpp.lexical import has_word
 
     texts = [b"myconst const int WS = 32;", b"const int WS=64;const int WS = 2;", b"constexpr WS{3}",
@@ -497,22 +498,22 @@ def test_a_group_reached_through_a_helper_the_model_did_not_read_keeps_no_fix():
                                   b"x = __shfl_xor(v, 1);", b"cg::thread_block_tile<32> t;", b"#define W 64\n",
                                   b"plain code", b"front ... __ballot(p)", b""])
 def test_the_wave_sized_pre_check_equals_its_patterns(text):
-    from rocmlint.cpp import lanegroups
+    from rocmlint.cpp import lane_includes
 
-    expected = lanegroups._WAVE_SIZED_TEXT.search(text) is not None or \
-        lanegroups._WAVEFRONT_SIZE_TEXT.search(text) is not None or lanegroups._defines_64(text)
-    assert lanegroups._may_be_wave_sized(text) is expected
+    expected = lane_includes._WAVE_SIZED_TEXT.search(text) is not None or \
+        lane_includes._WAVEFRONT_SIZE_TEXT.search(text) is not None or lane_includes._defines_64(text)
+    assert lane_includes._may_be_wave_sized(text) is expected
 
 
 def test_the_wave_sized_pre_check_equals_its_patterns_on_the_fixtures():
-    from rocmlint.cpp import lanegroups
+    from rocmlint.cpp import lane_includes
 
     seen = set()
     for path in sorted(p for p in FIXTURES.rglob("*") if p.is_file()):
         data = path.read_bytes()
-        expected = lanegroups._WAVE_SIZED_TEXT.search(data) is not None or \
-            lanegroups._WAVEFRONT_SIZE_TEXT.search(data) is not None or lanegroups._defines_64(data)
-        assert lanegroups._may_be_wave_sized(data) is expected, path
+        expected = lane_includes._WAVE_SIZED_TEXT.search(data) is not None or \
+            lane_includes._WAVEFRONT_SIZE_TEXT.search(data) is not None or lane_includes._defines_64(data)
+        assert lane_includes._may_be_wave_sized(data) is expected, path
         seen.add(expected)
     assert seen == {True, False}
 
@@ -530,21 +531,21 @@ def test_the_constant_64_pre_check_equals_its_pattern(text):
     """Read from each value of 64 back to the keyword, the same answer as the forward pattern."""
     import re
 
-    from rocmlint.cpp import lanegroups
+    from rocmlint.cpp import lane_includes
 
-    assert lanegroups._constant_64(text) is (re.search(_PLAIN_CONSTANT_64, text) is not None)
+    assert lane_includes._constant_64(text) is (re.search(_PLAIN_CONSTANT_64, text) is not None)
 
 
 def test_the_constant_64_pre_check_equals_its_pattern_on_the_fixtures():
     import re
 
-    from rocmlint.cpp import lanegroups
+    from rocmlint.cpp import lane_includes
 
     seen = set()
     for path in sorted(p for p in FIXTURES.rglob("*") if p.is_file()):
         data = path.read_bytes()
         expected = re.search(_PLAIN_CONSTANT_64, data) is not None
-        assert lanegroups._constant_64(data) is expected, path
+        assert lane_includes._constant_64(data) is expected, path
         seen.add(expected)
     assert seen == {True, False}
 

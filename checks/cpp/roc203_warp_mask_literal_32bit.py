@@ -199,7 +199,7 @@ class WarpMaskLiteral32Bit(Rule):
     def _header_mask_uses(ctx, hit):
         """The mask name of a *_sync call when another file defines it as a 32-bit full
         mask (this file's own definitions are found from their literal)."""
-        from rocmlint.cpp.lanegroups import constant_value
+        from rocmlint.cpp.lane_constants import constant_value
 
         m = re.search(rb"\(\s*([A-Za-z_]\w*)", ctx.source[hit.start:hit.end])
         if m is None or not ctx.in_code(hit.start):
@@ -250,7 +250,7 @@ def _mask_parameter_reaches_sync(ctx, callee: str, index: int) -> str | None:
     mask (``warp_reduce(v, 0xffffffff)`` with ``__shfl_xor_sync(mask, v, o)`` inside)."""
     from rocmlint.cpp.dataflow import (call_arguments, callee_name, declared_identifier, function_declarator,
                                        parameter_declarations)
-    from rocmlint.cpp.lanegroups import function_name
+    from rocmlint.cpp.lane_extraction import function_name
 
     if not callee or not re.fullmatch(r"[A-Za-z_]\w*", callee) or callee.encode() + b"(" not in ctx.source:
         return None
@@ -286,7 +286,7 @@ def _reassigned(ctx, scope, name: str) -> bool:
 def _defined_for_wave32_only(ctx, name: str) -> bool:
     """Every 32-bit full-mask definition of ``name`` in the headers this file includes sits
     in a branch a wave-size chain selects for 32-lane waves only (its 64-lane twin is wider)."""
-    from rocmlint.cpp.lanegroups import included_files
+    from rocmlint.cpp.lane_includes import included_files
 
     sizes = []
     for included in included_files(ctx):
@@ -299,7 +299,7 @@ def _defined_for_wave32_only(ctx, name: str) -> bool:
 def _wrapper_drops_mask(ctx, name: str) -> bool:
     """``#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)`` in this file or a
     header it includes, outside NVIDIA-only code: the mask never reaches HIP."""
-    from rocmlint.cpp.lanegroups import shuffle_wrappers
+    from rocmlint.cpp.lane_includes import shuffle_wrappers
 
     wrapper = shuffle_wrappers(ctx).get(name)
     return wrapper is not None and wrapper.drops(0)

@@ -147,7 +147,9 @@ class WarpSizeHardcoded(Rule):
     )
 
     def check(self, ctx) -> None:
-        from rocmlint.cpp.lanegroups import INDEX_KINDS, lane_groups, needs_lane_model
+        from rocmlint.cpp.lane_facts import INDEX_KINDS
+        from rocmlint.cpp.lane_includes import needs_lane_model
+        from rocmlint.cpp.lanegroups import lane_groups
         from rocmlint.fixers.lane_group_fix import lane_group_fix
 
         queried = _WARP_SIZE_BYTES.search(ctx.source) is not None  # what _clamps_warp_size needs
@@ -224,7 +226,7 @@ def _constant_definition(ctx, name: str) -> Span | None:
             start = ctx.lines.line_start(line)
             at = ctx.source.find(b"32", start + ctx.lines.line_text(line).index(name) + len(name))
             return Span(at, at + 2) if at >= 0 else None
-    from rocmlint.cpp.lanegroups import constant_definitions_of
+    from rocmlint.cpp.lane_constants import constant_definitions_of
 
     for m in constant_definitions_of(ctx.source, name):
         if _THIRTY_TWO.fullmatch(m.group(1)) and ctx.in_code(m.start()) and not ctx.nvidia_only(m.start()):

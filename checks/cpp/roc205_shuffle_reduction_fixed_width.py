@@ -174,7 +174,8 @@ class ShuffleReductionFixedWidth(Rule):
     )
 
     def check(self, ctx) -> None:
-        from rocmlint.cpp.lanegroups import SHUFFLE_MEMBER_KINDS, lane_groups
+        from rocmlint.cpp.lane_facts import SHUFFLE_MEMBER_KINDS
+        from rocmlint.cpp.lanegroups import lane_groups
         from rocmlint.fixers.lane_group_fix import lane_group_fix
 
         for verdict in lane_groups(ctx).verdicts:

@@ -92,7 +92,7 @@ class WarpSize32RuntimeGuard(Rule):
             return True
         if not re.fullmatch(r"[A-Za-z_]\w*", text):
             return False
-        from rocmlint.cpp.lanegroups import constant_value
+        from rocmlint.cpp.lane_constants import constant_value
 
         value = constant_value(ctx, text)  # this file's, an included header's or the project's
         if value is not None:

@@ -104,7 +104,7 @@ class WaveSizeMismatch(Rule):
     )
 
     def check(self, ctx) -> None:
-        from rocmlint.cpp.lanegroups import wave_dependent_macros
+        from rocmlint.cpp.lane_constants import wave_dependent_macros
 
         hits = [(hit, ctx.source[hit.start:hit.end].startswith(b"__")) for hit in ctx.hits()]
         if any(wave_wide and ctx.amd_hit(hit) for hit, wave_wide in hits):
@@ -136,7 +136,7 @@ class WaveSizeMismatch(Rule):
     def _host_device(ctx) -> None:
         """A wave-size value chosen by a device-only macro, read by host code."""
         from rocmlint.cpp.constant_uses import host_uses
-        from rocmlint.cpp.lanegroups import wave_dependent_macros
+        from rocmlint.cpp.lane_constants import wave_dependent_macros
 
         for name, where in wave_dependent_macros(ctx).items():
             pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")

@@ -93,7 +93,7 @@ class MaskInNonSyncShuffle(Rule):
     def check(self, ctx) -> None:
         from rocmlint.cpp.dataflow import call_arguments, callee_name
         from rocmlint.cpp.full_masks import shifted_mask
-        from rocmlint.cpp.lanegroups import constant_value
+        from rocmlint.cpp.lane_constants import constant_value
         from rocmlint.fixers.lane_group_fix import wave_safe_fix
 
         for hit in ctx.hits():

@@ -24,7 +24,8 @@ from ..model import Span
 
 if TYPE_CHECKING:
     from .context import CppContext
-    from .lanegroups import Context, Fact
+    from .lane_facts import Fact
+    from .lanegroups import Context
 
 _FOLLOW_STEPS = 4
 _DEFINING = frozenset({"declaration", "expression_statement", "return_statement", "for_statement",
@@ -50,7 +51,8 @@ class Tie:
 def tie_for(ctx: "CppContext", node) -> Tie | None:
     """The lane-group members the value that a fix at ``node`` changes reaches, with the
     group's fix; None where no member of an inconsistent context is reached."""
-    from .lanegroups import lane_groups, needs_lane_model
+    from .lane_includes import needs_lane_model
+    from .lanegroups import lane_groups
 
     if not needs_lane_model(ctx):
         return None
@@ -153,7 +155,7 @@ def _lane_variables(ctx, function, ranges, known: list) -> list:
     """The facts that make a 32-lane lane or warp variable read in ``ranges`` (``int lane =
     threadIdx.x & 31;`` read by ``1u << lane``): its definition moves with the fix."""
     from .dataflow import flow_for
-    from .lanegroups import G32
+    from .lane_facts import G32
 
     out: list = []
     body: Any = function.node.child_by_field_name("body")

@@ -187,7 +187,8 @@ def explain_cpp(ctx: "CppContext", line: int, out) -> None:
         sites = ", ".join(str(site + 1) for site in expansions)
         print(f"macro body: {body.name if body else 'the macro'} is expanded only at line(s) {sites}, "
               "which the AMD build skips", file=out)
-    from ..cpp.lanegroups import lane_groups, may_hold_lane_facts
+    from ..cpp.lane_includes import may_hold_lane_facts
+    from ..cpp.lanegroups import lane_groups
 
     if may_hold_lane_facts(ctx):
         for item in lane_groups(ctx).explain(line):

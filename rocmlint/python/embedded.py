@@ -392,7 +392,8 @@ def explain_lines(ctx: "PythonContext", line: int, rules: tuple["Rule", ...],
             stack = [item for kline in kernel_lines[:1] for item in if_stack_lines(cpp, kline)]
             amd = not cpp.nvidia_only(offsets[0])
             lanes: list[str] = []
-            from ..cpp.lanegroups import lane_groups, may_hold_lane_facts
+            from ..cpp.lane_includes import may_hold_lane_facts
+            from ..cpp.lanegroups import lane_groups
 
             if may_hold_lane_facts(cpp):
                 lanes = lane_groups(cpp).explain(kernel_lines[0])
