@@ -35,11 +35,13 @@ WAVE_SIZES = (64, 32)
 EXIT_STOPPED = 70                  # rocmlint_exec::kExitStopped: the executor stopped the program
 STOP_PREFIX = "rocmlint executor: "
 CACHE_ENTRIES = {"*.exe": 200, "*.pch": 8}   # the most recently used kept, per kind
-CACHE_FORMAT = "1"
+CACHE_FORMAT = "2"
 # -O1: the run is dominated by lane switches, not by the kernel's code (benchmarks/executor_speed.py).
 # -fsanitize=thread for its instrumentation only (no sanitizer runtime is linked): the executor's
 # hooks make the lanes of a wave access memory in lockstep.
-COMPILE_FLAGS = ("-std=gnu++17", "-fno-strict-aliasing", "-Werror=vla-cxx-extension", "-fsanitize=thread")
+# -fsanitize=array-bounds: an index past a known extent stops the run (its handler is the header's).
+COMPILE_FLAGS = ("-std=gnu++17", "-fno-strict-aliasing", "-Werror=vla-cxx-extension", "-fsanitize=thread",
+                 "-fsanitize=array-bounds")
 OPTIMIZE_FLAGS = ("-O1", "-g0")
 PRELUDE = "rocmlint_prelude.h"        # included before every program; precompiled
 DYNAMIC_SHARED_SYMBOL = "rocmlint_dynamic_shared"

@@ -293,8 +293,12 @@ struct State {
     uintptr_t start;
     size_t bytes;
     Allocation* next;
+    uintptr_t map_start;  // the mapping: a guard page, the buffer (its end at the second), a guard page
+    size_t map_bytes;
   };
   Allocation* allocations = nullptr;  // device memory, to check copies against
+  // The dynamic shared memory the running launch asked for, and the end of what exists
+  uintptr_t dynamic_shared_start = 0, dynamic_shared_end = 0, dynamic_shared_limit = 0;
   double time_limit_s = 0;
 };
 
@@ -352,6 +356,15 @@ inline bool in_guard_page(uintptr_t address) {
   return false;
 }
 
+// The device buffer whose guard page holds ``address`` (an access past its end or before its start).
+inline const State::Allocation* guarding_buffer(uintptr_t address) {
+  for (const State::Allocation* block = g.allocations; block != nullptr; block = block->next)
+    if (address >= block->map_start && address < block->map_start + block->map_bytes &&
+        (address < block->start || address >= block->start + block->bytes))
+      return block;
+  return nullptr;
+}
+
 inline void write_stderr(const char* text) {
   size_t length = std::strlen(text);
   while (length > 0) {
@@ -375,6 +388,12 @@ inline void on_signal(int signal, siginfo_t* info, void*) {
         std::snprintf(message, sizeof message,
                       "rocmlint executor: stack overflow of a lane (over %zu KiB; set ROCMLINT_STACK_KB) [%s]\n",
                       g.stack_bytes / 1024, where);
+      else if (const State::Allocation* buffer = guarding_buffer(address))
+        std::snprintf(message, sizeof message,
+                      "rocmlint executor: out of bounds: byte offset %lld of a device buffer of %zu bytes "
+                      "(hipMalloc'd at %p) [%s]\n",
+                      static_cast<long long>(address) - static_cast<long long>(buffer->start), buffer->bytes,
+                      reinterpret_cast<void*>(buffer->start), where);
       else
         std::snprintf(message, sizeof message, "rocmlint executor: memory access fault at address %p [%s]\n",
                       info->si_addr, where);
@@ -530,6 +549,17 @@ inline void resume(Lane& lane) {
 inline void lockstep() {
   Lane* lane = g.current;
   if (lane != nullptr) switch_to_scheduler(*lane);
+}
+
+// An access the instrumentation sees: past the dynamic shared memory the launch asked for (but
+// inside what the executor holds) is out of bounds; then every access is a lockstep point.
+inline void access(const void* address, size_t bytes) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  if (at + bytes > g.dynamic_shared_end && at < g.dynamic_shared_limit && g.kernel != nullptr)
+    stop("out of bounds: byte offset %llu of dynamic shared memory, %llu bytes at launch",
+         static_cast<unsigned long long>(at - g.dynamic_shared_start),
+         static_cast<unsigned long long>(g.dynamic_shared_end - g.dynamic_shared_start));
+  lockstep();
 }
 
 // ----- wave operations --------------------------------------------------------------------
@@ -822,6 +852,9 @@ inline void run_kernel(const char* name, Site site, dim3 grid, dim3 block, size_
   g.launch_site = site;
   g.grid_dim = grid;
   g.block_dim = block;
+  g.dynamic_shared_start = reinterpret_cast<uintptr_t>(rocmlint_dynamic_shared);
+  g.dynamic_shared_end = g.dynamic_shared_start + shared_bytes;
+  g.dynamic_shared_limit = g.dynamic_shared_start + sizeof rocmlint_dynamic_shared;
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
@@ -1231,12 +1264,24 @@ inline hipError_t checked_copy(void* destination, const void* source, size_t byt
   return hipSuccess;
 }
 
+// Device memory sits between two inaccessible pages, its end (rounded up to 16 bytes, the
+// widest vector type's alignment) against the second: an access past either end faults, and
+// the fault is reported as out of bounds of that buffer.
 inline hipError_t allocate(void** pointer, size_t bytes) {
   if (pointer == nullptr) return fail(hipErrorInvalidValue);
-  void* memory = nullptr;
-  if (posix_memalign(&memory, 256, bytes ? bytes : 1) != 0) return fail(hipErrorOutOfMemory);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t used = bytes ? bytes : 1;
+  const size_t rounded = (used + 15) & ~static_cast<size_t>(15);
+  const size_t span = (rounded + page - 1) / page * page;
+  void* mapped = mmap(nullptr, span + 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) return fail(hipErrorOutOfMemory);
+  char* base = static_cast<char*>(mapped);
+  mprotect(base, page, PROT_NONE);
+  mprotect(base + page + span, page, PROT_NONE);
+  void* memory = base + page + span - rounded;
   std::memset(memory, kPoisonByte, bytes);  // never-written device memory shows up
-  g.allocations = new State::Allocation{reinterpret_cast<uintptr_t>(memory), bytes ? bytes : 1, g.allocations};
+  g.allocations = new State::Allocation{reinterpret_cast<uintptr_t>(memory), used, g.allocations,
+                                        reinterpret_cast<uintptr_t>(base), span + 2 * page};
   *pointer = memory;
   return hipSuccess;
 }
@@ -1247,8 +1292,8 @@ inline hipError_t release(void* pointer) {
     State::Allocation* block = *link;
     if (block->start != reinterpret_cast<uintptr_t>(pointer)) continue;
     *link = block->next;
+    munmap(reinterpret_cast<void*>(block->map_start), block->map_bytes);
     delete block;
-    std::free(pointer);
     return hipSuccess;
   }
   return fail(hipErrorInvalidDevicePointer);
@@ -1470,17 +1515,59 @@ inline hipError_t hipEventElapsedTime(float* milliseconds, hipEvent_t start, hip
 #define cudaEventElapsedTime hipEventElapsedTime
 
 // ---------------------------------------------------------------------------------------
+// -fsanitize=array-bounds (no sanitizer runtime is linked): an index past the end of an array
+// whose extent the compiler knows (a __shared__ array, a local array) stops the run with the
+// array, the index, the line and the thread. On a GPU it corrupts a neighbour in silence.
+namespace rocmlint_exec {
+namespace detail {
+struct UbsanLocation {
+  const char* file;
+  unsigned line;
+  unsigned column;
+};
+struct UbsanType {
+  unsigned short kind;  // 0: integer
+  unsigned short info;  // integer: log2(bit width) << 1 | signed
+  char name[1];
+};
+struct UbsanOutOfBounds {
+  UbsanLocation location;
+  const UbsanType* array_type;
+  const UbsanType* index_type;
+};
+[[noreturn]] inline void out_of_bounds(void* data, void* index) {
+  const auto* found = static_cast<const UbsanOutOfBounds*>(data);
+  const unsigned width = 1u << (found->index_type->info >> 1);
+  const bool is_signed = (found->index_type->info & 1) != 0;
+  long long value = static_cast<long long>(reinterpret_cast<uintptr_t>(index));
+  if (width < 64 && is_signed) value = (value << (64 - width)) >> (64 - width);
+  stop("out of bounds: index %lld of %s at %s:%u:%u", value, found->array_type->name, found->location.file,
+       found->location.line, found->location.column);
+}
+}  // namespace detail
+}  // namespace rocmlint_exec
+
+extern "C" {
+[[noreturn]] __attribute__((weak)) void __ubsan_handle_out_of_bounds(void* data, void* index) {
+  ::rocmlint_exec::detail::out_of_bounds(data, index);
+}
+[[noreturn]] __attribute__((weak)) void __ubsan_handle_out_of_bounds_abort(void* data, void* index) {
+  ::rocmlint_exec::detail::out_of_bounds(data, index);
+}
+}
+
+// ---------------------------------------------------------------------------------------
 // Hooks of -fsanitize=thread's instrumentation (no sanitizer runtime is linked): every access
 // of the program's code to memory that is not a private local is a lockstep point. Not
 // inline: the instrumentation adds the calls after the compiler chose what to emit.
 extern "C" {
 #define ROCMLINT_ACCESS_HOOKS(size)                                                                            \
-  __attribute__((weak)) void __tsan_read##size(void*) { ::rocmlint_exec::detail::lockstep(); }                 \
-  __attribute__((weak)) void __tsan_write##size(void*) { ::rocmlint_exec::detail::lockstep(); }                \
-  __attribute__((weak)) void __tsan_unaligned_read##size(void*) { ::rocmlint_exec::detail::lockstep(); }       \
-  __attribute__((weak)) void __tsan_unaligned_write##size(void*) { ::rocmlint_exec::detail::lockstep(); }      \
-  __attribute__((weak)) void __tsan_volatile_read##size(void*) { ::rocmlint_exec::detail::lockstep(); }        \
-  __attribute__((weak)) void __tsan_volatile_write##size(void*) { ::rocmlint_exec::detail::lockstep(); }
+  __attribute__((weak)) void __tsan_read##size(void* at) { ::rocmlint_exec::detail::access(at, size); }        \
+  __attribute__((weak)) void __tsan_write##size(void* at) { ::rocmlint_exec::detail::access(at, size); }       \
+  __attribute__((weak)) void __tsan_unaligned_read##size(void* at) { ::rocmlint_exec::detail::access(at, size); } \
+  __attribute__((weak)) void __tsan_unaligned_write##size(void* at) { ::rocmlint_exec::detail::access(at, size); } \
+  __attribute__((weak)) void __tsan_volatile_read##size(void* at) { ::rocmlint_exec::detail::access(at, size); } \
+  __attribute__((weak)) void __tsan_volatile_write##size(void* at) { ::rocmlint_exec::detail::access(at, size); }
 ROCMLINT_ACCESS_HOOKS(1)
 ROCMLINT_ACCESS_HOOKS(2)
 ROCMLINT_ACCESS_HOOKS(4)
