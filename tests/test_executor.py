@@ -435,6 +435,58 @@ REFUSED = {
                        ["bad_launch.hip:5: error: no '>>>' closes this '<<<'"]),
 }
 
+
+# Out of bounds: a two-level scan's scratch sized for 32-lane waves (2 x 32), indexed by the
+# first warpSize threads at 2 * tid - lane + warpSize; dynamic shared memory read past what the
+# launch asked for on 64 lanes; a buffer written one block past its end.
+SCRATCH_2X32 = HEADER + """
+__global__ void scan_pairs(const int* in, int* out) {
+  __shared__ int scratch[64];
+  const int lane = threadIdx.x % warpSize;
+  if (threadIdx.x < warpSize) scratch[2 * threadIdx.x - lane + warpSize] = in[threadIdx.x];
+  __syncthreads();
+  if (threadIdx.x == 0) out[0] = scratch[warpSize];
+}
+int main() {
+  int *in, *out;
+  hipMalloc(&in, 256 * sizeof(int));
+  hipMalloc(&out, sizeof(int));
+  hipMemset(in, 0, 256 * sizeof(int));
+  scan_pairs<<<1, 256>>>(in, out);
+  hipDeviceSynchronize();
+  return 0;
+}
+"""
+
+DYNAMIC_SHARED = HEADER + """
+__global__ void stage(const float* in, float* out) {
+  extern __shared__ float tile[];
+  tile[threadIdx.x + warpSize] = in[threadIdx.x];
+  __syncthreads();
+  out[threadIdx.x] = tile[threadIdx.x];
+}
+int main() {
+  float *in, *out;
+  hipMalloc(&in, 256 * sizeof(float));
+  hipMalloc(&out, 256 * sizeof(float));
+  hipMemset(in, 0, 256 * sizeof(float));
+  stage<<<1, 256, (256 + 32) * sizeof(float)>>>(in, out);
+  hipDeviceSynchronize();
+  return 0;
+}
+"""
+
+BUFFER_OVERRUN = HEADER + """
+__global__ void fill(int* out) { out[blockIdx.x * blockDim.x + threadIdx.x] = 1; }
+int main() {
+  int* out;
+  hipMalloc(&out, 1000 * sizeof(int));
+  fill<<<4, 256>>>(out);
+  hipDeviceSynchronize();
+  return 0;
+}
+"""
+
 PROBES = {
     "reduce16.hip": REDUCE.replace("FIRST_OFFSET", "16"),
     "reduce16_fixed.hip": REDUCE.replace("FIRST_OFFSET", "warpSize / 2"),
@@ -452,6 +504,9 @@ PROBES = {
     "host_warpsize.hip": HOST_WARPSIZE,
     "sync_mask_64.hip": SYNC_MASK_64,
     "lockstep.hip": LOCKSTEP,
+    "scratch_2x32.hip": SCRATCH_2X32,
+    "dynamic_shared.hip": DYNAMIC_SHARED,
+    "buffer_overrun.hip": BUFFER_OVERRUN,
     **{name: text for name, (text, _words) in REFUSED.items()},
 }
 
@@ -530,6 +585,23 @@ def test_stops_carry_a_message_and_a_nonzero_status(probes, probe, words):
         for word in words:
             assert word in row["reason"], (word, row["reason"])
     assert "PASS" not in probes["deadlock.hip", 64]["output"]
+
+
+def test_an_index_past_an_arrays_extent_stops_the_run_at_the_wave_size_that_reaches_it(probes):
+    row = probes["scratch_2x32.hip", 64]
+    assert row["outcome"] == "stopped" and row["status"] == 70, row
+    for word in ("out of bounds: index 64 of 'int[64]' at scratch_2x32.hip:8:", "kernel scan_pairs",
+                 "thread (0,0,0)"):
+        assert word in row["reason"], (word, row["reason"])
+    assert probes["scratch_2x32.hip", 32]["outcome"] == "pass", probes["scratch_2x32.hip", 32]
+    shared = probes["dynamic_shared.hip", 64]
+    assert shared["outcome"] == "stopped" and "out of bounds: byte offset 1152 of dynamic shared memory, " \
+        "1152 bytes at launch" in shared["reason"], shared
+    assert probes["dynamic_shared.hip", 32]["outcome"] == "pass"
+    for wave in (64, 32):  # a buffer overrun does not depend on the wave size
+        row = probes["buffer_overrun.hip", wave]
+        assert row["outcome"] == "stopped" and "out of bounds: byte offset 4000 of a device buffer of 4000 bytes" \
+            in row["reason"] and "kernel fill" in row["reason"], row
 
 
 def test_sync_mask_of_32_lanes_traps_on_wave64_as_hip_does(probes):

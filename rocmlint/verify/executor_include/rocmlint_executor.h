@@ -555,10 +555,15 @@ inline void lockstep() {
 // inside what the executor holds) is out of bounds; then every access is a lockstep point.
 inline void access(const void* address, size_t bytes) {
   const uintptr_t at = reinterpret_cast<uintptr_t>(address);
-  if (at + bytes > g.dynamic_shared_end && at < g.dynamic_shared_limit && g.kernel != nullptr)
+  if (at + bytes > g.dynamic_shared_end && at < g.dynamic_shared_limit && g.kernel != nullptr) {
+    if (g.dynamic_shared_end == g.dynamic_shared_start)  // nothing asked: a shared array overran into it
+      stop("out of bounds: an access lands in dynamic shared memory the launch did not ask for (byte offset %llu): "
+           "a __shared__ array written or read past its end through a pointer",
+           static_cast<unsigned long long>(at - g.dynamic_shared_start));
     stop("out of bounds: byte offset %llu of dynamic shared memory, %llu bytes at launch",
          static_cast<unsigned long long>(at - g.dynamic_shared_start),
          static_cast<unsigned long long>(g.dynamic_shared_end - g.dynamic_shared_start));
+  }
   lockstep();
 }
 
