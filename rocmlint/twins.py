@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from .engine import FileResult
 
 _MIN_SOURCE_BYTES = 64  # a tiny file is pasted everywhere by chance, not a generated copy
+_MIN_LINE_BYTES = 24  # a line long enough to say which file it comes from
 
 
 def _key(data: bytes, finding) -> tuple[str, bytes]:
@@ -27,31 +28,41 @@ def _read(result: "FileResult") -> bytes | None:
         return None
 
 
+def _significant_lines(data: bytes) -> set[bytes]:
+    return {line.strip() for line in data.splitlines() if len(line.strip()) >= _MIN_LINE_BYTES}
+
+
 def drop_generated_copies(results: list["FileResult"]) -> int:
     """Drop the findings of a file that contains another file's whole text verbatim when the
-    source carries the same finding; returns how many were dropped."""
+    source carries the same finding; returns how many were dropped. A copy must hold every
+    significant line of its source: the rarest three of those lines pick the candidates
+    (an index of lines, not a comparison of every pair of files)."""
     with_findings = [r for r in results if r.findings and language_for(r.display) == "cpp"]
     if len(with_findings) < 2:
         return 0
     texts: dict[int, bytes] = {}
-    by_key: dict[tuple[str, bytes], list[int]] = defaultdict(list)
+    lines: dict[int, set[bytes]] = {}
+    postings: dict[bytes, set[int]] = defaultdict(set)
     for index, result in enumerate(with_findings):
         data = _read(result)
         if data is None:
             continue
         texts[index] = data
-        for finding in result.findings:
-            by_key[_key(data, finding)].append(index)
+        lines[index] = _significant_lines(data)
+        for line in lines[index]:
+            postings[line].add(index)
     copies: dict[int, set[int]] = defaultdict(set)  # generated copy -> its sources
-    for holders in by_key.values():
-        for a in set(holders):
-            for b in set(holders):
-                if a == b or b in copies[a]:
-                    continue
-                source, copy = texts[a].strip(), texts[b].strip()
-                # an identical file is a vendored copy, each reported; a generated one adds more
-                if len(source) >= _MIN_SOURCE_BYTES and len(copy) > len(source) and source in copy:
-                    copies[b].add(a)
+    for source_index, own in lines.items():
+        source = texts[source_index].strip()
+        if len(own) < 3 or len(source) < _MIN_SOURCE_BYTES:
+            continue  # a tiny file is pasted everywhere by chance, not a generated copy
+        rarest = sorted(own, key=lambda line: len(postings[line]))[:3]
+        candidates = set.intersection(*(postings[line] for line in rarest)) - {source_index}
+        for copy_index in candidates:
+            copy = texts[copy_index].strip()
+            # an identical file is a vendored copy, each reported; a generated one adds more
+            if len(copy) > len(source) and source in copy:
+                copies[copy_index].add(source_index)
     dropped = 0
     for copy_index, sources in copies.items():
         generated = with_findings[copy_index]
