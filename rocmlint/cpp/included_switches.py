@@ -16,13 +16,28 @@ MAX_HEADERS = 24
 _QUOTED = re.compile(r'^\s*"([^"]+)"')
 
 
+MAX_ANCESTORS = 4  # "lib/arch.cuh" from include/lib/x.cuh: the include folder is a few levels up
+
+
 def _quoted_includes(found, folder: str) -> list[str]:
+    """The files ``#include "..."`` names: next to the includer, else below one of its
+    ancestor folders (an include path such as ``-Iinclude``); the first that exists."""
     out = []
     for _first, _last, name, rest in found:
-        if name == "include":
-            m = _QUOTED.match(rest)
-            if m:
-                out.append(os.path.normpath(os.path.join(folder, m.group(1))))
+        if name != "include":
+            continue
+        m = _QUOTED.match(rest)
+        if not m:
+            continue
+        base = folder
+        for _ in range(MAX_ANCESTORS + 1):
+            candidate = os.path.normpath(os.path.join(base, m.group(1)))
+            if os.path.isfile(candidate):
+                out.append(candidate)
+                break
+            base = os.path.dirname(base)
+        else:
+            out.append(os.path.normpath(os.path.join(folder, m.group(1))))  # missing: recorded as such
     return out
 
 
