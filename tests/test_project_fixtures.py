@@ -79,7 +79,7 @@ def test_project_findings_match_annotations(name, tmp_path, capsys, monkeypatch)
     assert not todo & found, f"todoruleid now fires, promote it: {sorted(todo & found)}"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", ANNOTATED)
 def test_project_explain_snapshot(name, tmp_path, capsys, monkeypatch):
     tree = copy_project(name, tmp_path)
     for snapshot in sorted((PROJECTS / name).glob("explain*.txt")):
