@@ -17,6 +17,11 @@ from rocmlint.languages import language_for
 from rocmlint.project import activate
 
 NAMES = sorted(p.name for p in PROJECTS.iterdir() if p.is_dir())
+# Known gaps (strict: they fail once fixed, so the mark goes with the fix)
+GAPS = {"port_sm80_switch": "issue 37 item 4: in port mode a header's switch defined by a sibling header "
+                            "under __CUDA_ARCH__ is not seen (ROC301 fires, ROC304 does not)"}
+ANNOTATED = [pytest.param(n, marks=pytest.mark.xfail(reason=GAPS[n], strict=True)) if n in GAPS else n
+             for n in NAMES]
 
 
 def run_cli(args: list[str], cwd: Path, capsys, monkeypatch) -> tuple[int, str]:
@@ -63,7 +68,7 @@ def test_there_are_fixture_projects_with_findings_and_silences():
         assert list((PROJECTS / name).glob("explain*.txt")), f"{name}: needs an explain snapshot"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", ANNOTATED)
 def test_project_findings_match_annotations(name, tmp_path, capsys, monkeypatch):
     tree = copy_project(name, tmp_path)
     found = {(f["path"].removeprefix("./"), f["line"], f["code"]) for f in lint(tree, capsys, monkeypatch)}
@@ -74,7 +79,7 @@ def test_project_findings_match_annotations(name, tmp_path, capsys, monkeypatch)
     assert not todo & found, f"todoruleid now fires, promote it: {sorted(todo & found)}"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", ANNOTATED)
 def test_project_explain_snapshot(name, tmp_path, capsys, monkeypatch):
     tree = copy_project(name, tmp_path)
     for snapshot in sorted((PROJECTS / name).glob("explain*.txt")):
