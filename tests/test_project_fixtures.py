@@ -18,8 +18,7 @@ from rocmlint.project import activate
 
 NAMES = sorted(p.name for p in PROJECTS.iterdir() if p.is_dir())
 # Known gaps (strict: they fail once fixed, so the mark goes with the fix)
-GAPS = {"port_sm80_switch": "issue 37 item 4: in port mode a header's switch defined by a sibling header "
-                            "under __CUDA_ARCH__ is not seen (ROC301 fires, ROC304 does not)"}
+GAPS: dict[str, str] = {}
 ANNOTATED = [pytest.param(n, marks=pytest.mark.xfail(reason=GAPS[n], strict=True)) if n in GAPS else n
              for n in NAMES]
 

@@ -103,6 +103,8 @@ class CppContext(FileContext):
             why = named(path, compiled=True) if named is not None else None
             if why is not None:
                 self.file_verdict = Verdict(False, (why,))
+        # port mode without a model: switches this file's own headers define only for NVIDIA
+        self.included_dead: dict[str, str] = {}
         if self.model is None:  # the #if table of a buffer is kept for the fixer's proof
             self.pp = conditionals(source, settings.all_rocm_macros, settings.all_nvidia_macros,
                                    settings.gate_macro)
@@ -111,6 +113,7 @@ class CppContext(FileContext):
                 dead = macros_dead_in_includes(path, source, lambda found: dead_for_amd(
                     found, settings.all_rocm_macros, settings.all_nvidia_macros),
                     self.project.record if self.project is not None else None)
+                self.included_dead = dead
                 if dead:
                     self.pp = conditionals(source, settings.all_rocm_macros,
                                            settings.all_nvidia_macros + tuple(sorted(dead)), settings.gate_macro)

@@ -41,14 +41,15 @@ def _quoted_includes(found, folder: str) -> list[str]:
     return out
 
 
-def macros_dead_in_includes(path: str, source: bytes, dead_in, record=None) -> frozenset[str]:
+def macros_dead_in_includes(path: str, source: bytes, dead_in, record=None) -> dict[str, str]:
     """Macros the quoted headers of ``path`` define, and only in branches the AMD build never
     takes (``dead_in(directives)`` names those of one header), never live in any of them.
-    ``record(kind, path, value)`` notes each header read or missing: the result depends on it."""
+    ``record(kind, path, value)`` notes each header read or missing: the result depends on it.
+    Returns each such macro with the ``#define`` that was passed over (``path:line``)."""
     folder = os.path.dirname(os.path.abspath(path))
     queue = [(p, 1) for p in _quoted_includes(directives(source), folder)]
     seen: set[str] = set()
-    dead: set[str] = set()
+    dead: dict[str, str] = {}
     live: set[str] = set()
     while queue and len(seen) < MAX_HEADERS:
         header, depth = queue.pop(0)
@@ -66,8 +67,10 @@ def macros_dead_in_includes(path: str, source: bytes, dead_in, record=None) -> f
         if record is not None:
             record("file-content", header, stamp)
         header_dead = dead_in(found)
-        dead |= header_dead
+        for first, _last, name, rest in found:
+            if name == "define" and rest and macro_name(rest) in header_dead:
+                dead.setdefault(macro_name(rest), f"{os.path.relpath(header)}:{first + 1}")
         live |= {macro_name(rest) for _f, _l, name, rest in found if name == "define" and rest} - header_dead
         if depth < MAX_DEPTH:
             queue.extend((p, depth + 1) for p in _quoted_includes(found, os.path.dirname(header)))
-    return frozenset(dead - live)
+    return {name: where for name, where in dead.items() if name not in live}

@@ -29,6 +29,9 @@ def macro_origin(ctx: "CppContext", name: str, line: int) -> str:
         fact = model.macro(name, ctx.path)
         where = "; ".join(str(e) for e in fact.evidence)
         return f"{name}: {fact.describe()} ({where})" if where else f"{name}: {fact.describe()}"
+    passed_over = getattr(ctx, "included_dead", {}).get(name)
+    if passed_over is not None:
+        return f"{name}: undefined (#define {name} only where the AMD build never goes ({passed_over}))"
     settings = ctx.settings
     if name in settings.all_rocm_macros:
         return f"{name}: defined (rocm macro)"
