@@ -12,7 +12,13 @@ if TYPE_CHECKING:
     from .engine import FileResult
 
 _MIN_SOURCE_BYTES = 64  # a tiny file is pasted everywhere by chance, not a generated copy
-_MIN_LINE_BYTES = 24  # a line long enough to say which file it comes from
+
+
+MAX_CANDIDATES = 16  # a finding line more files share is a common idiom, not a pasted file
+
+
+def _line_key(finding) -> tuple[str, str]:
+    return finding.code, finding.source_line.strip()
 
 
 def _key(data: bytes, finding) -> tuple[str, bytes]:
@@ -28,46 +34,46 @@ def _read(result: "FileResult") -> bytes | None:
         return None
 
 
-def _significant_lines(data: bytes) -> set[bytes]:
-    return {line.strip() for line in data.splitlines() if len(line.strip()) >= _MIN_LINE_BYTES}
-
-
 def drop_generated_copies(results: list["FileResult"]) -> int:
     """Drop the findings of a file that contains another file's whole text verbatim when the
-    source carries the same finding; returns how many were dropped. A copy must hold every
-    significant line of its source: the rarest three of those lines pick the candidates
-    (an index of lines, not a comparison of every pair of files)."""
+    source carries the same finding; returns how many were dropped. A copy carries every
+    finding line of its source: only files that share all of them, and are larger, are read
+    (a finding line that many files share is an idiom, not a paste: none are read for it)."""
     with_findings = [r for r in results if r.findings and language_for(r.display) == "cpp"]
     if len(with_findings) < 2:
         return 0
-    texts: dict[int, bytes] = {}
-    lines: dict[int, set[bytes]] = {}
-    postings: dict[bytes, set[int]] = defaultdict(set)
+    holders: dict[tuple[str, str], set[int]] = defaultdict(set)
+    keys: dict[int, set[tuple[str, str]]] = {}
     for index, result in enumerate(with_findings):
-        data = _read(result)
-        if data is None:
-            continue
-        texts[index] = data
-        lines[index] = _significant_lines(data)
-        for line in lines[index]:
-            postings[line].add(index)
+        keys[index] = {_line_key(f) for f in result.findings}
+        for key in keys[index]:
+            holders[key].add(index)
+    texts: dict[int, bytes | None] = {}
+
+    def text(index: int) -> bytes | None:
+        if index not in texts:
+            texts[index] = _read(with_findings[index])
+        return texts[index]
+
     copies: dict[int, set[int]] = defaultdict(set)  # generated copy -> its sources
-    for source_index, own in lines.items():
-        source = texts[source_index].strip()
-        if len(own) < 3 or len(source) < _MIN_SOURCE_BYTES:
+    for source_index, own in keys.items():
+        candidates = set.intersection(*(holders[key] for key in own)) - {source_index}
+        if not candidates or len(candidates) > MAX_CANDIDATES:
+            continue
+        source = text(source_index)
+        if source is None or len(source.strip()) < _MIN_SOURCE_BYTES:
             continue  # a tiny file is pasted everywhere by chance, not a generated copy
-        rarest = sorted(own, key=lambda line: len(postings[line]))[:3]
-        candidates = set.intersection(*(postings[line] for line in rarest)) - {source_index}
         for copy_index in candidates:
-            copy = texts[copy_index].strip()
+            copy = text(copy_index)
             # an identical file is a vendored copy, each reported; a generated one adds more
-            if len(copy) > len(source) and source in copy:
+            if copy is not None and len(copy.strip()) > len(source.strip()) and source.strip() in copy:
                 copies[copy_index].add(source_index)
     dropped = 0
     for copy_index, sources in copies.items():
         generated = with_findings[copy_index]
-        source_keys = {_key(texts[s], f) for s in sources for f in with_findings[s].findings}
-        kept = [f for f in generated.findings if _key(texts[copy_index], f) not in source_keys]
+        data = text(copy_index) or b""
+        source_keys = {_key(text(s) or b"", f) for s in sources for f in with_findings[s].findings}
+        kept = [f for f in generated.findings if _key(data, f) not in source_keys]
         dropped += len(generated.findings) - len(kept)
         generated.findings = kept
     return dropped
