@@ -52,6 +52,12 @@ def top_level_includes(pp: Conditionals) -> list[int]:
     return [line for line, _ in pp.includes if pp.depth[line] <= depth_allowed(line)]
 
 
+@lru_cache(maxsize=8)
+def _dead_reader(rocm_macros: tuple[str, ...], nvidia_macros: tuple[str, ...]):
+    """``dead_for_amd`` under one configuration, as one object (a cache key of the header reader)."""
+    return lambda found: dead_for_amd(found, rocm_macros, nvidia_macros)
+
+
 def is_hip_only(path: str, source: bytes, pp: Conditionals) -> bool:
     """Compiled only by hipcc: ``.hip``, or includes the HIP runtime unconditionally and no
     CUDA header, nor mentions an nvcc-only macro."""
@@ -110,9 +116,9 @@ class CppContext(FileContext):
                                    settings.gate_macro)
             if any(b.amd is None for chain in self.pp.chains for b in chain.branches) and b'"' in source:
                 # switches its own headers define for NVIDIA only (`#if __CUDA_ARCH__ >= 800`)
-                dead = macros_dead_in_includes(path, source, lambda found: dead_for_amd(
-                    found, settings.all_rocm_macros, settings.all_nvidia_macros),
-                    self.project.record if self.project is not None else None)
+                dead = macros_dead_in_includes(path, source, _dead_reader(settings.all_rocm_macros,
+                                                                          settings.all_nvidia_macros),
+                                               self.project.record if self.project is not None else None)
                 self.included_dead = dead
                 if dead:
                     self.pp = conditionals(source, settings.all_rocm_macros,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 
 from ..cache import stat_stamp
 from .preprocessor import directives, macro_name
@@ -41,6 +42,24 @@ def _quoted_includes(found, folder: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=4096)
+def _read_header(header: str, _mtime: int, _size: int, dead_in) -> tuple[dict[str, str], frozenset[str], tuple[str, ...]] | None:
+    """(macros it defines only for NVIDIA with their #define, the others it defines, the headers it
+    includes) of one header, read once per process and stat (thousands of includers share it)."""
+    try:
+        with open(header, "rb") as fh:
+            found = directives(fh.read())
+    except OSError:
+        return None
+    passed_over = dead_in(found)
+    dead = {}
+    for first, _last, name, rest in found:
+        if name == "define" and rest and macro_name(rest) in passed_over:
+            dead.setdefault(macro_name(rest), f"{os.path.relpath(header)}:{first + 1}")
+    live = frozenset(macro_name(rest) for _f, _l, name, rest in found if name == "define" and rest) - set(dead)
+    return dead, live, tuple(_quoted_includes(found, os.path.dirname(header)))
+
+
 def macros_dead_in_includes(path: str, source: bytes, dead_in, record=None) -> dict[str, str]:
     """Macros the quoted headers of ``path`` define, and only in branches the AMD build never
     takes (``dead_in(directives)`` names those of one header), never live in any of them.
@@ -57,20 +76,20 @@ def macros_dead_in_includes(path: str, source: bytes, dead_in, record=None) -> d
             continue
         seen.add(header)
         try:
-            with open(header, "rb") as fh:
-                found = directives(fh.read())
-                stamp = stat_stamp(os.fstat(fh.fileno()))
+            stat = os.stat(header)
         except OSError:
             if record is not None:
                 record("file", header, "False")
             continue
         if record is not None:
-            record("file-content", header, stamp)
-        header_dead = dead_in(found)
-        for first, _last, name, rest in found:
-            if name == "define" and rest and macro_name(rest) in header_dead:
-                dead.setdefault(macro_name(rest), f"{os.path.relpath(header)}:{first + 1}")
-        live |= {macro_name(rest) for _f, _l, name, rest in found if name == "define" and rest} - header_dead
+            record("file-content", header, stat_stamp(stat))
+        read = _read_header(header, stat.st_mtime_ns, stat.st_size, dead_in)
+        if read is None:
+            continue
+        header_dead, header_live, included = read
+        for name, where in header_dead.items():
+            dead.setdefault(name, where)
+        live |= header_live
         if depth < MAX_DEPTH:
-            queue.extend((p, depth + 1) for p in _quoted_includes(found, os.path.dirname(header)))
+            queue.extend((p, depth + 1) for p in included)
     return {name: where for name, where in dead.items() if name not in live}
