@@ -15,6 +15,7 @@ from .preprocessor import directives, macro_name
 MAX_DEPTH = 3
 MAX_HEADERS = 24
 _QUOTED = re.compile(r'^\s*"([^"]+)"')
+_INCLUDE_LINE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*("[^"\n]+")', re.MULTILINE)
 
 
 MAX_ANCESTORS = 4  # "lib/arch.cuh" from include/lib/x.cuh: the include folder is a few levels up
@@ -48,11 +49,16 @@ def _read_header(header: str, _mtime: int, _size: int, dead_in) -> tuple[dict[st
     includes) of one header, read once per process and stat (thousands of includers share it)."""
     try:
         with open(header, "rb") as fh:
-            found = directives(fh.read())
+            data = fh.read()
     except OSError:
         return None
+    if b"__CUDA" not in data and b"__NVCC" not in data:  # no branch a hipcc build never takes: no directives
+        folder = os.path.dirname(header)
+        return {}, frozenset(), tuple(_quoted_includes([(0, 0, "include", m.decode("utf-8", "replace"))
+                                                         for m in _INCLUDE_LINE.findall(data)], folder))
+    found = directives(data)
     passed_over = dead_in(found)
-    dead = {}
+    dead: dict[str, str] = {}
     for first, _last, name, rest in found:
         if name == "define" and rest and macro_name(rest) in passed_over:
             dead.setdefault(macro_name(rest), f"{os.path.relpath(header)}:{first + 1}")

@@ -93,8 +93,12 @@ def unknown_macros_at(ctx: "CppContext", line: int) -> tuple[str, ...]:
     """The macros no build file or definition decides on the #if path of ``line``, where that
     path is itself undecided: the one question that would settle a finding there."""
     pp = ctx.pp
+    if not any(b.amd is None for b in pp.branches_at(line)):
+        return ()  # every branch around the line is decided (most findings): nothing to ask
     guard = pp.header_guard()
-    chain_of = {id(b): chain for chain in pp.chains for b in chain.branches}
+    chain_of = ctx.cache.get("chain-of-branch")
+    if chain_of is None:
+        chain_of = ctx.cache["chain-of-branch"] = {id(b): chain for chain in pp.chains for b in chain.branches}
     found: dict[str, None] = {}
     for branch in pp.branches_at(line):
         if branch.amd is not None or (guard is not None and branch is guard.branches[0]):
