@@ -78,20 +78,15 @@ class _Compiler:
         self.pos += 1
         return self.tokens[self.pos - 1]
 
-    def condition(self) -> Callable[[_Env], "bool | None"]:
-        left = self._and()
-        while self._peek() == "||":
+    def condition(self, level: int = 0) -> Callable[[_Env], "bool | None"]:
+        """``||`` binds looser than ``&&``; then ``!``, parentheses and comparisons."""
+        if level == 2:
+            return self._not()
+        word, join = (("||", _or), ("&&", _and))[level]
+        left = self.condition(level + 1)
+        while self._peek() == word:
             self._take()
-            right = self._and()
-            left = _or(left, right)
-        return left
-
-    def _and(self) -> Callable[[_Env], "bool | None"]:
-        left = self._not()
-        while self._peek() == "&&":
-            self._take()
-            right = self._not()
-            left = _and(left, right)
+            left = join(left, self.condition(level + 1))
         return left
 
     def _not(self) -> Callable[[_Env], "bool | None"]:
@@ -118,32 +113,14 @@ class _Compiler:
             return lambda env: _compare(test, left(env), right(env))
         return lambda env: None if (v := left(env)) is None or v[0] != v[1] else v[0] != 0
 
-    def expression(self) -> Compiled:
-        left = self._shift()
-        while self._peek() == "&":
-            self._take()
-            left = _binary(_and_bits, left, self._shift())
-        return left
-
-    def _shift(self) -> Compiled:
-        left = self._sum()
-        while self._peek() in (">>", "<<"):
-            op = self._take()
-            left = _binary(_shift_right if op == ">>" else _shift_left, left, self._sum())
-        return left
-
-    def _sum(self) -> Compiled:
-        left = self._product()
-        while self._peek() in ("+", "-"):
-            op = self._take()
-            left = _binary(_add if op == "+" else _subtract, left, self._product())
-        return left
-
-    def _product(self) -> Compiled:
-        left = self._unary()
-        while self._peek() in ("*", "/", "%"):
-            op = self._take()
-            left = _binary({"*": _multiply, "/": _divide, "%": _modulo}[op], left, self._unary())
+    def expression(self, level: int = 0) -> Compiled:
+        """Binary operators by precedence, loosest first (``_LEVELS``), then unary ones."""
+        if level == len(_LEVELS):
+            return self._unary()
+        left = self.expression(level + 1)
+        while self._peek() in _LEVELS[level]:
+            op = _LEVELS[level][self._take()]
+            left = _binary(op, left, self.expression(level + 1))
         return left
 
     def _unary(self) -> Compiled:
@@ -266,30 +243,32 @@ def _shift_left(a: Interval, b: Interval) -> Interval | None:
     return (a[0] << b[0], a[1] << b[0]) if b[0] == b[1] and b[0] >= 0 and a[0] >= 0 else None
 
 
-@lru_cache(maxsize=4096)
+# C's binary operators rocmlint ranges, loosest binding first
+_LEVELS: tuple[dict[str, Callable[[Interval, Interval], "Interval | None"]], ...] = (
+    {"&": _and_bits}, {">>": _shift_right, "<<": _shift_left}, {"+": _add, "-": _subtract},
+    {"*": _multiply, "/": _divide, "%": _modulo})
+
+
+@lru_cache(maxsize=8192)
+def _compiled(text: str, as_condition: bool):
+    """``text`` compiled as an expression or as a condition; None where it is not read whole."""
+    tokens = _tokens(text)
+    if not tokens:
+        return None
+    compiler = _Compiler(tokens)
+    try:
+        found = compiler.condition() if as_condition else compiler.expression()
+    except (IndexError, ValueError):
+        return None
+    return found if compiler.pos == len(tokens) else None
+
+
 def compiled_expression(text: str) -> Compiled | None:
-    tokens = _tokens(text)
-    if not tokens:
-        return None
-    compiler = _Compiler(tokens)
-    try:
-        found = compiler.expression()
-    except (IndexError, ValueError):
-        return None
-    return found if compiler.pos == len(tokens) else None
+    return _compiled(text, False)
 
 
-@lru_cache(maxsize=4096)
 def compiled_condition(text: str) -> Callable[[_Env], "bool | None"] | None:
-    tokens = _tokens(text)
-    if not tokens:
-        return None
-    compiler = _Compiler(tokens)
-    try:
-        found = compiler.condition()
-    except (IndexError, ValueError):
-        return None
-    return found if compiler.pos == len(tokens) else None
+    return _compiled(text, True)
 
 
 def evaluate(text: str, wave: int, names: NameValue, thread: int | None = None) -> Interval | None:
