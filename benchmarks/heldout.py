@@ -18,9 +18,13 @@ import json
 import subprocess
 import sys
 import time
-import tomllib
 from collections import Counter
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the project supports 3.10, where tomli (a dependency there) is the same reader
+    import tomli as tomllib
 
 CORPUS = Path(__file__).resolve().parent / "heldout_corpus.toml"
 MIRRORS = Path("/work/.mirror")
