@@ -417,7 +417,12 @@ def _balanced(text: str) -> bool:
 
 def include_guard(found: list[tuple[int, int, str, str]]) -> str | None:
     """The include-guard macro of a file's directives (``#ifndef G`` / ``#define G`` first,
-    ``#endif`` last), or None."""
+    ``#endif`` last), or None. A ``#pragma once`` (or any pragma) above the guard is common
+    (``#pragma once`` then ``#ifndef _lib_cuh``) and does not unguard the file."""
+    skipped = 0
+    while skipped < len(found) and found[skipped][2] == "pragma":
+        skipped += 1
+    found = found[skipped:]
     if len(found) >= 3 and found[0][2] == "ifndef" and found[1][2] == "define" and found[-1][2] == "endif":
         name = found[0][3].split()[0] if found[0][3].split() else ""
         if found[1][3].split()[:1] == [name]:
