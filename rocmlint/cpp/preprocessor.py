@@ -707,12 +707,19 @@ def dead_for_amd(found, rocm_macros, nvidia_macros) -> set[str]:
     return _defined_only_in_dead_branches(found, {m: 1 for m in rocm_macros}, set(nvidia_macros))
 
 
+# nvcc's macro; hipify (HIPIFY's and PyTorch's maps) rewrites it to __HIPCC__, which hipcc defines
+CUDACC = "__CUDACC__"
+CUDACC_IN_PORT = "defined in a port: hipify rewrites __CUDACC__ to __HIPCC__, which hipcc defines"
+
+
 def _by_name_in_port(name: str) -> tuple[bool | None, int | None]:
     """A macro nothing in the file sets, by the platform its name states (a port's view);
     CUDA/CUTLASS/CuTe architecture macros are never defined by hipcc (a version test such as
     ``CUDA_VERSION >= 11000`` stays undecided: what it guards is porting work)."""
     if name.startswith(NVIDIA_TOOLKIT_PREFIXES):
         return False, None
+    if name == CUDACC:
+        return True, 1
     value = value_by_name(name, port=True)
     return value, (1 if value else None)
 

@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..cpp.platform_names import describe_by_name, value_by_name
+from ..cpp.preprocessor import CUDACC, CUDACC_IN_PORT
 
 if TYPE_CHECKING:
     from ..cpp.context import CppContext
@@ -37,6 +38,8 @@ def macro_origin(ctx: "CppContext", name: str, line: int) -> str:
         return f"{name}: defined (rocm macro)"
     if name in settings.all_nvidia_macros:
         return f"{name}: undefined (nvidia macro)"
+    if name == CUDACC:  # no model: a port
+        return f"{name}: {CUDACC_IN_PORT}"
     if value_by_name(name, port=True) is not None:  # no model: a port (see CppContext.mode)
         return f"{name}: {describe_by_name(name, port=True)}"
     return f"{name}: unknown"
@@ -93,7 +96,7 @@ def unknown_macros_at(ctx: "CppContext", line: int) -> tuple[str, ...]:
     """The macros no build file or definition decides on the #if path of ``line``, where that
     path is itself undecided: the one question that would settle a finding there."""
     pp = ctx.pp
-    if not any(b.amd is None for b in pp.branches_at(line)):
+    if not any(b.amd is None and not b.wave_size for b in pp.branches_at(line)):
         return ()  # every branch around the line is decided (most findings): nothing to ask
     guard = pp.header_guard()
     chain_of = ctx.cache.get("chain-of-branch")
@@ -102,6 +105,8 @@ def unknown_macros_at(ctx: "CppContext", line: int) -> tuple[str, ...]:
     found: dict[str, None] = {}
     for branch in pp.branches_at(line):
         if branch.amd is not None or (guard is not None and branch is guard.branches[0]):
+            continue
+        if branch.wave_size:  # chosen per gfx target (wave64 or wave32), not by a configuration line
             continue
         chain = chain_of.get(id(branch))
         earlier = chain.branches[:chain.branches.index(branch) + 1] if chain is not None else [branch]
