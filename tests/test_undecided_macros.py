@@ -23,7 +23,8 @@ __device__ inline unsigned lane_id() {{
 """
 
 
-@pytest.mark.parametrize("pragma", ["", "#pragma once\n", "#pragma once\n#pragma GCC system_header\n"])
+@pytest.mark.parametrize("pragma", ["", "#pragma once\n", "#pragma once\n#pragma GCC system_header\n",
+                                    '#include "hip/hip_runtime.h"\n'])  # hipify's first line
 def test_a_guard_after_pragmas_is_the_include_guard(pragma):
     text = GUARDED.format(pragma=pragma).encode()
     assert include_guard(directives(text)) == "_tile_gemm_cuh"
@@ -32,9 +33,12 @@ def test_a_guard_after_pragmas_is_the_include_guard(pragma):
     assert guard is not None and guard.branches[0].condition.strip() == "_tile_gemm_cuh"
 
 
-def test_a_switch_after_pragma_once_is_not_taken_for_a_guard():
-    # defines another macro than the one it tests: a switch, not a guard
-    assert include_guard(directives(b"#pragma once\n#ifndef A\n#define B\n#endif\n")) is None
+@pytest.mark.parametrize("text", [
+    b"#pragma once\n#ifndef A\n#define B\n#endif\n",  # defines another macro than it tests: a switch
+    b"#include <x.h>\n#ifndef A\n#define A 1\n#endif\nint a;\n#if B\nint b;\n#endif\n",  # a default, closed early
+])
+def test_a_switch_is_not_taken_for_a_guard(text):
+    assert include_guard(directives(text)) is None
 
 
 def test_findings_in_a_header_guarded_after_pragma_once_depend_on_no_macro(tmp_path, capsys, monkeypatch):
@@ -143,3 +147,16 @@ __device__ unsigned int tally_fast(bool hit) {
     assert [(f[0], f[2], f[3]) for f in found] == [("ROC303", 4, []), ("ROC303", 6, []),
                                                    ("ROC201", 11, ["TALLY_FAST_PATH"]),
                                                    ("ROC202", 12, ["TALLY_FAST_PATH"])]
+
+
+def test_a_compiler_query_is_no_configuration_question(tmp_path, capsys, monkeypatch):
+    tree = _tree(tmp_path, {"csrc/vote.hip": """#include <hip/hip_runtime.h>
+
+#if __has_builtin(__match_any_sync) && TALLY_MATCH
+__device__ unsigned int peers(int key) {
+  unsigned int votes = __ballot(key > 0);
+  return votes;
+}
+#endif
+"""})
+    assert [(f[0], f[3]) for f in _found(tree, capsys, monkeypatch)] == [("ROC201", ["TALLY_MATCH"])] * 2

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from ..manifest.context import ManifestContext
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+# the compiler's own questions (`__has_builtin(__match_any_sync)`): no configuration line answers them
+_COMPILER_QUERY = re.compile(r"\b__has_\w+\s*\([^()]*\)")
 NO_MODEL_PORT = ("no source or build file names HIP: the AMD build is this CUDA code compiled by hipcc, so every "
                  "hazard is porting work")
 _VERDICT = {True: "taken on AMD", False: "NOT taken on AMD", None: "unknown on AMD"}
@@ -111,7 +113,7 @@ def unknown_macros_at(ctx: "CppContext", line: int) -> tuple[str, ...]:
         chain = chain_of.get(id(branch))
         earlier = chain.branches[:chain.branches.index(branch) + 1] if chain is not None else [branch]
         for each in earlier:
-            for name in _IDENT.findall(each.condition):
+            for name in _IDENT.findall(_COMPILER_QUERY.sub(" ", each.condition)):
                 if name != "defined" and pp.evaluator.is_defined(name) is None:
                     found[name] = None
     return tuple(found)
