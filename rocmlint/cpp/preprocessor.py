@@ -417,12 +417,31 @@ def _balanced(text: str) -> bool:
 
 def include_guard(found: list[tuple[int, int, str, str]]) -> str | None:
     """The include-guard macro of a file's directives (``#ifndef G`` / ``#define G`` first,
-    ``#endif`` last), or None."""
+    ``#endif`` last, closing the ``#ifndef``), or None. Pragmas and includes above the guard
+    are common (``#pragma once`` then ``#ifndef _lib_cuh``; hipify's ``#include
+    "hip/hip_runtime.h"`` on the first line) and do not unguard the file."""
+    skipped = 0
+    while skipped < len(found) and found[skipped][2] in ("pragma", "include"):
+        skipped += 1
+    found = found[skipped:]
     if len(found) >= 3 and found[0][2] == "ifndef" and found[1][2] == "define" and found[-1][2] == "endif":
         name = found[0][3].split()[0] if found[0][3].split() else ""
-        if found[1][3].split()[:1] == [name]:
+        if found[1][3].split()[:1] == [name] and _closes_last(found):
             return name
     return None
+
+
+def _closes_last(found: list[tuple[int, int, str, str]]) -> bool:
+    """The ``#if`` opened by the first directive is closed by the last one, not before."""
+    depth = 0
+    for index, (_first, _last, name, _rest) in enumerate(found):
+        if name in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif name == "endif":
+            depth -= 1
+            if depth == 0:
+                return index == len(found) - 1
+    return False
 
 
 def directives(data: bytes) -> list[tuple[int, int, str, str]]:
@@ -702,12 +721,19 @@ def dead_for_amd(found, rocm_macros, nvidia_macros) -> set[str]:
     return _defined_only_in_dead_branches(found, {m: 1 for m in rocm_macros}, set(nvidia_macros))
 
 
+# nvcc's macro; hipify (HIPIFY's and PyTorch's maps) rewrites it to __HIPCC__, which hipcc defines
+CUDACC = "__CUDACC__"
+CUDACC_IN_PORT = "defined in a port: hipify rewrites __CUDACC__ to __HIPCC__, which hipcc defines"
+
+
 def _by_name_in_port(name: str) -> tuple[bool | None, int | None]:
     """A macro nothing in the file sets, by the platform its name states (a port's view);
     CUDA/CUTLASS/CuTe architecture macros are never defined by hipcc (a version test such as
     ``CUDA_VERSION >= 11000`` stays undecided: what it guards is porting work)."""
     if name.startswith(NVIDIA_TOOLKIT_PREFIXES):
         return False, None
+    if name == CUDACC:
+        return True, 1
     value = value_by_name(name, port=True)
     return value, (1 if value else None)
 

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Callable
 from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
 from ..cpp.platform_names import describe_by_name, value_by_name
 from ..cpp.preprocessor import (
+    CUDACC,
+    CUDACC_IN_PORT,
     WAVE_SIZE_MACRO,
     ChainWalker,
     Evaluator,
@@ -227,7 +229,7 @@ class CppModel:
     def macro(self, name: str, path=None) -> MacroFact:
         """The AMD value of ``name`` as seen from file ``path`` (before its own #defines)."""
         rel = self.rel(path) if path is not None else None
-        return self._fact(rel, name)
+        return self._compiler_fact(rel, name, self._fact(rel, name))
 
     def resolver(self, path, settings=None):
         """What ``Conditionals`` asks for a macro the file has not set itself; the file's
@@ -241,9 +243,29 @@ class CppModel:
                 return True, 1
             if name in nvidia:
                 return False, None
-            fact = self._fact(rel, name)
+            fact = self._compiler_fact(rel, name, self._fact(rel, name))
             return fact.state, fact.value
         return resolve
+
+    def _compiler_fact(self, rel: str | None, name: str, fact: MacroFact) -> MacroFact:
+        """``__CUDACC__`` where nothing in the project sets it: hipify (HIPIFY's and
+        PyTorch's maps) rewrites it to ``__HIPCC__``, which hipcc defines, so a hipified file
+        and a port (the CUDA code as hipify and hipcc would build it) take its branches;
+        clang compiling a file as HIP defines no ``__CUDACC__``, so a HIP build that runs no
+        hipify at all does not (where hipify runs but its reach is unclear, it stays unknown)."""
+        if name != CUDACC or fact.state is not None or rel is None:
+            return fact
+        path = os.path.join(self.root, rel)
+        if self.mode_of(path) == "port":
+            return MacroFact(True, 1, (Evidence(CUDACC_IN_PORT),))
+        hipified = self.hipified(path)
+        if hipified.value is True:
+            return MacroFact(True, 1, (Evidence("hipify rewrites __CUDACC__ to __HIPCC__ in this file, "
+                                                "which hipcc defines"),) + hipified.evidence)
+        if self.facts.hipify_dirs or self.hipify_setting is True:
+            return fact  # hipify runs somewhere: whether it reaches this file is not known
+        return MacroFact(False, None, (Evidence("the project's HIP build runs no hipify, and clang "
+                                                "compiling HIP does not define __CUDACC__"),))
 
     def nvidia_macro(self, name: str) -> bool | None:
         """Whether the NVIDIA build defines ``name``: the ROCm macros are undefined there,
@@ -470,7 +492,8 @@ class CppModel:
         if renames is None:
             renames = self._memo["hipify-renames-digest"] = digest(
                 *sorted(f"{header}>{target}" for header, (target, _why) in self.facts.hipify_renames.items()))
-        parts = [str(verdict.value), str(self.hipified(path).value), shims, renames, str(self.rocm_native),
+        parts = [str(verdict.value), str(self.hipified(path).value), self.mode_of(path), shims, renames,
+                 str(self.rocm_native),
                  str(self.nvidia_file(rel)),
                  repr(verdict.evidence), repr(self.include_chain(path))]  # the evidence findings carry
         names = self._memo.setdefault("name-facts", {})

@@ -7,12 +7,15 @@ import re
 from typing import TYPE_CHECKING
 
 from ..cpp.platform_names import describe_by_name, value_by_name
+from ..cpp.preprocessor import CUDACC, CUDACC_IN_PORT
 
 if TYPE_CHECKING:
     from ..cpp.context import CppContext
     from ..manifest.context import ManifestContext
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+# the compiler's own questions (`__has_builtin(__match_any_sync)`): no configuration line answers them
+_COMPILER_QUERY = re.compile(r"\b__has_\w+\s*\([^()]*\)")
 NO_MODEL_PORT = ("no source or build file names HIP: the AMD build is this CUDA code compiled by hipcc, so every "
                  "hazard is porting work")
 _VERDICT = {True: "taken on AMD", False: "NOT taken on AMD", None: "unknown on AMD"}
@@ -37,6 +40,8 @@ def macro_origin(ctx: "CppContext", name: str, line: int) -> str:
         return f"{name}: defined (rocm macro)"
     if name in settings.all_nvidia_macros:
         return f"{name}: undefined (nvidia macro)"
+    if name == CUDACC:  # no model: a port
+        return f"{name}: {CUDACC_IN_PORT}"
     if value_by_name(name, port=True) is not None:  # no model: a port (see CppContext.mode)
         return f"{name}: {describe_by_name(name, port=True)}"
     return f"{name}: unknown"
@@ -93,7 +98,7 @@ def unknown_macros_at(ctx: "CppContext", line: int) -> tuple[str, ...]:
     """The macros no build file or definition decides on the #if path of ``line``, where that
     path is itself undecided: the one question that would settle a finding there."""
     pp = ctx.pp
-    if not any(b.amd is None for b in pp.branches_at(line)):
+    if not any(b.amd is None and not b.wave_size for b in pp.branches_at(line)):
         return ()  # every branch around the line is decided (most findings): nothing to ask
     guard = pp.header_guard()
     chain_of = ctx.cache.get("chain-of-branch")
@@ -103,10 +108,12 @@ def unknown_macros_at(ctx: "CppContext", line: int) -> tuple[str, ...]:
     for branch in pp.branches_at(line):
         if branch.amd is not None or (guard is not None and branch is guard.branches[0]):
             continue
+        if branch.wave_size:  # chosen per gfx target (wave64 or wave32), not by a configuration line
+            continue
         chain = chain_of.get(id(branch))
         earlier = chain.branches[:chain.branches.index(branch) + 1] if chain is not None else [branch]
         for each in earlier:
-            for name in _IDENT.findall(each.condition):
+            for name in _IDENT.findall(_COMPILER_QUERY.sub(" ", each.condition)):
                 if name != "defined" and pp.evaluator.is_defined(name) is None:
                     found[name] = None
     return tuple(found)
