@@ -263,33 +263,24 @@ def _compiled(text: str, as_condition: bool):
     return found if compiler.pos == len(tokens) else None
 
 
-def compiled_expression(text: str) -> Compiled | None:
-    return _compiled(text, False)
-
-
-def compiled_condition(text: str) -> Callable[[_Env], "bool | None"] | None:
-    return _compiled(text, True)
+def _run(text: str, as_condition: bool, wave: int, names: NameValue, thread: int | None):
+    compiled = _compiled(text, as_condition)
+    if compiled is None:
+        return None
+    try:
+        return compiled(_Env(wave, thread, names))
+    except (ZeroDivisionError, ValueError, OverflowError):
+        return None
 
 
 def evaluate(text: str, wave: int, names: NameValue, thread: int | None = None) -> Interval | None:
     """The range of an expression's value (None: not known)."""
-    compiled = compiled_expression(text)
-    if compiled is None:
-        return None
-    try:
-        return compiled(_Env(wave, thread, names))
-    except (ZeroDivisionError, ValueError, OverflowError):
-        return None
+    return _run(text, False, wave, names, thread)
 
 
 def holds(text: str, wave: int, names: NameValue, thread: int | None = None) -> bool | None:
-    compiled = compiled_condition(text)
-    if compiled is None:
-        return None
-    try:
-        return compiled(_Env(wave, thread, names))
-    except (ZeroDivisionError, ValueError, OverflowError):
-        return None
+    """Whether a condition holds (None: not known)."""
+    return _run(text, True, wave, names, thread)
 
 
 def _matching(text: bytes, start: int) -> int | None:
