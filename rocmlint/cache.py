@@ -101,12 +101,18 @@ class Cache:
         entry = self.entries.get(str(path))
         return bool(entry[7]) if entry is not None and len(entry) > 7 else False
 
+    def unjudged_extents(self, path: Path) -> tuple[str, ...]:
+        """The arrays ROC211 could not judge in the stored result of ``path`` (summary)."""
+        entry = self.entries.get(str(path))
+        return tuple(entry[8]) if entry is not None and len(entry) > 8 else ()
+
     def store(self, path: Path, settings_key: str, data_hash: str, mtime_ns: int, size: int,
               findings: list[Finding], includes: tuple[str, ...] = (),
-              facts: tuple[tuple[str, str, str], ...] = (), set_aside: bool = False) -> None:
+              facts: tuple[tuple[str, str, str], ...] = (), set_aside: bool = False,
+              unjudged_extents: tuple[str, ...] = ()) -> None:
         self.entries[str(path)] = [mtime_ns, size, data_hash, settings_key,
                                    [finding_to_dict(f) for f in findings], list(includes), [list(f) for f in facts],
-                                   set_aside]
+                                   set_aside, list(unjudged_extents)]
         self.dirty = True
 
     def save(self) -> None:

@@ -251,7 +251,8 @@ def _cmd_check(args) -> int:
                       f"hazards (`--port {r.display}` lints it as a port; `rocmlint explain {r.display}:1` says why)",
                       file=sys.stderr)
     _emit(args, findings, fixed, out, nothing_checked=bool(unread) and not results,
-          set_aside=0 if args.force_exclude else len(set_aside))
+          set_aside=0 if args.force_exclude else len(set_aside),
+          unjudged=[entry for r in results for entry in r.unjudged_extents])
     if crashed:
         return EXIT_ERROR
     if refused:
@@ -335,7 +336,8 @@ def _project_at(root: Path, resolver, use_cache: bool = True, compile_commands: 
                             compile_commands)
 
 
-def _emit(args, findings, fixed, out, nothing_checked: bool = False, set_aside: int = 0) -> None:
+def _emit(args, findings, fixed, out, nothing_checked: bool = False, set_aside: int = 0,
+          unjudged: list[str] | None = None) -> None:
     fmt = args.output_format
     if fmt == "json":
         from .output import json_format
@@ -359,7 +361,7 @@ def _emit(args, findings, fixed, out, nothing_checked: bool = False, set_aside: 
         if not args.quiet:
             text_output.write(out, "No file checked.\n" if nothing_checked else
                               text_output.summary(findings, fixed, args.unsafe_fixes, colour=colour,
-                                                  set_aside=set_aside))
+                                                  set_aside=set_aside, unjudged=unjudged or ()))
 
 
 def _cmd_explain(args) -> int:

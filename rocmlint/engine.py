@@ -288,6 +288,7 @@ class FileResult:
     facts: tuple[tuple[str, str, str], ...] = ()  # outside facts its analysis read (cache, Project.record)
     # C-family: the project's AMD build does not compile it, so no rule looked at it (summary)
     set_aside: bool = False
+    unjudged_extents: tuple[str, ...] = ()  # arrays sized from 32 with lane indices no range was found for
 
 
 def lint_source(path: Path, display: str, settings: Settings) -> tuple[SourceFile | None, list[Finding]]:

@@ -100,6 +100,7 @@ def _run_job(job: Job) -> FileResult:
         result.parts_used = tuple(sorted(project.used))
         result.facts = tuple(project.facts)
         result.set_aside = project.set_aside
+        result.unjudged_extents = tuple(project.unjudged_extents)
     return result
 
 
@@ -485,7 +486,8 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
                 if cached is not None:
                     results.append(FileResult(path=target.path, display=target.display, findings=cached,
                                               includes=cache.includes(target.path),
-                                              set_aside=cache.set_aside(target.path)))
+                                              set_aside=cache.set_aside(target.path),
+                                              unjudged_extents=cache.unjudged_extents(target.path)))
                     continue
             yield Job(target, language, rules, mode, unsafe, cache is not None, build_fixes)
 
@@ -516,6 +518,6 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
                 if project is not None and language in result.parts_used and project.is_lazy(language):
                     key += MODEL_KEY + project.fingerprint_for(result.path, language)  # the facts it used
                 cache.store(result.path, key, result.content_hash, st.st_mtime_ns, st.st_size, result.findings,
-                            result.includes, result.facts, result.set_aside)
+                            result.includes, result.facts, result.set_aside, result.unjudged_extents)
     results.extend(fresh)
     return results

@@ -19,7 +19,9 @@ class MaskOp32Bit(Rule):
     Reports `__popc`, `__ffs`, `__clz`, `__brev` and `__fns` applied to a value derived
     from a ballot (followed through local variables, `&`, `|`, `~` and casts in the
     function), and lane masks built in 32 bits: `1 << lane`, `(1u << lane) - 1`,
-    `~(-1 << lane)`. The message names the ballot the value came from.
+    `~(-1 << lane)`. The message names the ballot the value came from. In a HIP-only file, a
+    helper that returns such a mask in 32 bits (`unsigned int lanemask_lt()`) is widened with
+    it, with the 32-bit variables of the file its calls initialise.
 
     ## Why is this bad?
     A wave64 ballot has 64 bits. `__popc` counts only the low 32, `__ffs` never finds lanes
@@ -159,6 +161,8 @@ class MaskOp32Bit(Rule):
                 declaration = None  # `int rank = __popcll(mask & lanes)`: the result is a count
             if declaration is not None and is_int32_type(ctx, declaration.child_by_field_name("type")):
                 edits.append(Edit(ctx.node_span(declaration.child_by_field_name("type")), "uint64_t"))
+            elif not ctx.gated:  # a HIP-only file: a helper returning the mask in 32 bits widens with it
+                edits += _returned_mask_edits(ctx, shift, is_int32_type)
             fix = wave_safe_fix(ctx, shift, edits, "build the lane mask in 64 bits", uses_uint64=len(edits) > 1)
             ctx.report(ctx.node_span(shift),
                        f"lane mask `{ctx.node_text(shift)}` is built in 32 bits: undefined for lanes 32-63 "
@@ -178,6 +182,32 @@ class MaskOp32Bit(Rule):
 
 
 _WAVE_VOTE = re.compile(rb"\b__(?:ballot|activemask|any|all)\w*\s*\(")
+
+
+def _returned_mask_edits(ctx, shift, is_int32_type) -> list[Edit]:
+    """``return (1ull << lane) - 1;`` in a function declared to return 32 bits (bscan's
+    ``unsigned int lanemask_lt()``): its return type, and the 32-bit variables of this file
+    initialised by a call of it, become ``uint64_t``."""
+    returned = ctx.ancestor(shift, {"return_statement"})
+    function = ctx.ancestor(returned, {"function_definition"}) if returned is not None else None
+    if function is None or _passes_through_call(shift, returned):
+        return []
+    from rocmlint.cpp.dataflow import callee_name, function_declarator
+
+    return_type = function.child_by_field_name("type")
+    declarator = function_declarator(function)
+    name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
+    if return_type is None or name_node is None or not is_int32_type(ctx, return_type):
+        return []
+    name = ctx.node_text(name_node)
+    edits = [Edit(ctx.node_span(return_type), "uint64_t")]
+    for declaration in ctx.descendants(ctx.root, frozenset({"declaration"})):
+        for init in declaration.children_by_field_name("declarator"):
+            value = init.child_by_field_name("value") if init.type == "init_declarator" else None
+            if value is not None and value.type == "call_expression" and callee_name(ctx, value) == name and \
+                    is_int32_type(ctx, declaration.child_by_field_name("type")):
+                edits.append(Edit(ctx.node_span(declaration.child_by_field_name("type")), "uint64_t"))
+    return edits
 
 
 def _passes_through_call(node, top) -> bool:

@@ -74,7 +74,11 @@ class WaveExtent(Rule):
         from rocmlint.cpp.lane_constants import constant_value
         from rocmlint.fixers.cpp_gate import build_fix
 
-        for found in wave_extents(ctx, lambda name: constant_value(ctx, name)):
+        unjudged: list[tuple[str, int]] = []
+        found_extents = wave_extents(ctx, lambda name: constant_value(ctx, name), unjudged)
+        if ctx.project is not None:  # "no findings" does not cover these: the summary names them
+            ctx.project.unjudged_extents += [f"{ctx.path}:{ctx.line_of(at) + 1} `{name}`" for name, at in unjudged]
+        for found in found_extents:
             span = Span(*found.extent_span)
             needed = found.needed
             node = ctx.node_at(span)

@@ -455,9 +455,31 @@ def _helper_accesses(ctx: "CppContext", array: bytes, function, names: _Names,
     return out
 
 
-def wave_extents(ctx: "CppContext", constant: Callable[[str], str | None]) -> list[WaveExtent]:
+_WAVE_WORD = re.compile(r"\b(?:warpSize|__lane_id|\w*(?:WARP|WAVE)\w*)\b")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _wave_dependent(names: _Names, text: str, depth: int = 0) -> bool:
+    """The expression reads the wave size or a lane, directly or through the locals it names."""
+    if _WAVE_WORD.search(text):
+        return True
+    if depth >= _DEPTH:
+        return False
+    for word in set(_WORD.findall(text)):
+        declared, writes, loop = names._definitions(word)
+        sources = [d.group(1) for d in declared] + [w.group(2) or "" for w in writes] + \
+            ([loop.group(1), loop.group(3)] if loop is not None else [])
+        if any(_wave_dependent(names, t, depth + 1) for t in sources):
+            return True
+    return False
+
+
+def wave_extents(ctx: "CppContext", constant: Callable[[str], str | None],
+                 unjudged: list[tuple[str, int]] | None = None) -> list[WaveExtent]:
     """Every ``__shared__`` array of the file indexed past its extent at 64 lanes, not at 32,
-    here or in a helper it is handed to. ``constant(name)``: a name's AMD-build value as text."""
+    here or in a helper it is handed to. ``constant(name)``: a name's AMD-build value as text.
+    ``unjudged`` receives (array, offset) for an array sized from 32 with a lane index whose
+    range could not be bounded: "no findings" does not cover it."""
     found: list[WaveExtent] = []
     source = ctx.source
     for declaration in _SHARED.finditer(source):
@@ -480,6 +502,7 @@ def wave_extents(ctx: "CppContext", constant: Callable[[str], str | None]) -> li
         seen = _accesses(ctx, declaration.group(1), function, (declaration.start(), declaration.end()), names, ()) + \
             _helper_accesses(ctx, declaration.group(1), function, names, constant)
         accesses = []
+        unbounded = False
         for index, at, guards, values, through in seen:
             reach: dict[int, Interval] = {}
             for wave in WAVE_SIZES:
@@ -488,12 +511,17 @@ def wave_extents(ctx: "CppContext", constant: Callable[[str], str | None]) -> li
                     reach[wave] = found_range
             if len(reach) == len(WAVE_SIZES):
                 accesses.append((index, at, reach, guards, through))
+            elif not unbounded and extents[32] in (32, 64) and _wave_dependent(names, index):
+                unbounded = True
         widest = max((r[64][1] for _i, _a, r, _g, _t in accesses), default=-1)
         for index, at, reach, guards, through in accesses:
             if reach[64][1] >= extents[64] and reach[32][1] < extents[32] and reach[64][0] >= 0:
                 found.append(WaveExtent(name, (declaration.start(2), declaration.end(2)), extents, index, at, reach,
                                         tuple(g for g, _v in guards), widest + 1, through))
                 break
+        else:
+            if unbounded and unjudged is not None:
+                unjudged.append((name, declaration.start()))
     return found
 
 

@@ -5,6 +5,7 @@ import os
 import sys
 import unicodedata
 from collections import Counter
+from typing import Sequence
 
 from ..model import Applicability, Finding
 from ..registry import ENGINE_CODES
@@ -146,17 +147,32 @@ def mode_line(findings: list[Finding]) -> str:
             "HIP build (or named by --port), checked as its hipcc build: each is porting work.")
 
 
-def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour: bool, set_aside: int = 0) -> str:
+def unjudged_extents_line(entries: Sequence[str]) -> str:
+    """The summary line for arrays sized from 32 whose lane indices ROC211 could not bound ("" for none)."""
+    if not entries:
+        return ""
+    shown = ", ".join(entries[:5]) + (f" and {len(entries) - 5} more" if len(entries) > 5 else "")
+    many = len(entries) != 1
+    return (f"{len(entries)} array{'s' if many else ''} sized from 32 with lane index ranges rocmlint could not "
+            f"bound (ROC211 did not judge {'them' if many else 'it'}): {shown}.")
+
+
+def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour: bool, set_aside: int = 0,
+            unjudged: Sequence[str] = ()) -> str:
     s = _Style(colour)
     n = len(findings)
     parts = []
     if fixed:
         parts.append(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
     aside = set_aside_line(set_aside)
+    extents = unjudged_extents_line(unjudged)
     if n == 0:
         if aside:  # never a bare "All checks passed!" over files that were not checked
             parts.append(("No findings remain" if fixed else "No findings") + " in the code the AMD build compiles.")
-            return " ".join(parts) + "\n" + aside + "\n"
+            return " ".join(parts) + "\n" + aside + "\n" + (extents + "\n" if extents else "")
+        if extents:  # nor over arrays no rule could judge
+            parts.append("No findings remain." if fixed else "No findings.")
+            return " ".join(parts) + "\n" + extents + "\n"
         parts.append("All checks passed!" if not fixed else "No findings remain.")
         return " ".join(parts) + "\n"
     skipped = not_checked(findings)
@@ -176,7 +192,7 @@ def summary(findings: list[Finding], fixed: int, unsafe_enabled: bool, *, colour
                        else f"{unsafe} more with `--unsafe-fixes`")
     if fixable:
         parts.append("[*] " + ", ".join(fixable) + ".")
-    for extra in (mode_line(findings), aside):
+    for extra in (mode_line(findings), aside, extents):
         if extra:
             parts.append(extra)
     parts.extend(unknowns_lines(findings))

@@ -92,6 +92,8 @@ class Project:
     # go into the cache with the result, which stands only while each still holds.
     facts: list[tuple[str, str, str]] = field(default_factory=list)
     set_aside: bool = False  # the file in hand is outside the AMD build: rules did not look at it
+    # PATH:LINE of arrays sized from 32 whose lane indices ROC211 could not bound (summary)
+    unjudged_extents: list[str] = field(default_factory=list)
 
     def prepare(self, languages: Iterable[str]) -> None:
         """Set up the parts the selected rules need (a ``LazyPart`` is built on first use)."""
@@ -197,6 +199,7 @@ class Project:
         self.used.clear()
         self.facts.clear()
         self.set_aside = False
+        self.unjudged_extents = []
 
     def record(self, kind: str, key: str, value: str) -> None:
         """The file in hand read a fact (``kind``: "file" / "dir" for a path's existence,
