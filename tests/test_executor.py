@@ -476,6 +476,30 @@ int main() {
 }
 """
 
+# The scan scratch reached through a helper's pointer (no extent for -fsanitize=array-bounds to
+# see): 2 x 40 slots, written up to 2 * 64 - 1 by a 64-lane wave.
+POINTER_OVERRUN = HEADER + """
+__device__ void scan_step(volatile int* slots, int value) {
+  int at = 2 * threadIdx.x - (threadIdx.x & (warpSize - 1)) + warpSize;
+  slots[at] = value;
+}
+__global__ void scan_slots(const int* in, int* out) {
+  __shared__ int slots[80];
+  if (threadIdx.x < warpSize) scan_step(slots, in[threadIdx.x]);
+  __syncthreads();
+  if (threadIdx.x == 0) out[0] = slots[warpSize];
+}
+int main() {
+  int *in, *out;
+  hipMalloc(&in, 256 * sizeof(int));
+  hipMalloc(&out, sizeof(int));
+  hipMemset(in, 0, 256 * sizeof(int));
+  scan_slots<<<1, 256>>>(in, out);
+  hipDeviceSynchronize();
+  return 0;
+}
+"""
+
 BUFFER_OVERRUN = HEADER + """
 __global__ void fill(int* out) { out[blockIdx.x * blockDim.x + threadIdx.x] = 1; }
 int main() {
@@ -507,6 +531,7 @@ PROBES = {
     "scratch_2x32.hip": SCRATCH_2X32,
     "dynamic_shared.hip": DYNAMIC_SHARED,
     "buffer_overrun.hip": BUFFER_OVERRUN,
+    "pointer_overrun.hip": POINTER_OVERRUN,
     **{name: text for name, (text, _words) in REFUSED.items()},
 }
 
@@ -598,6 +623,11 @@ def test_an_index_past_an_arrays_extent_stops_the_run_at_the_wave_size_that_reac
     assert shared["outcome"] == "stopped" and "out of bounds: byte offset 1152 of dynamic shared memory, " \
         "1152 bytes at launch" in shared["reason"], shared
     assert probes["dynamic_shared.hip", 32]["outcome"] == "pass"
+    through_pointer = probes["pointer_overrun.hip", 64]
+    assert through_pointer["outcome"] == "stopped" and "out of bounds: a 4-byte access at byte offset 320 of " \
+        "__shared__ `slots` of scan_slots (320 bytes), past its end through a pointer at pointer_overrun.hip:" \
+        in through_pointer["reason"] and "thread (16,0,0)" in through_pointer["reason"], through_pointer
+    assert probes["pointer_overrun.hip", 32]["outcome"] == "pass"
     for wave in (64, 32):  # a buffer overrun does not depend on the wave size
         row = probes["buffer_overrun.hip", wave]
         assert row["outcome"] == "stopped" and "out of bounds: byte offset 4000 of a device buffer of 4000 bytes" \

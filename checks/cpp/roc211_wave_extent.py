@@ -86,10 +86,11 @@ class WaveExtent(Rule):
                             Applicability.SAFE) if node is not None else None
             low64, high64 = found.reach[64]
             low32, high32 = found.reach[32]
+            sized = " sized for 32-lane waves" if found.extent[32] in (32, 64) else ", too small for 64-lane waves"
             guard = f" under `{found.guards[0]}`" if found.guards else ""
             access = f"`{found.name}`'s index `{found.index}` as {found.through}" if found.through else \
                 f"`{found.name}[{found.index}]`"
             ctx.report(span, f"{access}{guard} reaches {high64} on a 64-lane wave (range "
                              f"{low64}..{high64}; {low32}..{high32} on 32 lanes), past the extent "
-                             f"{found.extent[64]} sized for 32-lane waves: shared memory is corrupted on gfx9",
+                             f"{found.extent[64]}{sized}: shared memory is corrupted on gfx9",
                        fix)

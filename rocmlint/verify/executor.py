@@ -35,14 +35,14 @@ WAVE_SIZES = (64, 32)
 EXIT_STOPPED = 70                  # rocmlint_exec::kExitStopped: the executor stopped the program
 STOP_PREFIX = "rocmlint executor: "
 CACHE_ENTRIES = {"*.exe": 200, "*.pch": 8}   # the most recently used kept, per kind
-CACHE_FORMAT = "2"
+CACHE_FORMAT = "3"
 # -O1: the run is dominated by lane switches, not by the kernel's code (benchmarks/executor_speed.py).
 # -fsanitize=thread for its instrumentation only (no sanitizer runtime is linked): the executor's
 # hooks make the lanes of a wave access memory in lockstep.
 # -fsanitize=array-bounds: an index past a known extent stops the run (its handler is the header's).
 COMPILE_FLAGS = ("-std=gnu++17", "-fno-strict-aliasing", "-Werror=vla-cxx-extension", "-fsanitize=thread",
                  "-fsanitize=array-bounds")
-OPTIMIZE_FLAGS = ("-O1", "-g0")
+OPTIMIZE_FLAGS = ("-O1", "-gline-tables-only")  # lines: where a stop happened
 PRELUDE = "rocmlint_prelude.h"        # included before every program; precompiled
 DYNAMIC_SHARED_SYMBOL = "rocmlint_dynamic_shared"
 _LINE_MARKER = re.compile(r'^# \d+ "((?:[^"\\]|\\.)*)"')
@@ -298,11 +298,43 @@ class Executor:
         return cached
 
     # ----- running -------------------------------------------------------------------------
-    def environment(self, wave: int) -> dict[str, str]:
+    def environment(self, wave: int, executable: Path | None = None) -> dict[str, str]:
         env = dict(os.environ)
         env["ROCMLINT_WAVE_SIZE"] = str(wave)
         env["ROCMLINT_TIME_LIMIT"] = f"{self.time_limit_s:g}"
+        if executable is not None:
+            env["ROCMLINT_SHARED_ARRAYS"] = self._shared_arrays(executable)
         return env
+
+    def _shared_arrays(self, executable: Path) -> str:
+        """The static ``__shared__`` arrays of a built program as the header reads them:
+        "ANCHOR;OFFSET:BYTES:NAME;..." (thread-local offsets; ANCHOR: the dynamic shared buffer's)."""
+        if self.compiler.readelf is None:
+            return ""
+        status, output, _errors = _call([self.compiler.readelf, "-sW", str(executable)], 60)
+        anchor, arrays = None, []
+        for line in output.splitlines() if status == 0 else []:
+            fields = line.split()
+            if len(fields) < 8 or fields[3] != "TLS" or fields[6] == "UND":
+                continue
+            if fields[7] == DYNAMIC_SHARED_SYMBOL:
+                anchor = int(fields[1], 16)
+            elif not _LIBRARY_SYMBOL.match(fields[7]) and int(fields[2], 0) > 0:
+                arrays.append(f"{int(fields[1], 16)}:{int(fields[2], 0)}:{shared_array_name(fields[7])}")
+        return ";".join([str(anchor), *arrays[:64]]) if anchor is not None and arrays else ""
+
+    def _with_lines(self, message: str, executable: Path) -> str:
+        """``[pc +0x...]`` in a stop message becomes the program's line where the build has one."""
+        found = _CODE_OFFSET.search(message)
+        symbolizer = self.compiler.readelf.replace("llvm-readelf", "llvm-symbolizer") if self.compiler.readelf else None
+        if found is None or symbolizer is None or not os.access(symbolizer, os.X_OK):
+            return _CODE_OFFSET.sub("", message)
+        status, output, _errors = _call([symbolizer, f"--obj={executable}", "--no-inlines", "--relative-address",
+                                         hex(int(found.group(1), 16) - 1)], 60)
+        lines = output.splitlines() if status == 0 else []
+        place = lines[1].strip() if len(lines) > 1 and not lines[1].startswith("??") else ""
+        place = re.sub(r"^.*[/\\]", "", place)  # the scratch copy's folder means nothing to the user
+        return _CODE_OFFSET.sub(f" at {place}" if place else "", message)
 
     def run(self, program: Program, wave: int, build: Build) -> RunResult:
         if build.executable is None:
@@ -310,7 +342,7 @@ class Executor:
         start = time.monotonic()
         try:
             done = subprocess.run([str(build.executable), *program.arguments], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, env=self.environment(wave),
+                                  stdin=subprocess.DEVNULL, env=self.environment(wave, build.executable),
                                   timeout=self.time_limit_s + 10)
         except OSError as exc:
             return RunResult(program, wave, "no-build", message=f"cannot run the build: {exc.strerror}",
@@ -327,10 +359,25 @@ class Executor:
             return result
         stops = [line[len(STOP_PREFIX):] for line in output.splitlines() if line.startswith(STOP_PREFIX)]
         if done.returncode == EXIT_STOPPED and stops:
-            result.outcome, result.message = "stopped", stops[-1]
+            result.outcome, result.message = "stopped", self._with_lines(stops[-1], build.executable)
+            result.output = output.replace(stops[-1], result.message)
         else:
             result.outcome, result.message = "fail", describe_status(done.returncode, output)
         return result
+
+
+_CODE_OFFSET = re.compile(r" ?\[pc \+0x([0-9a-f]+)\]")
+_LOCAL_STATIC = re.compile(r"^_ZZ(?:(\d+)(\w+)|N\w+)E(\d+)(\w+)$")
+
+
+def shared_array_name(symbol: str) -> str:
+    """``_ZZ24block_binary_prefix_sumsiE5sdata`` -> "`sdata` of block_binary_prefix_sums"; other
+    names as they are."""
+    found = _LOCAL_STATIC.match(symbol)
+    if found is None or len(found.group(4)) != int(found.group(3)):
+        return f"`{symbol}`"
+    function = found.group(2)[:int(found.group(1))] if found.group(1) else ""
+    return f"`{found.group(4)}` of {function}" if function else f"`{found.group(4)}`"
 
 
 def _prune(folder: Path) -> None:

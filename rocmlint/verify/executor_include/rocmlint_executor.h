@@ -299,6 +299,16 @@ struct State {
   Allocation* allocations = nullptr;  // device memory, to check copies against
   // The dynamic shared memory the running launch asked for, and the end of what exists
   uintptr_t dynamic_shared_start = 0, dynamic_shared_end = 0, dynamic_shared_limit = 0;
+  // The program's static __shared__ arrays (thread-local symbols the runner lists in
+  // ROCMLINT_SHARED_ARRAYS) and the span of thread-local storage they lie in: an access there
+  // that no array holds is past the end of the one before it.
+  struct SharedArray {
+    uintptr_t start, end;
+    char name[96];
+  };
+  SharedArray shared_arrays[64];
+  int shared_array_count = -1;  // -1: not read yet
+  uintptr_t shared_low = 0, shared_high = 0;
   double time_limit_s = 0;
 };
 
@@ -551,10 +561,37 @@ inline void lockstep() {
   if (lane != nullptr) switch_to_scheduler(*lane);
 }
 
+// The program's code address of an access, for the runner to turn into a line.
+extern "C" {
+extern const char __executable_start[] __attribute__((weak));  // the linker's: where the program is loaded
+}
+inline unsigned long long code_offset(const void* pc) {
+  return static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(pc) - reinterpret_cast<uintptr_t>(__executable_start));
+}
+
+// An access among the static __shared__ arrays that no array holds (or that runs past the end of
+// the one it starts in) went past the end of the array before it: through a pointer, where
+// -fsanitize=array-bounds does not see the extent.
+inline void check_static_shared(uintptr_t at, size_t bytes, const void* pc) {
+  const State::SharedArray* before = nullptr;
+  for (int i = 0; i < g.shared_array_count; ++i) {
+    const State::SharedArray& array = g.shared_arrays[i];
+    if (array.start <= at && (before == nullptr || array.start > before->start)) before = &array;
+  }
+  if (before == nullptr || at + bytes <= before->end) return;
+  stop("out of bounds: a %zu-byte access at byte offset %llu of __shared__ %s (%llu bytes), past its end through a "
+       "pointer [pc +0x%llx]",
+       bytes, static_cast<unsigned long long>(at - before->start), before->name,
+       static_cast<unsigned long long>(before->end - before->start), code_offset(pc));
+}
+
 // An access the instrumentation sees: past the dynamic shared memory the launch asked for (but
 // inside what the executor holds) is out of bounds; then every access is a lockstep point.
-inline void access(const void* address, size_t bytes) {
+inline void access(const void* address, size_t bytes, const void* pc = nullptr) {
   const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  if (at < g.shared_high && at >= g.shared_low && g.kernel != nullptr &&
+      (at < g.dynamic_shared_start || at >= g.dynamic_shared_limit))
+    check_static_shared(at, bytes, pc);
   if (at + bytes > g.dynamic_shared_end && at < g.dynamic_shared_limit && g.kernel != nullptr) {
     if (g.dynamic_shared_end == g.dynamic_shared_start)  // nothing asked: a shared array overran into it
       stop("out of bounds: an access lands in dynamic shared memory the launch did not ask for (byte offset %llu): "
@@ -841,6 +878,36 @@ extern "C" {
 alignas(256) inline thread_local unsigned char rocmlint_dynamic_shared[kSharedMemoryBytes];
 }
 
+// ROCMLINT_SHARED_ARRAYS: "ANCHOR;OFFSET:BYTES:NAME;..." with the thread-local offsets of the
+// dynamic shared buffer (ANCHOR) and of each static __shared__ array, from the symbol table.
+inline void read_shared_arrays() {
+  using namespace detail;
+  g.shared_array_count = 0;
+  const char* text = std::getenv("ROCMLINT_SHARED_ARRAYS");
+  if (text == nullptr || *text == '\0') return;
+  char* end = nullptr;
+  const unsigned long long anchor = std::strtoull(text, &end, 10);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(rocmlint_dynamic_shared) - anchor;
+  uintptr_t low = UINTPTR_MAX, high = 0;
+  while (end != nullptr && *end == ';' && g.shared_array_count < 64) {
+    const unsigned long long offset = std::strtoull(end + 1, &end, 10);
+    if (*end != ':') break;
+    const unsigned long long bytes = std::strtoull(end + 1, &end, 10);
+    if (*end != ':') break;
+    const char* name = end + 1;
+    const char* stop_at = std::strchr(name, ';');
+    const size_t length = stop_at != nullptr ? static_cast<size_t>(stop_at - name) : std::strlen(name);
+    State::SharedArray& array = g.shared_arrays[g.shared_array_count++];
+    array.start = base + offset;
+    array.end = array.start + bytes;
+    std::snprintf(array.name, sizeof array.name, "%.*s", static_cast<int>(length), name);
+    low = array.start < low ? array.start : low;
+    high = array.end + 256 > high ? array.end + 256 : high;  // the padding after the last one too
+    end = const_cast<char*>(name + length);
+  }
+  if (g.shared_array_count > 0) g.shared_low = low, g.shared_high = high;
+}
+
 // Runs a kernel: `body` calls it with the launch's arguments, once per lane.
 inline void run_kernel(const char* name, Site site, dim3 grid, dim3 block, size_t shared_bytes,
                        const detail::LaunchBody& body) {
@@ -860,6 +927,7 @@ inline void run_kernel(const char* name, Site site, dim3 grid, dim3 block, size_
   g.dynamic_shared_start = reinterpret_cast<uintptr_t>(rocmlint_dynamic_shared);
   g.dynamic_shared_end = g.dynamic_shared_start + shared_bytes;
   g.dynamic_shared_limit = g.dynamic_shared_start + sizeof rocmlint_dynamic_shared;
+  if (g.shared_array_count < 0) read_shared_arrays();
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
@@ -1567,12 +1635,12 @@ extern "C" {
 // inline: the instrumentation adds the calls after the compiler chose what to emit.
 extern "C" {
 #define ROCMLINT_ACCESS_HOOKS(size)                                                                            \
-  __attribute__((weak)) void __tsan_read##size(void* at) { ::rocmlint_exec::detail::access(at, size); }        \
-  __attribute__((weak)) void __tsan_write##size(void* at) { ::rocmlint_exec::detail::access(at, size); }       \
-  __attribute__((weak)) void __tsan_unaligned_read##size(void* at) { ::rocmlint_exec::detail::access(at, size); } \
-  __attribute__((weak)) void __tsan_unaligned_write##size(void* at) { ::rocmlint_exec::detail::access(at, size); } \
-  __attribute__((weak)) void __tsan_volatile_read##size(void* at) { ::rocmlint_exec::detail::access(at, size); } \
-  __attribute__((weak)) void __tsan_volatile_write##size(void* at) { ::rocmlint_exec::detail::access(at, size); }
+  __attribute__((weak)) void __tsan_read##size(void* at) { ::rocmlint_exec::detail::access(at, size, __builtin_return_address(0)); }        \
+  __attribute__((weak)) void __tsan_write##size(void* at) { ::rocmlint_exec::detail::access(at, size, __builtin_return_address(0)); }       \
+  __attribute__((weak)) void __tsan_unaligned_read##size(void* at) { ::rocmlint_exec::detail::access(at, size, __builtin_return_address(0)); } \
+  __attribute__((weak)) void __tsan_unaligned_write##size(void* at) { ::rocmlint_exec::detail::access(at, size, __builtin_return_address(0)); } \
+  __attribute__((weak)) void __tsan_volatile_read##size(void* at) { ::rocmlint_exec::detail::access(at, size, __builtin_return_address(0)); } \
+  __attribute__((weak)) void __tsan_volatile_write##size(void* at) { ::rocmlint_exec::detail::access(at, size, __builtin_return_address(0)); }
 ROCMLINT_ACCESS_HOOKS(1)
 ROCMLINT_ACCESS_HOOKS(2)
 ROCMLINT_ACCESS_HOOKS(4)
