@@ -25,13 +25,14 @@ _EXPECTED_SUFFIXES = (".fixed", ".unsafe-fixed")
 
 PROJECTS = FIXTURES / "projects"  # multi-file projects: checked whole (tests/test_project_fixtures.py)
 UNSEEN = FIXTURES / "unseen"  # projects with exact expected findings (tests/test_unseen_cpp.py)
+WITNESS = FIXTURES / "witness"  # programs run with verify --compare and check --witness (tests/test_witness.py)
 
 
 def fixture_files() -> list[Path]:
     files = []
     for path in sorted(FIXTURES.rglob("*")):
         if not path.is_file() or language_for(path) is None or PROJECTS in path.parents \
-                or UNSEEN in path.parents:
+                or UNSEEN in path.parents or WITNESS in path.parents:
             continue
         if any(path.stem.endswith(s) for s in _EXPECTED_SUFFIXES):
             continue

@@ -65,6 +65,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="command line for each program, split as a shell would (quote it: --args '1 2')")
     running.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT_S, metavar="SECONDS",
                          help=f"stop a run after this long (default: {DEFAULT_TIME_LIMIT_S:g})")
+    running.add_argument("--compare", action="store_true",
+                         help="run each program at 64 and at 32 lanes and compare what it copies back to the host "
+                              "(device-to-host copies, managed memory after a synchronize) and its exit status: "
+                              "a difference is a witness (exit 1); none: exit 0")
     running.add_argument("--no-cache", action="store_true",
                          help="build every program anew (default: reuse binaries cached by content in "
                               "$ROCMLINT_EXECUTOR_CACHE, else ~/.cache/rocmlint/executor)")
@@ -138,6 +142,10 @@ def _run_programs(args: argparse.Namespace, output_format: str) -> int:
         return _fail(HOST_COMPILER_HINT + "".join(f"\n  passed over: {why}" for why in rejected))
     kernels = None
     programs: list[Program] = []
+    if args.compare and not args.paths:
+        return _fail("--compare needs the programs to run (the reference library declares its own results)")
+    if args.compare and args.wave:
+        return _fail("--compare runs at both wave sizes: leave out --wave")
     if args.paths:
         try:
             sources, problem = _user_sources(args, _resolver(getattr(args, "config", None)))
@@ -151,6 +159,9 @@ def _run_programs(args: argparse.Namespace, output_format: str) -> int:
         kernels, problem = _selected_kernels(args.kernels)
         if problem:
             return _fail(problem)
+    if args.compare:
+        return run_command.run_compare(compiler, programs, time_limit=args.time_limit, use_cache=not args.no_cache,
+                                       jobs=args.jobs or usable_cpus(), output_format=output_format)
     return run_command.run(compiler, kernels=kernels, programs=programs, waves=waves, time_limit=args.time_limit,
                            use_cache=not args.no_cache, jobs=args.jobs or usable_cpus(), output_format=output_format)
 

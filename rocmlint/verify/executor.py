@@ -187,7 +187,7 @@ class Executor:
                                           "-x", "c++-header", str(self.header_folder / PRELUDE), "-o", temporary],
                                          BUILD_TIMEOUT_S)
         if status != 0:
-            os.unlink(temporary)
+            Path(temporary).unlink(missing_ok=True)  # clang removes its output when it fails
             return None
         os.replace(temporary, target)
         return target
@@ -298,8 +298,11 @@ class Executor:
         return cached
 
     # ----- running -------------------------------------------------------------------------
-    def environment(self, wave: int, executable: Path | None = None) -> dict[str, str]:
+    def environment(self, wave: int, executable: Path | None = None, copy_log: Path | None = None) -> dict[str, str]:
         env = dict(os.environ)
+        env.pop("ROCMLINT_COPY_LOG", None)
+        if copy_log is not None:  # verify --run --compare: what the program copies back, in order
+            env["ROCMLINT_COPY_LOG"] = str(copy_log)
         env["ROCMLINT_WAVE_SIZE"] = str(wave)
         env["ROCMLINT_TIME_LIMIT"] = f"{self.time_limit_s:g}"
         if executable is not None:
@@ -336,13 +339,13 @@ class Executor:
         place = re.sub(r"^.*[/\\]", "", place)  # the scratch copy's folder means nothing to the user
         return _CODE_OFFSET.sub(f" at {place}" if place else "", message)
 
-    def run(self, program: Program, wave: int, build: Build) -> RunResult:
+    def run(self, program: Program, wave: int, build: Build, copy_log: Path | None = None) -> RunResult:
         if build.executable is None:
             return RunResult(program, wave, "no-build", message=build.message, build_seconds=build.seconds)
         start = time.monotonic()
         try:
             done = subprocess.run([str(build.executable), *program.arguments], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, env=self.environment(wave, build.executable),
+                                  stdin=subprocess.DEVNULL, env=self.environment(wave, build.executable, copy_log),
                                   timeout=self.time_limit_s + 10)
         except OSError as exc:
             return RunResult(program, wave, "no-build", message=f"cannot run the build: {exc.strerror}",

@@ -6,13 +6,17 @@ reference library: when every form behaved as its kernel declares).
 """
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from pathlib import Path
 
 from ..reference import ReferenceKernel
 from .executor import WAVE_SIZES, Executor, Program, default_cache_dir
-from .report import EXIT_FAILED
+from .compare import Comparison, compare, read_log
+from .compare import render_text as render_compare
+from .core import parallel_map
+from .report import EXIT_FAILED, EXIT_NO_TOOLCHAIN
 from .run_programs import RunRow, run_files, run_reference
 from .run_report import exit_code, render_json, render_text
 from .toolchain import HostCompiler
@@ -56,6 +60,37 @@ def _print_outputs(rows: list[RunRow]) -> None:
         print(f"=== {row.target} at wave {row.wave}: {status} ===")
         if result.output:
             sys.stdout.write(result.output if result.output.endswith("\n") else result.output + "\n")
+
+
+def compare_programs(compiler: HostCompiler, programs: list[Program], *, time_limit: float, use_cache: bool,
+                     jobs: int) -> list[Comparison]:
+    """Each program at 64 and 32 lanes, what it copied back compared (``--compare``)."""
+    with tempfile.TemporaryDirectory(prefix="rocmlint-compare-") as scratch:
+        executor = Executor(compiler, Path(scratch), default_cache_dir() if use_cache else None, time_limit)
+
+        def task(numbered: tuple[int, Program]) -> Comparison:
+            number, program = numbered
+            builds = executor.build(program, WAVE_SIZES)
+            logs = {wave: Path(scratch, f"copies-{number}-{wave}.log") for wave in WAVE_SIZES}
+            runs = {wave: executor.run(program, wave, builds[wave], logs[wave]) for wave in WAVE_SIZES}
+            return compare(program.name, runs, {wave: read_log(logs[wave]) for wave in WAVE_SIZES})
+
+        return parallel_map(task, list(enumerate(programs)), jobs, "verify --run --compare")
+
+
+def run_compare(compiler: HostCompiler, programs: list[Program], *, time_limit: float, use_cache: bool, jobs: int,
+                output_format: str) -> int:
+    """Exit 1 on a witness, 0 on none, 2 when a program could not be compared."""
+    comparisons = compare_programs(compiler, programs, time_limit=time_limit, use_cache=use_cache, jobs=jobs)
+    if output_format == "json":
+        print(json.dumps([found.to_json() for found in comparisons], indent=2))
+    else:
+        if len(comparisons) == 1 and comparisons[0].not_run and comparisons[0].runs[64].outcome == "no-build":
+            print(comparisons[0].runs[64].message or "", file=sys.stderr)
+        print(render_compare(comparisons))
+    if any(found.witness is not None for found in comparisons):
+        return EXIT_FAILED
+    return EXIT_NO_TOOLCHAIN if any(found.not_run for found in comparisons) else 0
 
 
 def run(compiler: HostCompiler, *, kernels: list[ReferenceKernel] | None, programs: list[Program],

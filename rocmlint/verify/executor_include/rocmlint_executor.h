@@ -295,6 +295,7 @@ struct State {
     Allocation* next;
     uintptr_t map_start;  // the mapping: a guard page, the buffer (its end at the second), a guard page
     size_t map_bytes;
+    bool host_visible;    // managed or pinned host memory: the host reads it after a synchronize
   };
   Allocation* allocations = nullptr;  // device memory, to check copies against
   // The dynamic shared memory the running launch asked for, and the end of what exists
@@ -308,6 +309,17 @@ struct State {
   };
   SharedArray shared_arrays[64];
   int shared_array_count = -1;  // -1: not read yet
+  // verify --run --compare: the kernels launched since the last copy to the host, and how many
+  // times each copy site ran (ROCMLINT_COPY_LOG)
+  char launched_since_copy[256] = "";
+  bool launched_since_sync = false;
+  struct CopySite {
+    const char* file;
+    unsigned line;
+    unsigned count;
+  };
+  CopySite copy_sites[256];
+  int copy_site_count = 0;
   uintptr_t shared_low = 0, shared_high = 0;
   double time_limit_s = 0;
 };
@@ -908,6 +920,10 @@ inline void read_shared_arrays() {
   if (g.shared_array_count > 0) g.shared_low = low, g.shared_high = high;
 }
 
+namespace detail {
+inline void note_launch(const char* name);  // the copy log, below
+}
+
 // Runs a kernel: `body` calls it with the launch's arguments, once per lane.
 inline void run_kernel(const char* name, Site site, dim3 grid, dim3 block, size_t shared_bytes,
                        const detail::LaunchBody& body) {
@@ -921,6 +937,7 @@ inline void run_kernel(const char* name, Site site, dim3 grid, dim3 block, size_
   reserve_lanes(threads);
   g.body = &body;
   g.kernel = name;
+  note_launch(name);
   g.launch_site = site;
   g.grid_dim = grid;
   g.block_dim = block;
@@ -1331,16 +1348,79 @@ inline bool within_allocation(const void* pointer, size_t bytes) {
   return true;  // host memory
 }
 
-inline hipError_t checked_copy(void* destination, const void* source, size_t bytes) {
+inline const State::Allocation* allocation_of(const void* pointer) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
+  for (const State::Allocation* block = g.allocations; block != nullptr; block = block->next)
+    if (address >= block->start && address < block->start + block->bytes) return block;
+  return nullptr;
+}
+
+// ----- the copy log (verify --run --compare) -----------------------------------------------
+// Each copy to the host (and each host-visible buffer at a synchronize after a launch) is
+// appended to ROCMLINT_COPY_LOG as a line "KIND FILE:LINE NTH BYTES KERNELS" and the bytes:
+// the runner compares the 64- and 32-lane runs record by record.
+inline FILE* copy_log() {
+  static FILE* log = [] {
+    const char* path = std::getenv("ROCMLINT_COPY_LOG");
+    return path != nullptr && *path != '\0' ? std::fopen(path, "wb") : nullptr;
+  }();
+  return log;
+}
+
+inline void note_launch(const char* name) {
+  g.launched_since_sync = true;
+  char* list = g.launched_since_copy;
+  const size_t used = std::strlen(list), length = std::strlen(name);
+  for (const char* at = std::strstr(list, name); at != nullptr; at = std::strstr(at + 1, name))
+    if ((at == list || at[-1] == ',') && (at[length] == ',' || at[length] == '\0')) return;  // named already
+  if (used + length + 2 < sizeof g.launched_since_copy)
+    std::snprintf(list + used, sizeof g.launched_since_copy - used, "%s%s", used ? "," : "", name);
+}
+
+inline const char* base_name(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  return slash != nullptr ? slash + 1 : path;
+}
+
+inline void log_copy(const char* kind, const char* file, unsigned line, const void* data, size_t bytes) {
+  FILE* log = copy_log();
+  if (log == nullptr) return;
+  unsigned nth = 0;
+  for (int i = 0; i < g.copy_site_count; ++i)
+    if (g.copy_sites[i].line == line && std::strcmp(g.copy_sites[i].file, file) == 0) nth = ++g.copy_sites[i].count;
+  if (nth == 0 && g.copy_site_count < 256) g.copy_sites[g.copy_site_count++] = State::CopySite{file, line, nth = 1};
+  std::fprintf(log, "%s %s:%u %u %zu %s\n", kind, base_name(file), line, nth, bytes,
+               g.launched_since_copy[0] ? g.launched_since_copy : "-");
+  if (bytes) std::fwrite(data, 1, bytes, log);
+  std::fflush(log);  // a run that stops later keeps what it copied
+  g.launched_since_copy[0] = '\0';
+}
+
+// A synchronize after a launch: the host may now read managed and pinned memory.
+inline void log_host_visible(const char* file, unsigned line) {
+  if (!g.launched_since_sync || copy_log() == nullptr) return;
+  g.launched_since_sync = false;
+  const State::Allocation* blocks[256];
+  int count = 0;
+  for (const State::Allocation* block = g.allocations; block != nullptr && count < 256; block = block->next)
+    if (block->host_visible) blocks[count++] = block;
+  for (int i = count - 1; i >= 0; --i)  // in the order they were allocated
+    log_copy("sync", file, line, reinterpret_cast<const void*>(blocks[i]->start), blocks[i]->bytes);
+}
+
+inline hipError_t checked_copy(void* destination, const void* source, size_t bytes, const char* file = "",
+                               unsigned line = 0) {
   if (!within_allocation(destination, bytes) || !within_allocation(source, bytes)) return fail(hipErrorInvalidValue);
   if (bytes) std::memmove(destination, source, bytes);
+  if (allocation_of(source) != nullptr && allocation_of(destination) == nullptr)
+    log_copy("copy", file, line, destination, bytes);
   return hipSuccess;
 }
 
 // Device memory sits between two inaccessible pages, its end (rounded up to 16 bytes, the
 // widest vector type's alignment) against the second: an access past either end faults, and
 // the fault is reported as out of bounds of that buffer.
-inline hipError_t allocate(void** pointer, size_t bytes) {
+inline hipError_t allocate(void** pointer, size_t bytes, bool host_visible = false) {
   if (pointer == nullptr) return fail(hipErrorInvalidValue);
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t used = bytes ? bytes : 1;
@@ -1354,7 +1434,7 @@ inline hipError_t allocate(void** pointer, size_t bytes) {
   void* memory = base + page + span - rounded;
   std::memset(memory, kPoisonByte, bytes);  // never-written device memory shows up
   g.allocations = new State::Allocation{reinterpret_cast<uintptr_t>(memory), used, g.allocations,
-                                        reinterpret_cast<uintptr_t>(base), span + 2 * page};
+                                        reinterpret_cast<uintptr_t>(base), span + 2 * page, host_visible};
   *pointer = memory;
   return hipSuccess;
 }
@@ -1413,7 +1493,10 @@ inline hipError_t hipGetLastError() {
   return error;
 }
 inline hipError_t hipPeekAtLastError() { return ::rocmlint_exec::detail::g.last_error; }
-inline hipError_t hipDeviceSynchronize() { return hipSuccess; }
+inline hipError_t hipDeviceSynchronize(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+  ::rocmlint_exec::detail::log_host_visible(file, line);
+  return hipSuccess;
+}
 inline hipError_t hipDeviceReset() { return hipSuccess; }
 inline hipError_t hipGetDeviceCount(int* count) { return *count = 1, hipSuccess; }
 inline hipError_t hipGetDevice(int* device) { return *device = 0, hipSuccess; }
@@ -1458,25 +1541,27 @@ hipError_t hipMalloc(T** pointer, size_t bytes) {
 }
 template <class T>
 hipError_t hipMallocManaged(T** pointer, size_t bytes, unsigned = 1) {
-  return ::rocmlint_exec::detail::allocate(reinterpret_cast<void**>(pointer), bytes);
+  return ::rocmlint_exec::detail::allocate(reinterpret_cast<void**>(pointer), bytes, true);
 }
 template <class T>
 hipError_t hipHostMalloc(T** pointer, size_t bytes, unsigned = 0) {
-  return ::rocmlint_exec::detail::allocate(reinterpret_cast<void**>(pointer), bytes);
+  return ::rocmlint_exec::detail::allocate(reinterpret_cast<void**>(pointer), bytes, true);
 }
 template <class T>
 hipError_t hipMallocHost(T** pointer, size_t bytes) {
-  return ::rocmlint_exec::detail::allocate(reinterpret_cast<void**>(pointer), bytes);
+  return ::rocmlint_exec::detail::allocate(reinterpret_cast<void**>(pointer), bytes, true);
 }
 inline hipError_t hipFree(void* pointer) { return ::rocmlint_exec::detail::release(pointer); }
 inline hipError_t hipHostFree(void* pointer) { return ::rocmlint_exec::detail::release(pointer); }
 inline hipError_t hipFreeHost(void* pointer) { return ::rocmlint_exec::detail::release(pointer); }
-inline hipError_t hipMemcpy(void* destination, const void* source, size_t bytes, hipMemcpyKind) {
-  return ::rocmlint_exec::detail::checked_copy(destination, source, bytes);
+inline hipError_t hipMemcpy(void* destination, const void* source, size_t bytes, hipMemcpyKind,
+                            const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+  return ::rocmlint_exec::detail::checked_copy(destination, source, bytes, file, line);
 }
 inline hipError_t hipMemcpyAsync(void* destination, const void* source, size_t bytes, hipMemcpyKind kind,
-                                 hipStream_t = nullptr) {
-  return hipMemcpy(destination, source, bytes, kind);
+                                 hipStream_t = nullptr, const char* file = __builtin_FILE(),
+                                 unsigned line = __builtin_LINE()) {
+  return hipMemcpy(destination, source, bytes, kind, file, line);
 }
 inline hipError_t hipMemset(void* destination, int value, size_t bytes) {
   if (!::rocmlint_exec::detail::within_allocation(destination, bytes))
@@ -1501,21 +1586,28 @@ hipError_t hipMemcpyToSymbol(::rocmlint_exec::SymbolAddress<T> symbol, const voi
 }
 template <class T>
 hipError_t hipMemcpyFromSymbol(void* destination, const T& symbol, size_t bytes, size_t offset = 0,
-                               hipMemcpyKind = hipMemcpyDeviceToHost) {
+                               hipMemcpyKind = hipMemcpyDeviceToHost, const char* file = __builtin_FILE(),
+                               unsigned line = __builtin_LINE()) {
   if (offset + bytes > sizeof(T)) return ::rocmlint_exec::detail::fail(hipErrorInvalidValue);
   std::memcpy(destination, reinterpret_cast<const char*>(&symbol) + offset, bytes);
+  ::rocmlint_exec::detail::log_copy("copy", file, line, destination, bytes);
   return hipSuccess;
 }
 template <class T>
 hipError_t hipMemcpyFromSymbol(void* destination, ::rocmlint_exec::SymbolAddress<T> symbol, size_t bytes,
-                               size_t offset = 0, hipMemcpyKind kind = hipMemcpyDeviceToHost) {
-  return hipMemcpyFromSymbol(destination, *symbol.address, bytes, offset, kind);
+                               size_t offset = 0, hipMemcpyKind kind = hipMemcpyDeviceToHost,
+                               const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+  return hipMemcpyFromSymbol(destination, *symbol.address, bytes, offset, kind, file, line);
 }
 
 inline hipError_t hipStreamCreate(hipStream_t* stream) { return *stream = new rocmlint_stream{}, hipSuccess; }
 inline hipError_t hipStreamCreateWithFlags(hipStream_t* stream, unsigned) { return hipStreamCreate(stream); }
 inline hipError_t hipStreamDestroy(hipStream_t stream) { return delete stream, hipSuccess; }
-inline hipError_t hipStreamSynchronize(hipStream_t) { return hipSuccess; }
+inline hipError_t hipStreamSynchronize(hipStream_t, const char* file = __builtin_FILE(),
+                                       unsigned line = __builtin_LINE()) {
+  ::rocmlint_exec::detail::log_host_visible(file, line);
+  return hipSuccess;
+}
 inline hipError_t hipEventCreate(hipEvent_t* event) { return *event = new rocmlint_event{}, hipSuccess; }
 inline hipError_t hipEventDestroy(hipEvent_t event) { return delete event, hipSuccess; }
 inline hipError_t hipEventRecord(hipEvent_t event, hipStream_t = nullptr) {
