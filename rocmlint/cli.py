@@ -50,7 +50,7 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     check = sub.add_parser("check", help="lint files (the default command)")
-    check.add_argument("paths", nargs="*", default=["."], help="files or folders (default: .)")
+    check.add_argument("paths", nargs="*", default=[], help="files or folders (default: ., or the --witness program)")
     check.add_argument("--fix", action="store_true", help="apply safe fixes")
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes (with --fix or --diff)")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
@@ -75,6 +75,18 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     check.add_argument("--port", action="append", default=[], metavar="PATH",
                        help="lint this file or folder as a port (the CUDA code a HIP backend is written from), even "
                             "where the project's HIP build does not compile it; repeatable")
+    witness = check.add_argument_group(
+        "witness run (--witness)",
+        "--witness RUNS the named program on the CPU executor (see `rocmlint verify --run`) at 64 and at 32 lanes and "
+        "marks each wave-size finding (ROC201-ROC211) witnessed, not witnessed or not run: name only programs you "
+        "trust.")
+    witness.add_argument("--witness", type=Path, metavar="PROGRAM",
+                         help="a single-file HIP (or hipified CUDA) program with a main(); lints it when no path is "
+                              "given")
+    witness.add_argument("--args", dest="witness_args", metavar="ARGUMENTS", default=None,
+                         help="the program's command line, split as a shell would (quote it: --args '1 2')")
+    witness.add_argument("--time-limit", dest="witness_time_limit", type=float, default=None, metavar="SECONDS",
+                         help="stop each run after this long (default: 60)")
 
     explain = sub.add_parser("explain", help="why a line is or is not in the AMD build, and why rules fired")
     explain.add_argument("location", metavar="PATH:LINE")
@@ -84,6 +96,13 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     explain.add_argument("--no-cache", action="store_true", help="neither read nor write the model cache")
     explain.add_argument("--port", action="append", default=[], metavar="PATH",
                          help="explain as if this file or folder were linted as a port (see check --port)")
+    explain.add_argument("--witness", type=Path, metavar="PROGRAM",
+                         help="also run this program at 64 and 32 lanes (see check --witness) and say whether it "
+                              "witnesses the wave-size findings on the line")
+    explain.add_argument("--args", dest="witness_args", metavar="ARGUMENTS", default=None,
+                         help="the witness program's command line")
+    explain.add_argument("--time-limit", dest="witness_time_limit", type=float, default=None, metavar="SECONDS",
+                         help="stop each witness run after this long (default: 60)")
 
     server = sub.add_parser("server", help="language server for editors (LSP on stdin/stdout)")
     server.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only way)")
@@ -169,6 +188,8 @@ def _cmd_check(args) -> int:
                 raise UsageError(f"--{option.replace('_', '-')}: unknown rule or prefix {code!r}")
     if args.unsafe_fixes and not (args.fix or args.diff):
         raise UsageError("--unsafe-fixes needs --fix or --diff")
+    witness_arguments = _witness_options(args)
+    args.paths = args.paths or ([str(args.witness)] if args.witness is not None else ["."])
     for raw in args.port:
         if not os.path.exists(raw):
             raise UsageError(f"--port: no such file or folder: {raw}")
@@ -250,14 +271,55 @@ def _cmd_check(args) -> int:
                 print(f"rocmlint: note: {r.display}: not compiled by the project's AMD build, not checked for device "
                       f"hazards (`--port {r.display}` lints it as a port; `rocmlint explain {r.display}:1` says why)",
                       file=sys.stderr)
+    witness_line = ""
+    if args.witness is not None:
+        witness_line = _attach_witness(args, findings, witness_arguments)
     _emit(args, findings, fixed, out, nothing_checked=bool(unread) and not results,
           set_aside=0 if args.force_exclude else len(set_aside),
           unjudged=[entry for r in results for entry in r.unjudged_extents])
+    if witness_line and not args.quiet and args.output_format == "text":
+        text_output.write(out, witness_line + "\n")
     if crashed:
         return EXIT_ERROR
     if refused:
         return EXIT_ERROR if not args.exit_zero else EXIT_CLEAN
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _witness_options(args) -> tuple[str, ...]:
+    """The witness program's command line; usage errors for options that need --witness."""
+    import shlex
+
+    if args.witness is None:
+        if args.witness_args is not None or args.witness_time_limit is not None:
+            raise UsageError("--args and --time-limit go with --witness PROGRAM")
+        return ()
+    if args.fix or args.diff:
+        raise UsageError("--witness runs the program as it is: run it without --fix or --diff")
+    if not args.witness.is_file():
+        raise UsageError(f"--witness: no such file: {args.witness}")
+    if args.witness_time_limit is not None and args.witness_time_limit <= 0:
+        raise UsageError("--time-limit must be positive")
+    try:
+        return tuple(shlex.split(args.witness_args or ""))
+    except ValueError as exc:
+        raise UsageError(f"--args: {exc}") from None
+
+
+def _attach_witness(args, findings, arguments: tuple[str, ...]) -> str:
+    """Runs the witness program and marks the wave-size findings; the summary line."""
+    from .verify.toolchain import DEFAULT_TIME_LIMIT_S
+    from .witness import attach, is_wave_finding, run_witness, summary_line
+
+    run = run_witness(args.witness, arguments, args.witness_time_limit or DEFAULT_TIME_LIMIT_S)
+    sources = {}
+    for path in {f.path for f in findings if is_wave_finding(f)}:
+        try:
+            sources[path] = Path(path).read_bytes()
+        except OSError:
+            continue
+    attach(findings, run, sources)
+    return summary_line(findings, run)
 
 
 class _ProjectTargets(list):
@@ -380,8 +442,22 @@ def _cmd_explain(args) -> int:
 
     resolver = resolver_for(args.config, None, None, (), is_known_prefix, args.port) if args.port else \
         ConfigResolver(args.config, is_known_prefix=is_known_prefix)
+    args.fix = args.diff = False
+    witness_arguments = _witness_options(args)
     activate(_project([path], resolver, use_cache=not args.no_cache, compile_commands=args.compile_commands))
-    return explain(path, int(line), resolver.for_path(path))
+    status = explain(path, int(line), resolver.for_path(path))
+    if status == 0 and args.witness is not None:
+        from .engine import lint_source
+
+        _source, found = lint_source(Path(path), path, resolver.for_path(path))
+        on_line = [f for f in found if f.line == int(line)]
+        _attach_witness(args, on_line, witness_arguments)
+        for f in on_line:
+            if f.witness is not None:
+                print(f"witness: {f.code} {f.witness[0]}: {f.witness[1]}")
+        if not any(f.witness is not None for f in on_line):
+            print("witness: no wave-size finding (ROC201-ROC211) on this line")
+    return status
 
 
 def _cmd_server() -> int:

@@ -88,6 +88,9 @@ class Finding:
     # C-family findings: macros no build file or definition decides on this line's #if path;
     # the finding holds only if the AMD build takes that path (design §2g: ask, don't allege)
     unknown_macros: tuple[str, ...] = ()
+    # check --witness: (status, detail) of a wave-size finding after a run at 64 and 32 lanes
+    # ("witnessed" | "not witnessed" | "not run"); None when no run was asked for
+    witness: tuple[str, str] | None = None
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.start, self.code, self.span.end)

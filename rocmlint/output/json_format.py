@@ -22,6 +22,7 @@ def finding_json(f: Finding) -> dict:
         "line": f.line, "column": f.column, "end_line": f.end_line, "end_column": f.end_column,
         "severity": f.severity.value, "fix": fix, "evidence": list(f.evidence), "mode": f.mode,
         "unknown_macros": list(f.unknown_macros),
+        **({"witness": {"status": f.witness[0], "detail": f.witness[1]}} if f.witness is not None else {}),
     }
 
 

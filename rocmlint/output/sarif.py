@@ -327,4 +327,6 @@ def _properties(f: Finding) -> dict | None:
         found["mode"] = f.mode
     if f.unknown_macros:  # the finding holds only where the AMD build takes this #if path
         found["unknownMacros"] = list(f.unknown_macros)
+    if f.witness is not None:  # check --witness: what a run at 64 and 32 lanes showed
+        found["witness"] = {"status": f.witness[0], "detail": f.witness[1]}
     return found or None

@@ -72,6 +72,10 @@ def render(findings: list[Finding], *, colour: bool, unsafe_enabled: bool = Fals
             out.append(f"{s.blue(pad + ' |')} {' ' * start}{s.red('^' * width)}")
             if f.fix is not None and f.fix.title:
                 out.append(f"{s.blue(pad + ' =')} {s.cyan('help')}: {f.fix.title}")
+            if f.witness is not None:
+                out.append(f"{s.blue(pad + ' =')} {s.cyan('witness')}: {f.witness[0]}: {f.witness[1]}")
+        elif f.witness is not None:
+            out[-1] += f" [{f.witness[0]}]"
     return "\n".join(out) + ("\n" if out else "")
 
 

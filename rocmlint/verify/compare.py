@@ -77,6 +77,7 @@ class Comparison:
     copies: dict[int, int]               # wave -> records logged
     witness: Witness | None = None
     notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0                 # both builds and runs
 
     @property
     def not_run(self) -> str | None:
