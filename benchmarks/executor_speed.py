@@ -1,6 +1,7 @@
 """Speed of the CPU executor (``rocmlint verify --run``): compile and run apart, then the library.
 
     python benchmarks/executor_speed.py [--blocks 8] [--threads 256] [--rounds 4] [--repeat 3]
+    python benchmarks/executor_speed.py --hecbench-size [--jobs 1,2,16] [--repeat 1]
 
 The program: ``blocks`` x ``threads`` lanes, each doing ``rounds`` xor butterflies and
 shfl_down reductions over the whole wave (12 shuffles a round at wave 64, 10 at wave 32)
@@ -11,6 +12,12 @@ included), the same run with ucontext fibers instead of the x86-64 stack switch,
 whole ``verify --run`` (13 kernels, before and after, both sizes) with a cold and a warm
 cache. Then why fibers: the cost of one meeting of a 64-lane wave (a shuffle) in the executor,
 beside a meeting of 64 OS threads at a pthread barrier, the other way to run lanes.
+
+``--hecbench-size``: one launch of 65,536 blocks x 256 threads (a ballot counted with an atomic
+and a shared-memory block reduction, checked on the host) at each wave size, its blocks split
+over 1, 2 ... processes (``ROCMLINT_JOBS``, what ``verify --run`` sets from the cores it has),
+and what the bounds checks cost: the same run built without ``-fsanitize=array-bounds`` and
+without the static ``__shared__`` table.
 """
 from __future__ import annotations
 
@@ -74,6 +81,51 @@ int main() {{
 """
 
 
+HECBENCH_SIZE = """#include <hip/hip_runtime.h>
+#include <cstdio>
+#include <vector>
+__global__ void vote_and_sum(const int* in, int* block_sums, unsigned long long* odd) {
+  __shared__ int partial[256];
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = in[i];
+  const unsigned long long votes = __ballot(v & 1);
+  if (threadIdx.x % warpSize == 0) atomicAdd(odd, (unsigned long long)__popcll(votes));
+  partial[threadIdx.x] = v;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) block_sums[blockIdx.x] = partial[0];
+}
+int main() {
+  const int blocks = 65536, threads = 256, n = blocks * threads;
+  std::vector<int> in(n);
+  for (int i = 0; i < n; ++i) in[i] = (i * 2654435761u) >> 20 & 1023;
+  int *d_in, *d_sums;
+  unsigned long long* d_odd;
+  hipMalloc(&d_in, n * sizeof(int));
+  hipMalloc(&d_sums, blocks * sizeof(int));
+  hipMalloc(&d_odd, sizeof *d_odd);
+  hipMemset(d_odd, 0, sizeof *d_odd);
+  hipMemcpy(d_in, in.data(), n * sizeof(int), hipMemcpyHostToDevice);
+  vote_and_sum<<<blocks, threads>>>(d_in, d_sums, d_odd);
+  std::vector<int> sums(blocks);
+  unsigned long long odd = 0, want_odd = 0;
+  hipMemcpy(sums.data(), d_sums, blocks * sizeof(int), hipMemcpyDeviceToHost);
+  hipMemcpy(&odd, d_odd, sizeof odd, hipMemcpyDeviceToHost);
+  long long errors = 0;
+  for (int b = 0; b < blocks; ++b) {
+    long long sum = 0;
+    for (int t = 0; t < threads; ++t) sum += in[b * threads + t], want_odd += in[b * threads + t] & 1;
+    errors += sum != sums[b];
+  }
+  errors += odd != want_odd;
+  printf("%s\\n", errors ? "FAIL" : "PASS");
+  return errors != 0;
+}
+"""
+
 MEETINGS = 2000
 FIBER_MEETINGS = """#include <hip/hip_runtime.h>
 #include <cstdio>
@@ -134,6 +186,45 @@ def _library(cache: Path) -> float:
     return elapsed
 
 
+def _hecbench_size(compiler, args) -> None:
+    import rocmlint.verify.executor as executor_module
+    from rocmlint.runner import usable_cpus
+
+    cores = usable_cpus()
+    jobs = [int(j) for j in args.jobs.split(",")] if args.jobs else sorted({1, cores})
+    with tempfile.TemporaryDirectory(prefix="executor-hecbench-") as scratch:
+        folder = Path(scratch)
+        source = folder / "vote_and_sum.hip"
+        source.write_text(HECBENCH_SIZE)
+        program = Program(source, source.name)
+        print(f"65,536 blocks x 256 threads, a ballot and a block reduction; {cores} cores here; "
+              f"{compiler.describe()}; best of {args.repeat}")
+        for count in jobs:
+            executor = Executor(compiler, folder, folder / "cache", time_limit_s=600, run_jobs=count)
+            builds = executor.build(program)
+            for wave in (64, 32):
+                seconds, result = _best(args.repeat, lambda: executor.run(program, wave, builds[wave]))
+                print(f"  wave {wave}, blocks over {count:>2} process(es) ({getattr(result, 'outcome', '?')}): "
+                      f"{seconds:7.2f} s")
+        # The bounds checks: -fsanitize=array-bounds and the static __shared__ table, both off.
+        executor = Executor(compiler, folder, folder / "cache", time_limit_s=600, run_jobs=1)
+        checked = executor.build(program, (64,))[64]
+        flags = executor_module.COMPILE_FLAGS
+        executor_module.COMPILE_FLAGS = tuple(f for f in flags if f != "-fsanitize=array-bounds")
+        try:
+            unchecked = executor.build(program, (64,))[64]
+        finally:
+            executor_module.COMPILE_FLAGS = flags
+        env = {**executor.environment(64), "ROCMLINT_JOBS": "1"}
+        runs = {}
+        for label, build, table in (("with bounds checks", checked, executor._shared_arrays(checked.executable)),
+                                    ("without", unchecked, "")):
+            runs[label], _ = _best(args.repeat, lambda: subprocess.run(
+                [str(build.executable)], env={**env, "ROCMLINT_SHARED_ARRAYS": table}, capture_output=True))
+        print(f"  bounds checks at wave 64, one process: {runs['with bounds checks']:.2f} s with, "
+              f"{runs['without']:.2f} s without ({runs['with bounds checks'] / runs['without']:.2f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--blocks", type=int, default=8)
@@ -141,10 +232,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-library", action="store_true", help="only the program")
+    parser.add_argument("--hecbench-size", action="store_true",
+                        help="only the 65,536 x 256 launch: split over --jobs processes, and the bounds checks' cost")
+    parser.add_argument("--jobs", default=None, help="comma list of process counts (default: 1 and the cores here)")
     args = parser.parse_args()
     compiler, _rejected = find_host_compiler()
     if compiler is None:
         sys.exit("no clang++ for the CPU executor")
+    if args.hecbench_size:
+        _hecbench_size(compiler, args)
+        return
     shuffles = {64: 12 * args.rounds + 2, 32: 10 * args.rounds + 2}
     with tempfile.TemporaryDirectory(prefix="executor-speed-") as scratch:
         folder = Path(scratch)

@@ -71,6 +71,8 @@ class Build:
     message: str | None = None      # why it did not build
     seconds: float = 0.0
     cached: bool = False
+    # its kernels write only device memory: a large launch may be split over processes
+    parallel_safe: bool = False
 
 
 @dataclass
@@ -141,8 +143,9 @@ class Executor:
     """Builds and runs programs; one per command (its header digest and scratch folder)."""
 
     def __init__(self, compiler: HostCompiler, workdir: Path, cache_dir: Path | None,
-                 time_limit_s: float = DEFAULT_TIME_LIMIT_S) -> None:
+                 time_limit_s: float = DEFAULT_TIME_LIMIT_S, run_jobs: int = 1) -> None:
         self.compiler = compiler
+        self.run_jobs = run_jobs  # processes a large launch may be split over
         self.workdir = workdir
         self.cache_dir = cache_dir
         self.time_limit_s = time_limit_s
@@ -237,8 +240,10 @@ class Executor:
                 continue
             key = self._cache_key(flags, texts[wave], wave if wave_dependent else None)
             builds[wave] = self._compile(source, text, flags, wave, key, folder)
+        parallel_safe = not writes_program_memory(text)
         for result in builds.values():
             result.seconds = time.monotonic() - start
+            result.parallel_safe = parallel_safe
         return builds
 
     def _cache_key(self, flags: list[str], text: str, wave: int | None) -> str:
@@ -298,13 +303,17 @@ class Executor:
         return cached
 
     # ----- running -------------------------------------------------------------------------
-    def environment(self, wave: int, executable: Path | None = None, copy_log: Path | None = None) -> dict[str, str]:
+    def environment(self, wave: int, executable: Path | None = None, copy_log: Path | None = None,
+                    parallel_safe: bool = False) -> dict[str, str]:
         env = dict(os.environ)
         env.pop("ROCMLINT_COPY_LOG", None)
+        if not parallel_safe:
+            env["ROCMLINT_JOBS"] = "1"
         if copy_log is not None:  # verify --run --compare: what the program copies back, in order
             env["ROCMLINT_COPY_LOG"] = str(copy_log)
         env["ROCMLINT_WAVE_SIZE"] = str(wave)
         env["ROCMLINT_TIME_LIMIT"] = f"{self.time_limit_s:g}"
+        env["ROCMLINT_JOBS"] = str(self.run_jobs)
         if executable is not None:
             env["ROCMLINT_SHARED_ARRAYS"] = self._shared_arrays(executable)
         return env
@@ -345,7 +354,7 @@ class Executor:
         start = time.monotonic()
         try:
             done = subprocess.run([str(build.executable), *program.arguments], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, env=self.environment(wave, build.executable, copy_log),
+                                  stdin=subprocess.DEVNULL, env=self.environment(wave, build.executable, copy_log, build.parallel_safe),
                                   timeout=self.time_limit_s + 10)
         except OSError as exc:
             return RunResult(program, wave, "no-build", message=f"cannot run the build: {exc.strerror}",
@@ -367,6 +376,16 @@ class Executor:
         else:
             result.outcome, result.message = "fail", describe_status(done.returncode, output)
         return result
+
+
+# A `__device__`/`__managed__` variable (no parenthesis before its `;`, `=` or `[`): kernels may
+# write it, and a worker process's writes to program memory are its own.
+_PROGRAM_VARIABLE = re.compile(r"\b__(?:device|managed)__\s+(?![^;{}=]*\()[^;{}]*?(?:;|=|\[)")
+
+
+def writes_program_memory(text: str) -> bool:
+    """The program defines variables its kernels could write outside device memory."""
+    return _PROGRAM_VARIABLE.search(text) is not None
 
 
 _CODE_OFFSET = re.compile(r" ?\[pc \+0x([0-9a-f]+)\]")

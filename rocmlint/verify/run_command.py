@@ -62,11 +62,19 @@ def _print_outputs(rows: list[RunRow]) -> None:
             sys.stdout.write(result.output if result.output.endswith("\n") else result.output + "\n")
 
 
+def _run_jobs(jobs: int, programs: int) -> int:
+    """Processes each run may split a large launch over: the cores the runs in parallel leave."""
+    from ..runner import usable_cpus
+
+    return max(1, usable_cpus() // max(1, min(jobs, programs)))
+
+
 def compare_programs(compiler: HostCompiler, programs: list[Program], *, time_limit: float, use_cache: bool,
                      jobs: int) -> list[Comparison]:
     """Each program at 64 and 32 lanes, what it copied back compared (``--compare``)."""
     with tempfile.TemporaryDirectory(prefix="rocmlint-compare-") as scratch:
-        executor = Executor(compiler, Path(scratch), default_cache_dir() if use_cache else None, time_limit)
+        executor = Executor(compiler, Path(scratch), default_cache_dir() if use_cache else None, time_limit,
+                            run_jobs=_run_jobs(jobs, len(programs)))
 
         def task(numbered: tuple[int, Program]) -> Comparison:
             number, program = numbered
@@ -96,7 +104,8 @@ def run_compare(compiler: HostCompiler, programs: list[Program], *, time_limit: 
 def run(compiler: HostCompiler, *, kernels: list[ReferenceKernel] | None, programs: list[Program],
         waves: tuple[int, ...], time_limit: float, use_cache: bool, jobs: int, output_format: str) -> int:
     with tempfile.TemporaryDirectory(prefix="rocmlint-run-") as scratch:
-        executor = Executor(compiler, Path(scratch), default_cache_dir() if use_cache else None, time_limit)
+        executor = Executor(compiler, Path(scratch), default_cache_dir() if use_cache else None, time_limit,
+                            run_jobs=_run_jobs(jobs, len(programs)) if kernels is None else 1)
         if kernels is not None:
             rows = run_reference(executor, kernels, waves, jobs)
         else:

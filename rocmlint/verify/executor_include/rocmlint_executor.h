@@ -71,11 +71,14 @@
 #include <cstring>
 #include <ctime>
 #include <tuple>
+#include <cerrno>
 #include <type_traits>
 #include <utility>
 
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #if !defined(__x86_64__) || defined(ROCMLINT_EXECUTOR_UCONTEXT)
@@ -322,6 +325,8 @@ struct State {
   int copy_site_count = 0;
   uintptr_t shared_low = 0, shared_high = 0;
   double time_limit_s = 0;
+  double started_s = 0;  // when the program started (a worker process re-arms the time limit from it)
+  bool worker = false;   // a process running part of a launch's blocks (ROCMLINT_JOBS)
 };
 
 inline State g;
@@ -441,6 +446,21 @@ inline void on_signal(int signal, siginfo_t* info, void*) {
   std::_Exit(kExitStopped);
 }
 
+inline double monotonic_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+inline void arm_time_limit(double seconds) {
+  if (seconds <= 0) return;
+  itimerval timer{};
+  timer.it_value.tv_sec = static_cast<time_t>(seconds);
+  timer.it_value.tv_usec = static_cast<suseconds_t>((seconds - static_cast<double>(timer.it_value.tv_sec)) * 1e6);
+  if (timer.it_value.tv_sec == 0 && timer.it_value.tv_usec == 0) timer.it_value.tv_usec = 1;
+  setitimer(ITIMER_REAL, &timer, nullptr);
+}
+
 inline bool install_handlers() {
   configured_wave_size();
   static char alternate_stack[64 * 1024];
@@ -457,14 +477,10 @@ inline bool install_handlers() {
     const long value = std::atol(kb);
     if (value >= 16) g.stack_bytes = static_cast<size_t>(value) * 1024;
   }
+  g.started_s = monotonic_seconds();
   if (const char* limit = std::getenv("ROCMLINT_TIME_LIMIT")) {
     g.time_limit_s = std::atof(limit);
-    if (g.time_limit_s > 0) {
-      itimerval timer{};
-      timer.it_value.tv_sec = static_cast<time_t>(g.time_limit_s);
-      timer.it_value.tv_usec = static_cast<suseconds_t>((g.time_limit_s - static_cast<double>(timer.it_value.tv_sec)) * 1e6);
-      setitimer(ITIMER_REAL, &timer, nullptr);
-    }
+    arm_time_limit(g.time_limit_s);
   }
   return true;
 }
@@ -890,6 +906,86 @@ extern "C" {
 alignas(256) inline thread_local unsigned char rocmlint_dynamic_shared[kSharedMemoryBytes];
 }
 
+// Blocks [first, last) of a launch, in the order a sequential run takes them (x fastest).
+inline void run_blocks(dim3 grid, unsigned threads, size_t first, size_t last) {
+  using namespace detail;
+  for (size_t linear = first; linear < last; ++linear) {
+    g.block_index = uint3{static_cast<unsigned>(linear % grid.x), static_cast<unsigned>(linear / grid.x % grid.y),
+                          static_cast<unsigned>(linear / (static_cast<size_t>(grid.x) * grid.y))};
+    std::memset(rocmlint_dynamic_shared, kPoisonByte, sizeof rocmlint_dynamic_shared);  // unwritten memory shows up
+    run_block(threads);
+  }
+}
+
+// ROCMLINT_JOBS (set by the runner for programs whose kernels write only device memory): the
+// processes a large launch is split over; 1 (the default) runs every block here.
+constexpr size_t kParallelThreads = 1 << 15;
+inline int parallel_jobs() {
+  static const int jobs = [] {
+    const char* text = std::getenv("ROCMLINT_JOBS");
+    const int value = text != nullptr ? std::atoi(text) : 1;
+    return value < 1 ? 1 : value > 64 ? 64 : value;
+  }();
+  return jobs;
+}
+
+// Blocks do not wait on each other (a block that spins on another is undefined in HIP), so a
+// large launch is split into contiguous runs of blocks, each in a forked worker process: device
+// memory is shared (MAP_SHARED), __shared__ and the fibers are each worker's own, atomics are
+// real atomics. Each worker's output goes to a file, replayed in block order, so the output
+// is what a sequential run prints; the first worker (in block order) that stops ends the run
+// with its status, as the sequential run would have at that block.
+inline void run_blocks_in_processes(dim3 grid, unsigned threads, size_t blocks, int jobs) {
+  using namespace detail;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t workers[64];
+  FILE* outputs[64];
+  int started = 0;
+  for (int k = 0; k < jobs; ++k) {
+    const size_t first = blocks * static_cast<size_t>(k) / static_cast<size_t>(jobs);
+    const size_t last = blocks * static_cast<size_t>(k + 1) / static_cast<size_t>(jobs);
+    outputs[k] = std::tmpfile();
+    const pid_t pid = outputs[k] != nullptr ? fork() : -1;
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent stopped by the time limit takes its workers along
+      dup2(fileno(outputs[k]), STDOUT_FILENO);
+      dup2(fileno(outputs[k]), STDERR_FILENO);
+      g.worker = true;
+      arm_time_limit(g.time_limit_s > 0 ? g.time_limit_s - (monotonic_seconds() - g.started_s) : 0);
+      run_blocks(grid, threads, first, last);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(0);
+    }
+    if (pid < 0) {  // no process to spare: this run of blocks and the rest run here, after the others
+      if (outputs[k] != nullptr) std::fclose(outputs[k]);
+      break;
+    }
+    workers[started++] = pid;
+  }
+  int failed_status = 0;
+  for (int k = 0; k < started; ++k) {
+    int status = 0;
+    while (waitpid(workers[k], &status, 0) < 0 && errno == EINTR) {
+    }
+    std::fflush(stdout);
+    std::rewind(outputs[k]);
+    char chunk[65536];
+    for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, outputs[k])) > 0;) {
+      if (std::fwrite(chunk, 1, n, stdout) != n) break;
+    }
+    std::fclose(outputs[k]);
+    std::fflush(stdout);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      failed_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      for (int rest = k + 1; rest < started; ++rest) kill(workers[rest], SIGKILL);
+      std::_Exit(failed_status);
+    }
+  }
+  if (started < jobs) run_blocks(grid, threads, blocks * static_cast<size_t>(started) / static_cast<size_t>(jobs), blocks);
+}
+
 // ROCMLINT_SHARED_ARRAYS: "ANCHOR;OFFSET:BYTES:NAME;..." with the thread-local offsets of the
 // dynamic shared buffer (ANCHOR) and of each static __shared__ array, from the symbol table.
 inline void read_shared_arrays() {
@@ -945,13 +1041,12 @@ inline void run_kernel(const char* name, Site site, dim3 grid, dim3 block, size_
   g.dynamic_shared_end = g.dynamic_shared_start + shared_bytes;
   g.dynamic_shared_limit = g.dynamic_shared_start + sizeof rocmlint_dynamic_shared;
   if (g.shared_array_count < 0) read_shared_arrays();
-  for (unsigned z = 0; z < grid.z; ++z)
-    for (unsigned y = 0; y < grid.y; ++y)
-      for (unsigned x = 0; x < grid.x; ++x) {
-        g.block_index = uint3{x, y, z};
-        std::memset(rocmlint_dynamic_shared, kPoisonByte, sizeof rocmlint_dynamic_shared);  // unwritten memory shows up
-        run_block(threads);
-      }
+  const size_t blocks = static_cast<size_t>(grid.x) * grid.y * grid.z;
+  const int jobs = parallel_jobs();
+  if (jobs > 1 && !g.worker && blocks >= 2 * static_cast<size_t>(jobs) && blocks * threads >= kParallelThreads)
+    run_blocks_in_processes(grid, threads, blocks, jobs);
+  else
+    run_blocks(grid, threads, 0, blocks);
   g.kernel = nullptr;
   g.body = nullptr;
 }
@@ -1290,13 +1385,33 @@ inline long long clock64() {
 }
 inline long long wall_clock64() { return clock64(); }
 
-// ----- atomics: one lane runs at a time, so a read-modify-write is atomic ---------------------
-#define ROCMLINT_ATOMIC(name, T, update)            \
-  inline T name(T* address, T value) {              \
-    ::rocmlint_exec::detail::lockstep();            \
-    const T old = *address;                         \
-    *address = (update);                            \
-    return old;                                     \
+// ----- atomics: one lane runs at a time in a process, but the worker processes of a parallel
+// launch share device memory: a compare-and-swap on the value's bits makes each one atomic.
+namespace rocmlint_exec {
+namespace detail {
+// The atomic builtins below must not become calls of the __tsan_atomic hooks (which use them).
+#define ROCMLINT_REAL_ATOMICS __attribute__((disable_sanitizer_instrumentation))
+template <class T, class Update>
+ROCMLINT_REAL_ATOMICS T atomic_update(T* address, Update update) {
+  lockstep();
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  static_assert(sizeof(T) == sizeof(Bits), "atomics on 4- and 8-byte values");
+  Bits* bits = reinterpret_cast<Bits*>(address);
+  Bits expected = __atomic_load_n(bits, __ATOMIC_SEQ_CST);
+  for (;;) {
+    T old;
+    std::memcpy(&old, &expected, sizeof old);
+    const T desired = update(old);
+    Bits wanted;
+    std::memcpy(&wanted, &desired, sizeof wanted);
+    if (__atomic_compare_exchange_n(bits, &expected, wanted, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return old;
+  }
+}
+}  // namespace detail
+}  // namespace rocmlint_exec
+#define ROCMLINT_ATOMIC(name, T, update)                                                          \
+  inline T name(T* address, T value) {                                                            \
+    return ::rocmlint_exec::detail::atomic_update(address, [value](T old) -> T { return (update); }); \
   }
 #define ROCMLINT_ATOMIC_ARITH(T)                                     \
   ROCMLINT_ATOMIC(atomicAdd, T, old + value)                         \
@@ -1308,11 +1423,9 @@ inline long long wall_clock64() { return clock64(); }
   ROCMLINT_ATOMIC(atomicAnd, T, old & value)     \
   ROCMLINT_ATOMIC(atomicOr, T, old | value)      \
   ROCMLINT_ATOMIC(atomicXor, T, old ^ value)     \
-  inline T atomicCAS(T* address, T compare, T value) { \
-    ::rocmlint_exec::detail::lockstep();         \
-    const T old = *address;                      \
-    if (old == compare) *address = value;        \
-    return old;                                  \
+  inline T atomicCAS(T* address, T compare, T value) {                              \
+    return ::rocmlint_exec::detail::atomic_update(                                   \
+        address, [compare, value](T old) -> T { return old == compare ? value : old; }); \
   }
 ROCMLINT_ATOMIC_ARITH(int)
 ROCMLINT_ATOMIC_ARITH(unsigned)
@@ -1426,7 +1539,8 @@ inline hipError_t allocate(void** pointer, size_t bytes, bool host_visible = fal
   const size_t used = bytes ? bytes : 1;
   const size_t rounded = (used + 15) & ~static_cast<size_t>(15);
   const size_t span = (rounded + page - 1) / page * page;
-  void* mapped = mmap(nullptr, span + 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // MAP_SHARED: the worker processes of a parallel launch write the same device memory
+  void* mapped = mmap(nullptr, span + 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mapped == MAP_FAILED) return fail(hipErrorOutOfMemory);
   char* base = static_cast<char*>(mapped);
   mprotect(base, page, PROT_NONE);
@@ -1762,21 +1876,24 @@ __attribute__((weak)) void* __tsan_memset(void* to, int value, size_t bytes) {
 // these hooks use plain reads and writes (one OS thread runs the program's kernels).
 __attribute__((weak)) void __tsan_atomic_thread_fence(int) {}
 __attribute__((weak)) void __tsan_atomic_signal_fence(int) {}
+// Real atomics: the worker processes of a parallel launch share device memory.
 #define ROCMLINT_ATOMIC_HOOK(bits, T, op, update)                                                              \
-  __attribute__((weak)) T __tsan_atomic##bits##_##op(volatile T* address, T value, int) {                     \
+  __attribute__((weak)) ROCMLINT_REAL_ATOMICS T __tsan_atomic##bits##_##op(volatile T* address, T value, int) {                     \
     ::rocmlint_exec::detail::lockstep();                                                                       \
-    const T old = *address;                                                                                    \
-    *address = static_cast<T>(update);                                                                         \
+    T old = __atomic_load_n(address, __ATOMIC_SEQ_CST);                                                        \
+    while (!__atomic_compare_exchange_n(address, &old, static_cast<T>(update), false, __ATOMIC_SEQ_CST,        \
+                                        __ATOMIC_SEQ_CST)) {                                                   \
+    }                                                                                                          \
     return old;                                                                                                \
   }
 #define ROCMLINT_ATOMIC_HOOKS(bits, T)                                                                         \
-  __attribute__((weak)) T __tsan_atomic##bits##_load(const volatile T* address, int) {                       \
+  __attribute__((weak)) ROCMLINT_REAL_ATOMICS T __tsan_atomic##bits##_load(const volatile T* address, int) {                       \
     ::rocmlint_exec::detail::lockstep();                                                                       \
-    return *address;                                                                                           \
+    return __atomic_load_n(address, __ATOMIC_SEQ_CST);                                                         \
   }                                                                                                            \
-  __attribute__((weak)) void __tsan_atomic##bits##_store(volatile T* address, T value, int) {                 \
+  __attribute__((weak)) ROCMLINT_REAL_ATOMICS void __tsan_atomic##bits##_store(volatile T* address, T value, int) {                 \
     ::rocmlint_exec::detail::lockstep();                                                                       \
-    *address = value;                                                                                          \
+    __atomic_store_n(address, value, __ATOMIC_SEQ_CST);                                                        \
   }                                                                                                            \
   ROCMLINT_ATOMIC_HOOK(bits, T, exchange, value)                                                               \
   ROCMLINT_ATOMIC_HOOK(bits, T, fetch_add, old + value)                                                        \
@@ -1785,21 +1902,20 @@ __attribute__((weak)) void __tsan_atomic_signal_fence(int) {}
   ROCMLINT_ATOMIC_HOOK(bits, T, fetch_or, old | value)                                                         \
   ROCMLINT_ATOMIC_HOOK(bits, T, fetch_xor, old ^ value)                                                        \
   ROCMLINT_ATOMIC_HOOK(bits, T, fetch_nand, ~(old & value))                                                    \
-  __attribute__((weak)) T __tsan_atomic##bits##_compare_exchange_val(volatile T* address, T expected, T value, \
+  __attribute__((weak)) ROCMLINT_REAL_ATOMICS T __tsan_atomic##bits##_compare_exchange_val(volatile T* address, T expected, T value, \
                                                                       int, int) {                              \
     ::rocmlint_exec::detail::lockstep();                                                                       \
-    const T old = *address;                                                                                    \
-    if (old == expected) *address = value;                                                                     \
-    return old;                                                                                                \
+    __atomic_compare_exchange_n(address, &expected, value, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);         \
+    return expected;                                                                                           \
   }                                                                                                            \
-  __attribute__((weak)) int __tsan_atomic##bits##_compare_exchange_strong(volatile T* address, T* expected,   \
+  __attribute__((weak)) ROCMLINT_REAL_ATOMICS int __tsan_atomic##bits##_compare_exchange_strong(volatile T* address, T* expected,   \
                                                                            T value, int order, int failure) {  \
     const T old = __tsan_atomic##bits##_compare_exchange_val(address, *expected, value, order, failure);       \
     const bool swapped = old == *expected;                                                                     \
     *expected = old;                                                                                           \
     return swapped;                                                                                            \
   }                                                                                                            \
-  __attribute__((weak)) int __tsan_atomic##bits##_compare_exchange_weak(volatile T* address, T* expected,     \
+  __attribute__((weak)) ROCMLINT_REAL_ATOMICS int __tsan_atomic##bits##_compare_exchange_weak(volatile T* address, T* expected,     \
                                                                          T value, int order, int failure) {    \
     return __tsan_atomic##bits##_compare_exchange_strong(address, expected, value, order, failure);           \
   }
