@@ -31,6 +31,7 @@ class WitnessRun:
     kernels: tuple[str, ...] = ()   # launched before the first difference (or the one a stop names)
     message: str = ""               # the witness, or why nothing was compared
     outcome: str = NOT_WITNESSED    # WITNESSED: the run differs; NOT_RUN: no comparison
+    launched: tuple[str, ...] = ()  # every kernel the runs launched
 
 
 def run_witness(program: Path, arguments: tuple[str, ...], time_limit: float, flags: tuple[str, ...] = ()
@@ -49,14 +50,15 @@ def run_witness(program: Path, arguments: tuple[str, ...], time_limit: float, fl
                              use_cache=True, jobs=1)[0]
     if found.not_run:
         return WitnessRun(name, message=found.not_run.splitlines()[0], outcome=NOT_RUN)
+    launched = tuple(_bare_name(k) for k in found.launched)
     if found.witness is None:
         return WitnessRun(name, message=f"{found.copies[64]} copies to the host and the exit status are the same "
-                                        "at 64 and 32 lanes")
+                                        "at 64 and 32 lanes", launched=launched)
     kernels = found.witness.kernels
     if not kernels:  # a stop: the message names the kernel it stopped in
         stopped = [m.group(1) for result in found.runs.values() for m in _STOPPED_IN.finditer(result.message or "")]
         kernels = tuple(dict.fromkeys(stopped))
-    return WitnessRun(name, tuple(_bare_name(k) for k in kernels), found.witness.message, WITNESSED)
+    return WitnessRun(name, tuple(_bare_name(k) for k in kernels), found.witness.message, WITNESSED, launched)
 
 
 def _bare_name(kernel: str) -> str:
@@ -104,12 +106,8 @@ def attach(findings: list[Finding], run: WitnessRun, sources: dict[str, bytes]) 
     for listed in functions.values():
         for name, _start, _end, called in listed:
             calls.setdefault(name, set()).update(called)
-    reached, frontier = set(run.kernels), list(run.kernels)
-    while frontier:
-        for callee in calls.get(frontier.pop(), ()):
-            if callee not in reached:
-                reached.add(callee)
-                frontier.append(callee)
+    reached = _reachable(run.kernels, calls)
+    ran = _reachable(run.launched, calls)
     for f in findings:
         if not is_wave_finding(f):
             continue
@@ -119,11 +117,25 @@ def attach(findings: list[Finding], run: WitnessRun, sources: dict[str, bytes]) 
         enclosing = [name for name, start, end, _c in functions.get(f.path, ()) if start <= f.span.start < end]
         if run.outcome == WITNESSED and any(name in reached for name in enclosing):
             f.witness = (WITNESSED, run.message)
+        elif not any(name in ran for name in enclosing):
+            f.witness = (NOT_WITNESSED, f"not reached: no kernel the run launched ({', '.join(run.launched) or 'none'})"
+                                        " reaches this code")
         elif run.outcome == WITNESSED:
-            f.witness = (NOT_WITNESSED, f"the run differs after {', '.join(run.kernels) or 'a launch'}, which does "
-                                        "not reach this code")
+            f.witness = (NOT_WITNESSED, f"no difference here: the run first differs after "
+                                        f"{', '.join(run.kernels) or 'a launch'}, which does not reach this code")
         else:
-            f.witness = (NOT_WITNESSED, f"the run did not differ: {run.message}")
+            f.witness = (NOT_WITNESSED, f"no difference: the run reached this code and {run.message}")
+
+
+def _reachable(kernels: Iterable[str], calls: dict[str, set[str]]) -> set[str]:
+    """The kernels and every function they call, through ``calls``."""
+    reached, frontier = set(kernels), list(kernels)
+    while frontier:
+        for callee in calls.get(frontier.pop(), ()):
+            if callee not in reached:
+                reached.add(callee)
+                frontier.append(callee)
+    return reached
 
 
 def summary_line(findings: list[Finding], run: WitnessRun) -> str:

@@ -62,6 +62,7 @@ def test_the_fixed_twin_and_a_printed_timer_are_no_witness(programs, executor_ca
     assert by_name["wave_counts_fixed.hip"]["witness"] is None
     assert by_name["wave_counts_fixed.hip"]["notes"] == []
     assert by_name["wave_counts_fixed.hip"]["copies"] == {"64": 1, "32": 1}
+    assert by_name["wave_counts_fixed.hip"]["launched"] == ["count_flags"]
     timed = by_name["timed_sum.hip"]
     assert timed["witness"] is None and timed["status"] == {"64": 0, "32": 0}
     assert len(timed["notes"]) == 1 and "the program's own output differs (line 1:" in timed["notes"][0]
@@ -187,7 +188,7 @@ def test_check_witness_sarif_validates_and_carries_the_witness(programs, capsys,
 def test_explain_says_whether_the_run_witnesses_the_line(programs, capsys, monkeypatch):
     _code, out = run_cli(["explain", "two_kernels.hip:15", "--witness", "two_kernels.hip"], programs, capsys,
                          monkeypatch)
-    assert "witness: ROC202 not witnessed: the run differs after block_flags, which does not reach this code" in out
+    assert "witness: ROC202 not witnessed: not reached: no kernel the run launched (block_flags) reaches this code" in out
 
 
 def test_a_program_that_does_not_build_leaves_its_findings_not_run(tmp_path, capsys, monkeypatch):

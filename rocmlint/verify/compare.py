@@ -22,7 +22,8 @@ _ORDINALS = {1: "st", 2: "nd", 3: "rd"}
 
 @dataclass(frozen=True)
 class CopyRecord:
-    kind: str            # "copy": a copy to the host; "sync": a host-visible buffer at a synchronize
+    kind: str            # "copy": a copy to the host; "sync": a host-visible buffer at a synchronize;
+    #                      "launch": a kernel's first launch (site: its name; no data)
     site: str            # FILE:LINE of the call
     nth: int             # how many times that site had run
     kernels: tuple[str, ...]  # launched since the record before
@@ -78,6 +79,7 @@ class Comparison:
     witness: Witness | None = None
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0                 # both builds and runs
+    launched: tuple[str, ...] = ()       # every kernel either run launched
 
     @property
     def not_run(self) -> str | None:
@@ -91,6 +93,7 @@ class Comparison:
     def to_json(self) -> dict:
         return {"target": self.program, "witness": self.witness.to_json() if self.witness else None,
                 "not_run": self.not_run, "notes": self.notes, "copies": {str(w): n for w, n in self.copies.items()},
+                "launched": list(self.launched),
                 "status": {str(w): r.status for w, r in self.runs.items()},
                 "reason": {str(w): r.message for w, r in self.runs.items()}}
 
@@ -128,7 +131,9 @@ def _kernels_text(kernels: tuple[str, ...]) -> str:
 
 
 def compare(program: str, runs: dict[int, RunResult], logs: dict[int, list[CopyRecord]]) -> Comparison:
-    found = Comparison(program, runs, {wave: len(logs[wave]) for wave in WAVES})
+    launched = tuple(dict.fromkeys(r.site for wave in WAVES for r in logs[wave] if r.kind == "launch"))
+    logs = {wave: [r for r in logs[wave] if r.kind != "launch"] for wave in WAVES}
+    found = Comparison(program, runs, {wave: len(logs[wave]) for wave in WAVES}, launched=launched)
     if found.not_run:
         return found
     wide, narrow = logs[64], logs[32]

@@ -315,6 +315,8 @@ struct State {
   // verify --run --compare: the kernels launched since the last copy to the host, and how many
   // times each copy site ran (ROCMLINT_COPY_LOG)
   char launched_since_copy[256] = "";
+  char launched_kernels[64][128];  // every kernel launched so far (logged at its first launch)
+  int launched_kernel_count = 0;
   bool launched_since_sync = false;
   struct CopySite {
     const char* file;
@@ -1480,10 +1482,22 @@ inline FILE* copy_log() {
   return log;
 }
 
-inline void note_launch(const char* name) {
+inline void note_launch(const char* launched) {
   g.launched_since_sync = true;
+  char name[128];  // the kernel's name without template arguments (the log splits on commas and spaces)
+  size_t length = 0;
+  for (const char* c = launched; *c != '\0' && *c != '<' && length + 1 < sizeof name; ++c)
+    if (*c != ' ') name[length++] = *c;
+  name[length] = '\0';
+  for (int i = 0; i < g.launched_kernel_count; ++i)
+    if (std::strcmp(g.launched_kernels[i], name) == 0) goto listed;
+  if (g.launched_kernel_count < 64) {
+    std::snprintf(g.launched_kernels[g.launched_kernel_count++], sizeof g.launched_kernels[0], "%s", name);
+    if (FILE* log = copy_log()) std::fprintf(log, "launch %s 0 0 -\n", name), std::fflush(log);
+  }
+listed:
   char* list = g.launched_since_copy;
-  const size_t used = std::strlen(list), length = std::strlen(name);
+  const size_t used = std::strlen(list);
   for (const char* at = std::strstr(list, name); at != nullptr; at = std::strstr(at + 1, name))
     if ((at == list || at[-1] == ',') && (at[length] == ',' || at[length] == '\0')) return;  // named already
   if (used + length + 2 < sizeof g.launched_since_copy)
