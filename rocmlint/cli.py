@@ -286,6 +286,14 @@ def _cmd_check(args) -> int:
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
+def _display_path(path: Path) -> str:
+    """``path`` as findings name it: relative to the working folder where it lies below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
 def _witness_options(args) -> tuple[str, ...]:
     """The witness program's command line; usage errors for options that need --witness."""
     import shlex
@@ -313,7 +321,8 @@ def _attach_witness(args, findings, arguments: tuple[str, ...]) -> str:
 
     run = run_witness(args.witness, arguments, args.witness_time_limit or DEFAULT_TIME_LIMIT_S)
     sources = {}
-    for path in {f.path for f in findings if is_wave_finding(f)}:
+    # the program's own file too: its kernels' calls lead to helpers in the files with findings
+    for path in {f.path for f in findings if is_wave_finding(f)} | {_display_path(args.witness)}:
         try:
             sources[path] = Path(path).read_bytes()
         except OSError:

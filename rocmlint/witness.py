@@ -115,7 +115,10 @@ def attach(findings: list[Finding], run: WitnessRun, sources: dict[str, bytes]) 
             f.witness = (NOT_RUN, run.message)
             continue
         enclosing = [name for name, start, end, _c in functions.get(f.path, ()) if start <= f.span.start < end]
-        if run.outcome == WITNESSED and any(name in reached for name in enclosing):
+        if not enclosing:  # a definition (`#define WARP_SIZE 32`): its uses in kernels carry the witness
+            f.witness = (NOT_WITNESSED, "outside any function: a run witnesses the kernels that use it"
+                         + (f" ({run.message})" if run.outcome == WITNESSED else ""))
+        elif run.outcome == WITNESSED and any(name in reached for name in enclosing):
             f.witness = (WITNESSED, run.message)
         elif not any(name in ran for name in enclosing):
             f.witness = (NOT_WITNESSED, f"not reached: no kernel the run launched ({', '.join(run.launched) or 'none'})"

@@ -88,6 +88,8 @@ class Comparison:
             result = self.runs[wave]
             if result.outcome in ("no-build", "timeout"):
                 return f"wave {wave}: {result.outcome}: {result.message or ''}".strip()
+            if result.outcome == "stopped" and "time limit of" in (result.message or ""):
+                return f"wave {wave}: {result.message} (a longer --time-limit, or smaller --args)"
         return None
 
     def to_json(self) -> dict:
