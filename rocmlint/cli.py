@@ -72,6 +72,9 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
                        help="text output: one line per finding")
     check.add_argument("-p", "--compile-commands", metavar="BUILD_DIR", default="",
                        help="the ROCm build's compile_commands.json (or its folder)")
+    check.add_argument("--show-all", action="store_true",
+                       help="also list the line findings of files with a rewrite-not-port verdict (ROC307), which are "
+                            "otherwise counted, not listed")
     check.add_argument("--port", action="append", default=[], metavar="PATH",
                        help="lint this file or folder as a port (the CUDA code a HIP backend is written from), even "
                             "where the project's HIP build does not compile it; repeatable")
@@ -271,6 +274,9 @@ def _cmd_check(args) -> int:
                 print(f"rocmlint: note: {r.display}: not compiled by the project's AMD build, not checked for device "
                       f"hazards (`--port {r.display}` lints it as a port; `rocmlint explain {r.display}:1` says why)",
                       file=sys.stderr)
+    hidden = 0
+    if not args.show_all and mode == "check":
+        findings, hidden = _fold_rewrite_files(findings)
     witness_line = ""
     if args.witness is not None:
         witness_line = _attach_witness(args, findings, witness_arguments)
@@ -279,6 +285,9 @@ def _cmd_check(args) -> int:
           unjudged=[entry for r in results for entry in r.unjudged_extents])
     if witness_line and not args.quiet and args.output_format == "text":
         text_output.write(out, witness_line + "\n")
+    if hidden and not args.quiet and args.output_format == "text":
+        text_output.write(out, text_output.folded_line(hidden, sum(1 for f in findings if f.code == REWRITE_CODE))
+                          + "\n")
     if crashed:
         return EXIT_ERROR
     if refused:
@@ -292,6 +301,16 @@ def _display_path(path: Path) -> str:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+REWRITE_CODE = "ROC307"
+
+
+def _fold_rewrite_files(findings: list) -> tuple[list, int]:
+    """A file with a rewrite-not-port verdict keeps that finding; its line findings are counted."""
+    rewrite = {f.path for f in findings if f.code == REWRITE_CODE}
+    kept = [f for f in findings if f.path not in rewrite or f.code == REWRITE_CODE or f.code == INTERNAL_ERROR]
+    return kept, len(findings) - len(kept)
 
 
 def _witness_options(args) -> tuple[str, ...]:

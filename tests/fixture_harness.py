@@ -25,6 +25,7 @@ _EXPECTED_SUFFIXES = (".fixed", ".unsafe-fixed")
 
 PROJECTS = FIXTURES / "projects"  # multi-file projects: checked whole (tests/test_project_fixtures.py)
 UNSEEN = FIXTURES / "unseen"  # projects with exact expected findings (tests/test_unseen_cpp.py)
+PORT_PLAN = FIXTURES / "port_plan"  # a CUDA-only project read in port mode (tests/test_port_plan.py)
 WITNESS = FIXTURES / "witness"  # programs run with verify --compare and check --witness (tests/test_witness.py)
 
 
@@ -32,7 +33,8 @@ def fixture_files() -> list[Path]:
     files = []
     for path in sorted(FIXTURES.rglob("*")):
         if not path.is_file() or language_for(path) is None or PROJECTS in path.parents \
-                or UNSEEN in path.parents or WITNESS in path.parents:
+                or UNSEEN in path.parents or WITNESS in path.parents \
+                or PORT_PLAN in path.parents:
             continue
         if any(path.stem.endswith(s) for s in _EXPECTED_SUFFIXES):
             continue

@@ -158,6 +158,11 @@ class CppContext(FileContext):
         """Outside comments and string literals (read from the text, no parse)."""
         return not self._non_code.covers(offset)
 
+    def in_comment(self, offset: int) -> bool:
+        """Inside a comment (a string literal, such as inline assembly's, is not one)."""
+        start = self._non_code.covering(offset)
+        return start is not None and self.source[start:start + 2] in (b"//", b"/*")
+
     def directive_node(self, offset: int, kind: str = "preproc_include") -> DirectiveNode:
         """The directive line holding ``offset``, as a node a fix can gate."""
         line = self.line_of(offset)

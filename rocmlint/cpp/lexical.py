@@ -70,10 +70,14 @@ class NonCode:
 
     def covers(self, offset: int) -> bool:
         """Whether ``offset`` lies inside a comment or a literal."""
+        return self.covering(offset) is not None
+
+    def covering(self, offset: int) -> int | None:
+        """The start of the comment or literal holding ``offset``, or None in code."""
         if offset >= self._known_below and self._matches is not None:
             self._read_past(offset)
         index = bisect_right(self.starts, offset) - 1
-        return index >= 0 and offset < self.ends[index]
+        return self.starts[index] if index >= 0 and offset < self.ends[index] else None
 
     def _read_past(self, offset: int) -> None:
         assert self._matches is not None

@@ -151,6 +151,12 @@ def mode_line(findings: list[Finding]) -> str:
             "HIP build (or named by --port), checked as its hipcc build: each is porting work.")
 
 
+def folded_line(hidden: int, files: int) -> str:
+    """The summary line for line findings folded into rewrite-not-port verdicts."""
+    return (f"{hidden} line finding{'s' if hidden != 1 else ''} in {files} rewrite-only file{'s' if files != 1 else ''}"
+            f" (ROC307) counted, not listed (`--show-all` lists them).")
+
+
 def unjudged_extents_line(entries: Sequence[str]) -> str:
     """The summary line for arrays sized from 32 whose lane indices ROC211 could not bound ("" for none)."""
     if not entries:

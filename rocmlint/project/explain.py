@@ -159,6 +159,19 @@ def explain_manifest(ctx: "ManifestContext", line: int, out) -> None:
                   f"{len(included.manifest.indexes)} index option(s)", file=out)
 
 
+def file_verdict_line(ctx: "CppContext") -> str:
+    """Port mode's verdict on the file (ROC307): rewrite, or port line by line."""
+    from ..cpp.rewrite_blockers import describe, rewrite_blockers
+
+    if ctx.mode != "port":
+        return "file verdict: guarded (the project's HIP build compiles it: its guards are checked, no port verdict)"
+    found = rewrite_blockers(ctx)
+    if not found:
+        return "file verdict: port (no NVIDIA-only machinery: its line findings are the porting work)"
+    return (f"file verdict: rewrite, not port (ROC307): built on {describe(found, most=8)}; its line findings are "
+            "counted, not listed (`check --show-all` lists them)")
+
+
 def explain_cpp(ctx: "CppContext", line: int, out) -> None:
     amd = ctx.amd_reach(line)
     print(f"AMD build compiles this line: {_yes(amd)}", file=out)
@@ -177,6 +190,7 @@ def explain_cpp(ctx: "CppContext", line: int, out) -> None:
                   "judged on its own", file=out)
     for item in lines:
         print(item, file=out)
+    print(file_verdict_line(ctx), file=out)
     stack = if_stack_lines(ctx, line)
     print("#if stack:" if stack else "#if stack: none (not inside any #if)", file=out)
     for item in stack:
