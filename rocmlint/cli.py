@@ -12,7 +12,7 @@ from .output import FORMATS
 from .output import text as text_output
 from .registry import INTERNAL_ERROR
 
-SUBCOMMANDS = ("check", "rule", "rules", "verify", "explain", "server")
+SUBCOMMANDS = ("check", "rule", "rules", "verify", "explain", "server", "report")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
@@ -107,6 +107,20 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     explain.add_argument("--time-limit", dest="witness_time_limit", type=float, default=None, metavar="SECONDS",
                          help="stop each witness run after this long (default: 60)")
 
+    report = sub.add_parser("report", help="a port plan: one verdict per file (rewrite, needs a look, mechanical, "
+                                           "nothing to do), by folder, as Markdown or one HTML page")
+    report.add_argument("paths", nargs="*", default=[], help="files or folders (default: .)")
+    report.add_argument("--format", dest="report_format", choices=("markdown", "html"), default="markdown")
+    report.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of standard output")
+    report.add_argument("--title", help="the plan's title (default: the folder's name)")
+    report.add_argument("--config", type=Path, metavar="FILE", help="use this config file for every file")
+    report.add_argument("-p", "--compile-commands", metavar="BUILD_DIR", default="",
+                        help="the ROCm build's compile_commands.json (or its folder)")
+    report.add_argument("--port", action="append", default=[], metavar="PATH",
+                        help="read this file or folder as a port (see check --port); repeatable")
+    report.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    report.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N", help="worker processes")
+
     server = sub.add_parser("server", help="language server for editors (LSP on stdin/stdout)")
     server.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only way)")
 
@@ -139,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_rule(args)
         if args.command == "explain":
             return _cmd_explain(args)
+        if args.command == "report":
+            return _cmd_report(args)
         if args.command == "server":
             return _cmd_server()
         if args.command == "verify":
@@ -180,19 +196,49 @@ def _debug() -> bool:
 
 
 def _cmd_check(args) -> int:
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        raise UsageError("--unsafe-fixes needs --fix or --diff")
+    witness_arguments = _witness_options(args)
+    args.paths = args.paths or ([str(args.witness)] if args.witness is not None else ["."])
+    results, findings, unread, mode = _lint(args)
+    return _report_check(args, results, findings, unread, mode, witness_arguments)
+
+
+def _cmd_report(args) -> int:
+    from .report import build_plan, render_html, render_markdown
+
+    check = build_parser(with_verify=False).parse_args(
+        ["check", *(args.paths or ["."]), "--exit-zero", "--output-format", "json",  # json: fixes are built
+         *(["--config", str(args.config)] if args.config else []),
+         *(["-p", args.compile_commands] if args.compile_commands else []),
+         *[option for path in args.port for option in ("--port", path)],
+         *(["--no-cache"] if args.no_cache else []), *(["-j", str(args.jobs)] if args.jobs else [])])
+    results, findings, _unread, _mode = _lint(check)
+    checked = [r.display for r in results if not r.set_aside and not r.internal_error]
+    title = args.title or (Path(check.paths[0]).resolve().name if len(check.paths) == 1 else "the checked files")
+    plan = build_plan(title, checked, findings)
+    text = render_html(plan) if args.report_format == "html" else render_markdown(plan)
+    if args.output is None:
+        sys.stdout.write(text)
+        return EXIT_CLEAN
+    try:
+        args.output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
+    print(f"rocmlint: wrote {args.output}", file=sys.stderr)
+    return EXIT_CLEAN
+
+
+def _lint(args):
+    """Lints ``args.paths`` as check does: (results, sorted findings, unread warnings, mode)."""
     from .config import resolver_for
     from .discovery import discover
     from .registry import is_known_prefix
-    from .runner import run
 
     for option in ("select", "ignore", "extend_select"):
         for code in getattr(args, option) or []:
             if not is_known_prefix(code):
                 raise UsageError(f"--{option.replace('_', '-')}: unknown rule or prefix {code!r}")
-    if args.unsafe_fixes and not (args.fix or args.diff):
-        raise UsageError("--unsafe-fixes needs --fix or --diff")
-    witness_arguments = _witness_options(args)
-    args.paths = args.paths or ([str(args.witness)] if args.witness is not None else ["."])
     for raw in args.port:
         if not os.path.exists(raw):
             raise UsageError(f"--port: no such file or folder: {raw}")
@@ -222,6 +268,10 @@ def _cmd_check(args) -> int:
         print(warning, file=sys.stderr)
     findings = [f for r in results for f in r.findings]
     findings.sort(key=lambda f: f.sort_key())
+    return results, findings, unread, mode
+
+
+def _report_check(args, results, findings, unread, mode, witness_arguments) -> int:
     # Files rocmlint crashed on carry an ROC003 finding (so no format calls them clean) and
     # make the run exit 2 whatever --exit-zero says: that option is about findings.
     crashed = [r for r in results if r.internal_error]

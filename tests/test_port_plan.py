@@ -65,3 +65,35 @@ def test_a_blocker_in_a_comment_or_in_the_nvidia_branch_gives_no_verdict(tmp_pat
 def test_every_blocker_names_what_an_amd_version_is_built_on():
     assert len({b.label for b in BLOCKERS}) == len(BLOCKERS)
     assert all(b.instead for b in BLOCKERS)
+
+
+# ----- rocmlint report ---------------------------------------------------------------------------
+
+def test_report_markdown_gives_each_file_its_verdict(project, capsys, monkeypatch):
+    (project / "serve" / "scale.cu").write_text("__global__ void scale(float* x) { x[threadIdx.x] *= 2.f; }\n")
+    (project / "serve" / "ballot.cu").write_text(
+        "__global__ void k(int* out) {\n  int lanes = __ballot(out[threadIdx.x] > 0) & 31;\n"
+        "  if (threadIdx.x % warpSize == 0) out[threadIdx.x] = lanes;\n}\n")
+    code, out = run_cli(["report", "--no-cache", "--title", "serve"], project, capsys, monkeypatch)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "## Port plan: serve"
+    assert lines[2].startswith("4 files checked, ") and lines[2].endswith(
+        ": 1 to rewrite, 1 need a look, 1 mechanical, 1 with nothing to do.")
+    assert "| `serve` | 4 | 1 | 1 | 1 | 1 |" in out
+    assert "- `serve/hopper_gemm.cu`: TMA descriptors and bulk tensor copies (lines 11, 12, 16, 20); wgmma" in out
+    assert "### Mechanical (`rocmlint check --fix`): 1 file\n\n- `serve/row_reduce.cu`: ROC203 x1, ROC303 x1" in out
+    assert "| ROC307 rewrite-not-port | 1 | 1 |" in out
+
+
+def test_report_html_is_one_page_with_the_tree_coloured_by_verdict(project, tmp_path, capsys, monkeypatch):
+    target = tmp_path / "plan.html"
+    code, _out = run_cli(["report", "--no-cache", "--format", "html", "-o", str(target)], project, capsys,
+                         monkeypatch)
+    page = target.read_text()
+    assert code == 0 and page.startswith("<!doctype html>") and "<script" not in page and "http" not in \
+        page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    rects = [chunk for chunk in page.split("<rect")[1:]]
+    assert len(rects) == 2
+    assert any('fill="#c0392b"' in r and "serve/hopper_gemm.cu: rewrite" in r for r in rects)
+    assert any('fill="#2e86c1"' in r and "serve/row_reduce.cu: mechanical" in r for r in rects)
