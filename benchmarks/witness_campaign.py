@@ -38,32 +38,6 @@ ORDER = ("witnessed", "no difference", "definition", "not reached", "not run", "
 
 # ----- inputs the campaign writes --------------------------------------------------------------
 
-def ecl_graph(path: Path) -> None:
-    """An undirected graph in ECL's binary CSR form: 3,000 nodes, degrees 1 to 300."""
-    rng = random.Random(7)
-    nodes = 3000
-    neighbours: list[set[int]] = [set() for _ in range(nodes)]
-    for node in range(nodes):
-        for _ in range(300 if node % 97 == 0 else rng.randint(1, 12)):
-            other = rng.randrange(nodes)
-            if other != node:
-                neighbours[node].add(other)
-                neighbours[other].add(node)
-    index, lists = [0], []
-    for node in range(nodes):
-        lists += sorted(neighbours[node])
-        index.append(len(lists))
-    path.write_bytes(struct.pack(f"<ii{nodes + 1}i{len(lists)}i", nodes, len(lists), *index, *lists))
-
-
-def signed_graph(path: Path) -> None:
-    """A CSV of signed edges (src,dst,weight +-1) over 400 nodes, after a header line."""
-    rng = random.Random(11)
-    edges = {(min(a, b), max(a, b)) for a, b in ((rng.randrange(400), rng.randrange(400)) for _ in range(2400))
-             if a != b}
-    path.write_text("src,dst,weight\n" + "".join(f"{a},{b},{rng.choice((-1, 1))}\n" for a, b in sorted(edges)))
-
-
 def doubles(path: Path) -> None:
     """65,536 doubles of a smooth signal with noise (what a compressor sees)."""
     rng = random.Random(3)
@@ -84,7 +58,7 @@ def ispd_grid(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-GENERATORS = {"ecl_graph": ecl_graph, "signed_graph": signed_graph, "doubles": doubles, "ispd_grid": ispd_grid}
+GENERATORS = {"doubles": doubles, "ispd_grid": ispd_grid}
 
 
 # ----- one port ----------------------------------------------------------------------------------

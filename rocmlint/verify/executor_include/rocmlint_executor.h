@@ -220,7 +220,16 @@ struct hipDeviceProp_t {
   int major;
   int minor;
   int maxThreadsPerMultiProcessor;
+  int memoryClockRate;     // kHz, as MI300X reports it
+  int memoryBusWidth;      // bits
+  int l2CacheSize;
+  size_t totalConstMem;
+  int concurrentKernels;
+  int pciBusID, pciDeviceID;
 };
+
+// hipHostMalloc flags (pinned memory is ordinary memory here)
+enum { hipHostMallocDefault = 0, hipHostMallocPortable = 1, hipHostMallocMapped = 2, hipHostMallocWriteCombined = 4 };
 
 struct rocmlint_stream {
   int unused;
@@ -623,7 +632,10 @@ inline void access(const void* address, size_t bytes, const void* pc = nullptr) 
       (at < g.dynamic_shared_start || at >= g.dynamic_shared_limit))
     check_static_shared(at, bytes, pc);
   if (at + bytes > g.dynamic_shared_end && at < g.dynamic_shared_limit && g.kernel != nullptr) {
-    if (g.dynamic_shared_end == g.dynamic_shared_start)  // nothing asked: a shared array overran into it
+    if (g.dynamic_shared_end == g.dynamic_shared_start) {  // nothing asked: a shared array overran into it
+      check_static_shared(at, bytes, pc);                    // names the array before, where there is one
+    }
+    if (g.dynamic_shared_end == g.dynamic_shared_start)
       stop("out of bounds: an access lands in dynamic shared memory the launch did not ask for (byte offset %llu): "
            "a __shared__ array written or read past its end through a pointer",
            static_cast<unsigned long long>(at - g.dynamic_shared_start));
@@ -1659,6 +1671,11 @@ inline hipError_t hipGetDeviceProperties(hipDeviceProp_t* properties, int device
   properties->major = wave64 ? 9 : 11;
   properties->minor = wave64 ? 4 : 0;
   properties->maxThreadsPerMultiProcessor = 2048;
+  properties->memoryClockRate = 1300000;
+  properties->memoryBusWidth = 8192;
+  properties->l2CacheSize = 4 << 20;
+  properties->totalConstMem = 64 << 10;
+  properties->concurrentKernels = 1;
   return hipSuccess;
 }
 
