@@ -264,6 +264,8 @@ class Discovery:
                     tail = os.sep + os.path.normpath(name)
                     found = [p for p in self._named(os.path.basename(name)) if p.endswith(tail)]
                 for path in found:
+                    if os.path.splitext(path)[1].lower() in OTHER_GPU_LANGUAGES:
+                        continue  # OpenCL/Vulkan/Metal kernels pasted in as strings: not CUDA or HIP code
                     kept = self.unclaimed.pop(path, None)
                     if kept is not None:
                         claimed.append(Target(Path(path), kept.display, kept.settings, "cpp"))
@@ -283,6 +285,12 @@ class Discovery:
     def unread_named(self) -> list[str]:
         """Warnings for the files named on the command line that rocmlint did not read."""
         return [unread_warning(kept.display) for kept in self.unclaimed.values() if kept.named]
+
+
+# Kernel sources of other GPU APIs that C++ files include (often as a string literal for a
+# run-time compiler): hipcc never compiles them, so no CUDA-to-HIP rule applies.
+OTHER_GPU_LANGUAGES = frozenset({".cl", ".clh", ".ocl", ".glsl", ".comp", ".vert", ".frag", ".metal", ".wgsl",
+                                 ".hlsl", ".spvasm"})
 
 
 def unread_warning(display: str) -> str:

@@ -146,3 +146,14 @@ def test_sources_no_build_compiles_are_set_aside_with_the_reason(tmp_path, capsy
         "bandwidth: bandwidth.cu\n\thipcc -O2 $^ -o $@\n")
     again = {(f["path"].removeprefix("./"), f["code"]) for f in findings(tree, capsys, monkeypatch)}
     assert ("tools/bandwidth/bandwidth.cu", "ROC301") in again
+
+
+def test_opencl_kernels_a_cpp_file_includes_are_not_read_as_cuda(tmp_path, capsys, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    kernel = ("#ifdef NVIDIA\n__device__ void fence() { asm volatile(\"membar.gl;\"); }\n#endif\n"
+              "__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n")
+    (tmp_path / "histogram.cl").write_text(kernel)
+    (tmp_path / "histogram.inc").write_text(kernel)
+    (tmp_path / "learner.cpp").write_text('const char* source =\n#include "histogram.cl"\n;\n#include "histogram.inc"\n')
+    found = {f["path"].removeprefix("./") for f in findings(tmp_path, capsys, monkeypatch)}
+    assert found == {"histogram.inc"}  # the OpenCL file is left to the OpenCL compiler
