@@ -157,3 +157,19 @@ def test_opencl_kernels_a_cpp_file_includes_are_not_read_as_cuda(tmp_path, capsy
     (tmp_path / "learner.cpp").write_text('const char* source =\n#include "histogram.cl"\n;\n#include "histogram.inc"\n')
     found = {f["path"].removeprefix("./") for f in findings(tmp_path, capsys, monkeypatch)}
     assert found == {"histogram.inc"}  # the OpenCL file is left to the OpenCL compiler
+
+
+def test_a_switch_the_makefile_sets_only_beside_an_nvidia_arch_flag_is_off_in_a_port(tmp_path, capsys, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "common.mk").write_text(
+        "NVCCFLAGS := -O3 -std=c++20 -DLIB_TRACE\n"
+        "ifeq ($(GPU),H100)\nNVCCFLAGS += -DLIB_HOPPER -gencode arch=compute_90a,code=sm_90a\n"
+        "else\nNVCCFLAGS += -DLIB_AMPERE -arch=sm_80\nendif\n")
+    (tmp_path / "fence.cuh").write_text(
+        "#ifdef LIB_HOPPER\n__device__ void fence() { asm volatile(\"fence.proxy.async;\"); }\n#endif\n"
+        "#ifdef LIB_TRACE\n__device__ void mark() { asm volatile(\"membar.cta;\"); }\n#endif\n"
+        "#ifdef LIB_AMPERE\n__device__ void wait() { asm volatile(\"cp.async.wait_all;\"); }\n#endif\n")
+    found = sorted((f["line"], f["code"], tuple(f["unknown_macros"])) for f in findings(tmp_path, capsys, monkeypatch))
+    # LIB_HOPPER and LIB_AMPERE come only with an NVIDIA architecture: off in the AMD build, no
+    # question; LIB_TRACE comes with every build, but port mode asks rather than reads the Makefile
+    assert found == [(5, "ROC301", ("LIB_TRACE",))]

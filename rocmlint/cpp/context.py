@@ -119,6 +119,10 @@ class CppContext(FileContext):
                 dead = macros_dead_in_includes(path, source, _dead_reader(settings.all_rocm_macros,
                                                                           settings.all_nvidia_macros),
                                                self.project.record if self.project is not None else None)
+                switches = self.project.nvidia_arch_switches() if self.project is not None else {}
+                for name, why in switches.items():  # -DKITTENS_HOPPER beside -gencode arch=compute_90a
+                    if name.encode() in source:
+                        dead.setdefault(name, why.where)
                 self.included_dead = dead
                 if dead:
                     self.pp = conditionals(source, settings.all_rocm_macros,

@@ -144,6 +144,31 @@ class Project:
             if isinstance(part, LazyPart) and not part.built and part.warm_up is not None:
                 part.warm_up(self)
 
+    def nvidia_arch_switches(self) -> dict[str, Evidence]:
+        """Port mode without a model: macros the Makefiles define only beside an NVIDIA
+        architecture flag (``makefile.nvidia_arch_defines``), read once per run. A file whose
+        ``#if`` they decide records the Makefiles as facts (its cached result rests on them)."""
+        found = self.__dict__.get("_nvidia_arch_switches")
+        if found is None:
+            from .makefile import is_makefile, nvidia_arch_defines
+
+            texts = {}
+            for rel, (_mtime, size) in self.files().build.items():
+                if is_makefile(rel.rpartition("/")[2]) and size < 1 << 20 and len(texts) < 400:
+                    try:
+                        with open(os.path.join(str(self.root), rel), encoding="utf-8", errors="replace") as fh:
+                            texts[rel] = fh.read()
+                    except OSError:
+                        continue
+            found = self.__dict__["_nvidia_arch_switches"] = (nvidia_arch_defines(texts), tuple(texts))
+        switches, makefiles = found
+        if switches:
+            for rel in makefiles:
+                stat = self.files().build.get(rel)
+                if stat is not None:
+                    self.record("file-content", os.path.join(str(self.root), rel), f"{stat[1]}:{stat[0]}")
+        return switches
+
     def named_for_other_platform(self, path: str | Path, compiled: bool = False) -> Evidence | None:
         """Why a file of the project is another platform's code by its folder's or its own
         name (``tree.named_for_other_platform``), or None."""

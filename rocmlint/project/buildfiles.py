@@ -239,10 +239,13 @@ def _merge_reader_facts(facts: BuildFacts, found) -> None:
 
 def read_makefiles(facts: BuildFacts, texts: dict[str, str]) -> None:
     """The project's Makefiles: the sources hipcc compiles (``makefile.read``)."""
-    from .makefile import read
+    from .makefile import nvidia_arch_defines, read
 
     uses, hip_build, hipified = read(texts)
     merge_build_facts(facts, uses, {})
+    for macro, why in nvidia_arch_defines(texts).items():
+        if macro not in facts.amd_defines:
+            facts.nvidia_defines.setdefault(macro, why)
     facts.hip_build.extend(hip_build)
     for source, output, why in hipified:
         facts.hipify_dirs.setdefault(source, why)

@@ -163,3 +163,34 @@ def read(texts: dict[str, str]) -> tuple[list[SourceUse], list[Evidence], list[t
             found.append(why)
         hipified.extend(makefile.hipify_folders())
     return uses, found, hipified
+
+
+_DEFINE_FLAG = re.compile(r"(?:^|\s)-D\s*([A-Za-z_]\w*)")
+_NVIDIA_ARCH_FLAG = re.compile(r"-gencode\b|--generate-code\b|\barch=compute_\d+|-arch[= ]sm_\d+|"
+                               r"--gpu-architecture[= ]sm_\d+|\bcode=sm_\d+")
+
+
+def nvidia_arch_defines(texts: dict[str, str]) -> dict[str, Evidence]:
+    """Macros the Makefiles define only on lines that also pick an NVIDIA architecture
+    (``NVCCFLAGS += -DKITTENS_HOPPER -gencode arch=compute_90a,code=sm_90a``): switches for
+    NVIDIA GPUs, which no AMD build (it targets gfx) defines."""
+    beside: dict[str, Evidence] = {}
+    elsewhere: set[str] = set()
+    for rel, text in sorted(texts.items()):
+        if not is_makefile(posixpath.basename(rel)):
+            continue
+        for number, line in _logical_lines(text):
+            names = _DEFINE_FLAG.findall(line)
+            if not names:
+                continue
+            arch = _NVIDIA_ARCH_FLAG.search(line)
+            for name in names:
+                if arch is None:
+                    elsewhere.add(name)
+                else:
+                    beside.setdefault(name, Evidence(
+                        f"-D{name} only beside the NVIDIA architecture flag `{arch.group(0).strip()}`: a switch for "
+                        "NVIDIA GPUs, which an AMD build (it targets gfx) does not set", f"{rel}:{number}",
+                        KIND_BUILD_FILE))
+    return {name: why for name, why in beside.items() if name not in elsewhere}
+
