@@ -152,7 +152,7 @@ class Project:
         if found is None:
             from .makefile import is_makefile, nvidia_arch_defines
 
-            texts = {}
+            texts: dict[str, str] = {}
             for rel, (_mtime, size) in self.files().build.items():
                 if is_makefile(rel.rpartition("/")[2]) and size < 1 << 20 and len(texts) < 400:
                     try:
