@@ -40,6 +40,15 @@ def _codes(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
 
+def _witness_arguments(group, program_help: str) -> None:
+    """--witness PROGRAM, --args, --time-limit (check and explain)."""
+    group.add_argument("--witness", type=Path, metavar="PROGRAM", help=program_help)
+    group.add_argument("--args", dest="witness_args", metavar="ARGUMENTS", default=None,
+                       help="the program's command line, split as a shell would (quote it: --args '1 2')")
+    group.add_argument("--time-limit", dest="witness_time_limit", type=float, default=None, metavar="SECONDS",
+                       help="stop each run after this long (default: 60)")
+
+
 def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     parser = _Parser(prog="rocmlint",
                      description="Find and fix CUDA-isms that break, corrupt results or crawl on AMD ROCm; "
@@ -83,13 +92,8 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
         "--witness RUNS the named program on the CPU executor (see `rocmlint verify --run`) at 64 and at 32 lanes and "
         "marks each wave-size finding (ROC201-ROC211) witnessed, not witnessed or not run: name only programs you "
         "trust.")
-    witness.add_argument("--witness", type=Path, metavar="PROGRAM",
-                         help="a single-file HIP (or hipified CUDA) program with a main(); lints it when no path is "
-                              "given")
-    witness.add_argument("--args", dest="witness_args", metavar="ARGUMENTS", default=None,
-                         help="the program's command line, split as a shell would (quote it: --args '1 2')")
-    witness.add_argument("--time-limit", dest="witness_time_limit", type=float, default=None, metavar="SECONDS",
-                         help="stop each run after this long (default: 60)")
+    _witness_arguments(witness, "a single-file HIP (or hipified CUDA) program with a main(); lints it when no path "
+                                "is given")
 
     explain = sub.add_parser("explain", help="why a line is or is not in the AMD build, and why rules fired")
     explain.add_argument("location", metavar="PATH:LINE")
@@ -99,13 +103,8 @@ def build_parser(with_verify: bool = True) -> argparse.ArgumentParser:
     explain.add_argument("--no-cache", action="store_true", help="neither read nor write the model cache")
     explain.add_argument("--port", action="append", default=[], metavar="PATH",
                          help="explain as if this file or folder were linted as a port (see check --port)")
-    explain.add_argument("--witness", type=Path, metavar="PROGRAM",
-                         help="also run this program at 64 and 32 lanes (see check --witness) and say whether it "
-                              "witnesses the wave-size findings on the line")
-    explain.add_argument("--args", dest="witness_args", metavar="ARGUMENTS", default=None,
-                         help="the witness program's command line")
-    explain.add_argument("--time-limit", dest="witness_time_limit", type=float, default=None, metavar="SECONDS",
-                         help="stop each witness run after this long (default: 60)")
+    _witness_arguments(explain, "also run this program at 64 and 32 lanes (see check --witness) and say whether it "
+                                "witnesses the wave-size findings on the line")
 
     report = sub.add_parser("report", help="a port plan: one verdict per file (rewrite, needs a look, mechanical, "
                                            "nothing to do), by folder, as Markdown or one HTML page")
