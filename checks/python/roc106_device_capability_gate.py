@@ -40,13 +40,15 @@ class DeviceCapabilityGate(Rule):
     Only gates are reported. A capability that becomes part of a cache key
     (`(shape, get_device_capability())`), indexes a table (`TABLE[cap]`, `cap in self._plans`)
     or is logged decides nothing by itself: quiet. A comparison with a value rocmlint cannot
-    evaluate (`>= self.min_capability`) is still a gate written in SM numbers, so it is
-    reported with a message saying what it is compared with. Comparisons the ROCm build never
+    evaluate (`>= self.min_capability`) is reported only where the code it switches on names
+    an NVIDIA-only feature (FlashAttention-3, TMA, `wgmma`, CUTLASS, ...): a gate against an
+    unknown number that raises, picks a path AMD has or only tunes is a question, not a finding. Comparisons the ROCm build never
     runs are quiet, whatever decides it: `torch.version.hip`, a project's platform variable
     (`if DEVICE_TYPE == "cuda":`, computed even when a user's environment override may force
     "cuda"), Triton's active backend (`IS_NVIDIA = ...get_current_target().backend == "cuda"`),
     the device's `gcnArchName`, a helper that returns early on ROCm, a device-name test, or a
-    back end that needs nvcc or `CUDA_HOME` (`is_available()` false on ROCm).
+    back end that needs nvcc or `CUDA_HOME` (`is_available()` false on ROCm). A module named for
+    ROCm (`rocm_flash_attn.py`, a `rocm/` folder) is an AMD back end: its `[0] != 9` means gfx9.
 
     What the gate switches decides too. A gate whose sides only choose tuning values (tile and
     block sizes, stages, warps, Triton configs), log text or Triton's environment is quiet: on
@@ -106,16 +108,21 @@ class DeviceCapabilityGate(Rule):
         "import torch\nSM = torch.cuda.get_device_capability(0)[0] * 10\nHOPPER = SM == 90\n",
         "import torch\ncap = (0, 0)\nif torch.cuda.is_available():\n    cap = torch.cuda.get_device_capability()\n"
         "needs_sm90 = pytest.mark.skipif(cap < (9, 0), reason='wgmma')\n",
-        "import torch\n\n\ndef usable(kernel):\n    return torch.cuda.get_device_capability() >= kernel.min_capability\n",
+        "import torch\n\n\ndef attention(q, k, v, kernel):\n"
+        "    if torch.cuda.get_device_capability() >= kernel.min_capability:\n"
+        "        return flash_attn_3(q, k, v)\n    return sdpa(q, k, v)\n",
         "import torch\n\n\ndef copy(x):\n    if x.is_cuda and torch.cuda.get_device_capability()[0] >= 8:\n"
         "        return cp_async_copy(x)\n    return x.clone()\n",
     )
 
     def check(self, ctx) -> None:
+        from rocmlint.manifest.kinds import named_for_rocm
         from rocmlint.project.python import nvidia_backend_import
 
         if nvidia_backend_import(ctx.source):
             return  # the checks pick an NVIDIA-only backend (CUTLASS DSL, FA3, ...), which never loads on ROCm
+        if named_for_rocm(ctx.path):
+            return  # an AMD back end (`rocm_flash_attn.py`): its capability numbers are AMD's, on purpose
         for hit in ctx.hits():
             path = ctx.node_path(hit.start)
             if len(path) < 2 or not isinstance(path[-2], ast.Call) or path[-2].func is not path[-1]:
@@ -135,9 +142,13 @@ class DeviceCapabilityGate(Rule):
             judged = [(v, switches) for v, switches in judged if not tuning_only(switches)]
             if not judged:
                 continue
-            unknown = [v for v, _ in judged if isinstance(v, str)]
-            if unknown:  # a gate against a value the AMD table cannot evaluate
-                ctx.report(ctx.span_of(call_path[-1]), UNKNOWN_MESSAGE.format(other=unknown[0]))
+            unknown = [(v, switches) for v, switches in judged if isinstance(v, str)]
+            if unknown:  # a gate against a value the AMD table cannot evaluate: reported only
+                # where what it switches is an NVIDIA-only feature (else a question, not a finding)
+                feature = nvidia_feature([n for _, sw in unknown for s in sw for n in s.on])
+                if feature:
+                    ctx.report(ctx.span_of(call_path[-1]), UNKNOWN_MESSAGE.format(other=unknown[0][0])
+                               + f" (it turns on `{feature}`)")
                 continue
             wrong = [(v, switches) for v, switches in judged if v.wrong]
             if wrong:
