@@ -155,6 +155,16 @@ def compare(program: str, runs: dict[int, RunResult], logs: dict[int, list[CopyR
                 a.site, a.nth, offset, values, a.kernels)
             break
     statuses = {wave: runs[wave].status for wave in WAVES}
+    stopped = any(runs[wave].outcome == "stopped" for wave in WAVES)
+    if found.witness is None and statuses[64] != statuses[32] and stopped:
+        # a run the executor stopped (out of bounds, a trap, a deadlock) copies less after it:
+        # the stop is the witness, the missing copies follow from it
+        reasons = {wave: runs[wave].message or f"exit {statuses[wave]}" for wave in WAVES}
+        found.witness = Witness("status", f"exit status {statuses[64]} at wave 64 ({reasons[64]}), {statuses[32]} "
+                                          f"at wave 32 ({reasons[32]})")
+        if len(wide) != len(narrow):
+            found.notes.append(f"{len(wide)} copies to the host at wave 64, {len(narrow)} at wave 32")
+        return found
     if found.witness is None and len(wide) != len(narrow):
         longer = 64 if len(wide) > len(narrow) else 32
         extra = (wide if longer == 64 else narrow)[min(len(wide), len(narrow))]
