@@ -230,6 +230,7 @@ struct hipDeviceProp_t {
 
 // hipHostMalloc flags (pinned memory is ordinary memory here)
 enum { hipHostMallocDefault = 0, hipHostMallocPortable = 1, hipHostMallocMapped = 2, hipHostMallocWriteCombined = 4 };
+enum { hipHostAllocDefault = 0, hipHostAllocPortable = 1, hipHostAllocMapped = 2, hipHostAllocWriteCombined = 4 };
 
 struct rocmlint_stream {
   int unused;
@@ -1693,6 +1694,10 @@ hipError_t hipHostMalloc(T** pointer, size_t bytes, unsigned = 0) {
   return ::rocmlint_exec::detail::allocate(reinterpret_cast<void**>(pointer), bytes, true);
 }
 template <class T>
+hipError_t hipHostAlloc(T** pointer, size_t bytes, unsigned flags = 0) {  // the older name
+  return hipHostMalloc(pointer, bytes, flags);
+}
+template <class T>
 hipError_t hipMallocHost(T** pointer, size_t bytes) {
   return ::rocmlint_exec::detail::allocate(reinterpret_cast<void**>(pointer), bytes, true);
 }
@@ -1798,6 +1803,8 @@ inline hipError_t hipEventElapsedTime(float* milliseconds, hipEvent_t start, hip
 #define cudaMalloc hipMalloc
 #define cudaMallocManaged hipMallocManaged
 #define cudaMallocHost hipHostMalloc
+#define cudaHostAlloc hipHostAlloc
+#define cudaHostAllocDefault hipHostMallocDefault
 #define cudaFree hipFree
 #define cudaFreeHost hipHostFree
 #define cudaMemcpy hipMemcpy
