@@ -20,7 +20,6 @@ import json
 import random
 import shlex
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -38,13 +37,6 @@ ORDER = ("witnessed", "no difference", "definition", "not reached", "not run", "
 
 # ----- inputs the campaign writes --------------------------------------------------------------
 
-def doubles(path: Path) -> None:
-    """65,536 doubles of a smooth signal with noise (what a compressor sees)."""
-    rng = random.Random(3)
-    values = [1000.0 + 0.01 * i + rng.gauss(0, 0.5) for i in range(65536)]
-    path.write_bytes(struct.pack(f"<{len(values)}d", *values))
-
-
 def ispd_grid(path: Path) -> None:
     """An ISPD'08 global-routing benchmark: a 40 x 40 grid of 2 layers, 200 nets of 2 to 40 pins."""
     rng = random.Random(5)
@@ -58,7 +50,7 @@ def ispd_grid(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-GENERATORS = {"doubles": doubles, "ispd_grid": ispd_grid}
+GENERATORS = {"ispd_grid": ispd_grid}
 
 
 # ----- one port ----------------------------------------------------------------------------------
