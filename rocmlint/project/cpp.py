@@ -389,7 +389,10 @@ class CppModel:
         """(replacement text, where) of an object-like macro another file of the project
         defines for the AMD build, when its live definitions agree (constants in headers)."""
         rel = self.rel(path) if path is not None else None
+        # another source file's #define never reaches this translation unit (HeCBench's
+        # snake-hip/main.cu `#define warp_size 32` is not softmax's `int warp_size`)
         live = [d for d in self.defs.get(name, ()) if d.rel != rel and d.reach is not False
+                and os.path.splitext(d.rel)[1].lower() not in SOURCE_EXTENSIONS
                 and self.reach.get(d.rel, Verdict(None)).value is not False]
         if not live or any(d.kind != "define" or d.params is not None or d.reach is None for d in live):
             return None
