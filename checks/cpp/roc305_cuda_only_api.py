@@ -43,7 +43,8 @@ class CudaOnlyApiUse(Rule):
     `cuda::annotated_ptr` ...) with or without their `<cuda/...>` include, and DLPack device
     checks against `kDLCUDA` that a ROCm tensor (`kDLROCM`) fails. `#include` lines are left
     to ROC303; a name the file defines itself for the AMD build (`#define __grid_constant__`,
-    a `__hgt2_mask` shim) is not reported; a line is reported once, naming its other uses.
+    a `__hgt2_mask` shim, an enumerator) is not reported; a line is reported once, naming its
+    other uses.
 
     ## Why is this bad?
     HIP has no declaration of these names: the AMD build stops compiling, and hipify leaves
@@ -87,6 +88,7 @@ class CudaOnlyApiUse(Rule):
     language = "cpp"
     message = "CUDA API that HIP lacks, in code the AMD build compiles"
     pattern = table.pattern()
+    anchors = table.anchors()  # fast: the pattern's look-behinds and word boundaries are tried at every byte
     fix_applicability = Applicability.UNSAFE
 
     valid = (
@@ -199,11 +201,12 @@ def _accepts_rocm(ctx, offset: int) -> bool:
 
 def _defined_here(ctx, name: str) -> bool:
     """The file defines ``name`` where the AMD build compiles it: a macro (`#define
-    __grid_constant__` on AMD) or a function (a `__hgt2_mask` shim)."""
+    __grid_constant__` on AMD), a function (a `__hgt2_mask` shim) or an enumerator."""
     key = ("roc305-defined", name)
     if key not in ctx.cache:
         word = re.escape(name.encode())
         definition = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+" + word + rb"\b"
+                                rb"|^[ \t]*" + word + rb"[ \t]*(?:=(?!=)|,)"  # an enumerator (dlpack.h's own)
                                 rb"|\b(?:__device__|__host__|__forceinline__|inline|static)\b[^;{}()=\n]*\b"
                                 + word + rb"\s*\(", re.MULTILINE)
         ctx.cache[key] = any(ctx.in_code(m.start()) and ctx.amd_reach(ctx.line_of(m.start())) is not False
