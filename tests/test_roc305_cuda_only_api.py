@@ -68,6 +68,26 @@ def test_every_entry_has_a_counterpart_or_none_and_says_what_it_is():
         re.compile(entry.regex)
 
 
+def test_every_entry_starts_with_a_literal_character():
+    """So that ``re`` skips to the pattern's first characters (a leading ``\\b`` or look-behind is
+    tried at every byte): each top-level branch of the rule's pattern starts with a literal."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        from re import _constants as C  # type: ignore[attr-defined]
+        from re import _parser as P  # type: ignore[attr-defined]
+    else:
+        import sre_constants as C
+        import sre_parse as P
+    for entry in table.CUDA_ONLY_APIS:
+        if entry.via:
+            continue
+        parsed = P.parse(entry.regex)
+        branches = parsed.data[0][1][1] if parsed.data[0][0] is C.BRANCH and len(parsed.data) == 1 else [parsed.data]
+        for branch in branches:
+            assert list(branch)[0][0] is C.LITERAL, entry.cuda
+
+
 def test_every_searched_entry_has_prefilter_factors():
     for entry in table.CUDA_ONLY_APIS:
         if not entry.via:
@@ -110,7 +130,7 @@ def test_nvshmem_messages_name_the_rocshmem_counterpart():
 
 def test_names_without_counterpart_say_a_rewrite_is_needed():
     [(_, message)] = messages("int tiles(int n) { return ::cuda::ceil_div(n, 128); }\n")
-    assert message.startswith("`::cuda::ceil_div` (libcu++ integer helper (<cuda/cmath>)) has no ROCm "
+    assert message.startswith("`cuda::ceil_div` (libcu++ integer helper (<cuda/cmath>)) has no ROCm "
                               "counterpart: this code needs a rewrite for AMD")
     [(_, message)] = messages("__global__ void k(const __grid_constant__ P p) {}\n")
     assert message.startswith("`__grid_constant__` (kernel parameter qualifier (sm_70+)) has no ROCm counterpart")

@@ -4,6 +4,7 @@ import re
 from typing import NamedTuple
 
 from rocmlint.cpp import cuda_only_apis as table
+from rocmlint.cpp.lexical import WORD_BYTES, starts_word
 from rocmlint.model import Applicability, Edit, Fix, Span
 from rocmlint.rule import Example, Rule
 
@@ -15,6 +16,10 @@ _CLUSTER_VARIABLE = re.compile(
 # `device.device_type == kDLCUDA`, `case kDLCUDA:`: what the unsafe fix rewrites
 _DLPACK_COMPARISON = re.compile(
     rb"(?<![\w.>)\]])(\w+(?:\(\))?(?:\s*(?:\.|->)\s*\w+(?:\(\))?)*)\s*(==|!=)\s*kDLCUDA\b(?!\s*[.(\[])")
+# what precedes or follows a name the file defines: `#define NAME`, `NAME = 2,`, `static __device__ T NAME(`
+_MACRO_HEAD = re.compile(rb"[ \t]*#[ \t]*define[ \t]+")
+_ENUMERATOR_TAIL = re.compile(rb"[ \t]*(?:=(?!=)|,)")
+_FUNCTION_HEAD = re.compile(rb"\b(?:__device__|__host__|__forceinline__|inline|static)\b[^;{}()=]*$")
 _ONE_LINE_STATEMENTS = frozenset({"return_statement", "expression_statement", "declaration"})
 
 
@@ -88,7 +93,6 @@ class CudaOnlyApiUse(Rule):
     language = "cpp"
     message = "CUDA API that HIP lacks, in code the AMD build compiles"
     pattern = table.pattern()
-    anchors = table.anchors()  # fast: the pattern's look-behinds and word boundaries are tried at every byte
     fix_applicability = Applicability.UNSAFE
 
     valid = (
@@ -140,15 +144,15 @@ class CudaOnlyApiUse(Rule):
         return table.literals()  # more names than the pattern's own factors can hold
 
     def check(self, ctx) -> None:
-        compiled = self.compiled_pattern()
         uses: list[_Use] = []
         clusters = False
+        source = ctx.source
         for hit in ctx.hits():
-            match = compiled.match(ctx.source, hit.start)
-            if match is None:
+            located = table.entry_at(source, hit.start) if _starts_name(source, hit.start) else None
+            if located is None:  # inside a word (`my_nvshmem_put`), another namespace's (`at::cuda::`)
                 continue
-            entry = table.entry_of(match)
-            use = _Use(hit.start, hit.end, entry, match.group().decode("utf-8", "replace"))
+            entry, name = located
+            use = _Use(hit.start, hit.end, entry, name)
             clusters = clusters or entry.cuda in ("cooperative_groups::this_cluster",
                                                   "cooperative_groups::cluster_group")
             if _reported(ctx, use):
@@ -169,6 +173,16 @@ class CudaOnlyApiUse(Rule):
                 message += "; also on this line: " + ", ".join(f"`{name}`" for name in others)
             fix = _dlpack_fix(ctx, line, found) if first.entry.cuda == "kDLCUDA" else None
             ctx.report(Span(first.start, first.end), message, fix)
+
+
+def _starts_name(source: bytes, start: int) -> bool:
+    """A match of the pattern that starts a name: not inside a word, and a ``cuda::`` not
+    qualified by another namespace (``::cuda::ceil_div`` is libcu++, ``at::cuda::`` is not)."""
+    if not starts_word(source, start):
+        return False
+    if source.startswith(b"cuda::", start) and source[max(start - 2, 0):start] == b"::":
+        return start < 3 or (source[start - 3] not in WORD_BYTES and source[start - 3:start - 2] != b">")
+    return True
 
 
 def _reported(ctx, use: _Use) -> bool:
@@ -201,16 +215,23 @@ def _accepts_rocm(ctx, offset: int) -> bool:
 
 def _defined_here(ctx, name: str) -> bool:
     """The file defines ``name`` where the AMD build compiles it: a macro (`#define
-    __grid_constant__` on AMD), a function (a `__hgt2_mask` shim) or an enumerator."""
+    __grid_constant__` on AMD), a function (a `__hgt2_mask` shim) or an enumerator. Read at
+    each occurrence of the name (a file may use hundreds of NVSHMEM names)."""
     key = ("roc305-defined", name)
     if key not in ctx.cache:
-        word = re.escape(name.encode())
-        definition = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+" + word + rb"\b"
-                                rb"|^[ \t]*" + word + rb"[ \t]*(?:=(?!=)|,)"  # an enumerator (dlpack.h's own)
-                                rb"|\b(?:__device__|__host__|__forceinline__|inline|static)\b[^;{}()=\n]*\b"
-                                + word + rb"\s*\(", re.MULTILINE)
-        ctx.cache[key] = any(ctx.in_code(m.start()) and ctx.amd_reach(ctx.line_of(m.start())) is not False
-                             for m in definition.finditer(ctx.source))
+        source, word = ctx.source, name.encode()
+        defined = False
+        at = source.find(word)
+        while at >= 0 and not defined:
+            line_start = source.rfind(b"\n", 0, at) + 1
+            line_end = source.find(b"\n", at)
+            before, after = source[line_start:at], source[at + len(word):line_end if line_end >= 0 else len(source)]
+            if starts_word(source, at) and (not after or after[:1] not in WORD_BYTES) and \
+                    (_MACRO_HEAD.fullmatch(before) or (not before.strip() and _ENUMERATOR_TAIL.match(after))
+                     or (_FUNCTION_HEAD.search(before) and after.lstrip().startswith(b"("))):
+                defined = ctx.in_code(at) and ctx.amd_reach(ctx.line_of(at)) is not False
+            at = source.find(word, at + 1)
+        ctx.cache[key] = defined
     return ctx.cache[key]
 
 

@@ -29,7 +29,11 @@ from functools import lru_cache
 @dataclass(frozen=True)
 class CudaOnlyApi:
     cuda: str  # the name or family as the table and the docs show it
-    regex: str  # what finds it in code (bounded by itself: ``\b``, look-behinds)
+    # What finds it in code: it starts with a literal character, and so does each of its top-level
+    # alternatives (``re`` then skips to those characters: a leading ``\b`` or look-behind is tried
+    # at every byte, 3 s a megabyte). ROC305 checks that a match starts a word, and that a
+    # ``cuda::`` name is not another namespace's (``at::cuda::``).
+    regex: str
     what: str  # what it is
     rocm: str | None  # the ROCm counterpart (markdown; ``{name}``: the name found,
     # ``{rest}``: the name after ``prefix``); None: there is none
@@ -49,40 +53,41 @@ _PLAIN_STORE = "a plain store `*ptr = value` keeps the result; the cache hint ha
 
 CUDA_ONLY_APIS: tuple[CudaOnlyApi, ...] = (
     # NVSHMEM
-    CudaOnlyApi("nvshmem_*", r"\bnvshmem_\w+", "NVSHMEM API", "rocSHMEM's `rocshmem_{rest}`", _ROCSHMEM_NOTE,
+    CudaOnlyApi("nvshmem_*", r"nvshmem_\w+", "NVSHMEM API", "rocSHMEM's `rocshmem_{rest}`", _ROCSHMEM_NOTE,
                 prefix="nvshmem_"),
-    CudaOnlyApi("nvshmemx_*", r"\bnvshmemx_\w+", "NVSHMEM extended API", "rocSHMEM's `rocshmem_{rest}`",
+    CudaOnlyApi("nvshmemx_*", r"nvshmemx_\w+", "NVSHMEM extended API", "rocSHMEM's `rocshmem_{rest}`",
                 _ROCSHMEM_NOTE + "; `_block` is `_wg`, `_warp` is `_wave`", prefix="nvshmemx_"),
-    CudaOnlyApi("NVSHMEM_*", r"\bNVSHMEMX?_[A-Z]\w*", "NVSHMEM constant", "rocSHMEM's `ROCSHMEM_{rest}`",
+    CudaOnlyApi("NVSHMEM_*", r"NVSHMEMX?_[A-Z]\w*", "NVSHMEM constant", "rocSHMEM's `ROCSHMEM_{rest}`",
                 _ROCSHMEM_NOTE, prefix="NVSHMEM_"),
     # Hopper's Tensor Memory Accelerator: descriptors and bulk tensor copies
-    CudaOnlyApi("CUtensorMap", r"\b(?:CUtensorMap\w*|CU_TENSOR_MAP_\w+)", f"TMA descriptor type or constant, {_TMA}", None,
+    CudaOnlyApi("CUtensorMap", r"CUtensorMap\w*|CU_TENSOR_MAP_\w+",
+                f"TMA descriptor type or constant, {_TMA}", None,
                 "AMD GPUs have no TMA: load tiles with ordinary (vectorised) loads"),
-    CudaOnlyApi("cuTensorMapEncode*", r"\bcuTensorMap(?:Encode\w*|ReplaceAddress)\b",
+    CudaOnlyApi("cuTensorMapEncode*", r"cuTensorMap(?:Encode\w*|ReplaceAddress)\b",
                 f"TMA descriptor driver API, {_TMA}", None, "AMD GPUs have no TMA"),
-    CudaOnlyApi("cuda::device::experimental::cp_async_bulk_*", r"\bcp_async_bulk\w*",
+    CudaOnlyApi("cuda::device::experimental::cp_async_bulk_*", r"cp_async_bulk\w*",
                 f"bulk (tensor) copies, cp.async.bulk, {_TMA}", None, "AMD GPUs have no bulk asynchronous copies"),
-    CudaOnlyApi("cuda::ptx::*", r"(?<![\w:])(?:::)?cuda::ptx::\w+", "libcu++ PTX instruction wrappers", None,
+    CudaOnlyApi("cuda::ptx::*", r"cuda::ptx::\w+", "libcu++ PTX instruction wrappers", None,
                 "PTX does not run on AMD GPUs"),
     # kernel qualifiers
-    CudaOnlyApi("__grid_constant__", r"\b__grid_constant__\b", "kernel parameter qualifier (sm_70+)", None,
+    CudaOnlyApi("__grid_constant__", r"__grid_constant__\b", "kernel parameter qualifier (sm_70+)", None,
                 "HIP has no such qualifier: `#define __grid_constant__` (empty) on AMD, where kernel arguments "
                 "are read-only already"),
     # thread-block clusters
-    CudaOnlyApi("__cluster_dims__", r"\b__cluster_dims__\b", f"kernel attribute, {_CLUSTER}", None, _NO_CLUSTERS),
-    CudaOnlyApi("cudaLaunchKernelEx", r"\bcu(?:da)?LaunchKernelExC?\b", "extensible kernel launch",
+    CudaOnlyApi("__cluster_dims__", r"__cluster_dims__\b", f"kernel attribute, {_CLUSTER}", None, _NO_CLUSTERS),
+    CudaOnlyApi("cudaLaunchKernelEx", r"cu(?:da)?LaunchKernelExC?\b", "extensible kernel launch",
                 "`hipLaunchKernelEx` (HIP 7.0 and later)",
                 "older HIP: `hipLaunchKernelGGL`; cluster dimensions have no meaning on AMD"),
     CudaOnlyApi("cudaLaunchAttributeClusterDimension",
-                r"\b(?:cudaLaunchAttributeCluster\w+|CU_LAUNCH_ATTRIBUTE_CLUSTER_\w+|cudaFuncAttribute"
-                r"(?:RequiredCluster\w+|NonPortableClusterSizeAllowed|ClusterSchedulingPolicyPreference)"
-                r"|cudaOccupancyMax(?:ActiveClusters|PotentialClusterSize))\b",
+                r"cudaLaunchAttributeCluster\w+|CU_LAUNCH_ATTRIBUTE_CLUSTER_\w+|cudaFuncAttribute"
+                r"(?:RequiredCluster\w+|NonPortableClusterSizeAllowed|ClusterSchedulingPolicyPreference)\b"
+                r"|cudaOccupancyMax(?:ActiveClusters|PotentialClusterSize)\b",
                 f"cluster launch attribute, {_CLUSTER}", None, _NO_CLUSTERS),
-    CudaOnlyApi("cooperative_groups::this_cluster", r"\bthis_cluster\b", f"cooperative groups, {_CLUSTER}", None,
+    CudaOnlyApi("cooperative_groups::this_cluster", r"this_cluster\b", f"cooperative groups, {_CLUSTER}", None,
                 _NO_CLUSTERS),
-    CudaOnlyApi("cooperative_groups::cluster_group", r"\bcluster_group\b", f"cooperative groups, {_CLUSTER}", None,
+    CudaOnlyApi("cooperative_groups::cluster_group", r"cluster_group\b", f"cooperative groups, {_CLUSTER}", None,
                 _NO_CLUSTERS),
-    CudaOnlyApi("cluster.map_shared_rank", r"\bmap_shared_rank\b",
+    CudaOnlyApi("cluster.map_shared_rank", r"map_shared_rank\b",
                 f"distributed shared memory, {_CLUSTER}", None,
                 "a block cannot read another block's shared memory on AMD: exchange through global memory"),
     CudaOnlyApi("cluster.sync()",
@@ -90,44 +95,44 @@ CUDA_ONLY_APIS: tuple[CudaOnlyApi, ...] = (
                 r"|dim_threads|num_threads|thread_rank|thread_index|query_shared_rank|size)\s*\(",
                 f"cluster_group member, {_CLUSTER}", None, _NO_CLUSTERS, via="cluster variable"),
     # other cooperative groups
-    CudaOnlyApi("cooperative_groups::labeled_partition", r"\blabeled_partition\b",
+    CudaOnlyApi("cooperative_groups::labeled_partition", r"labeled_partition\b",
                 "cooperative groups partition by label (sm_70+)", None,
                 "group the lanes with `__match_any` or a `tiled_partition`"),
     # intrinsics HIP does not define
-    CudaOnlyApi("__h*2_mask", r"\b__h(?:eq|ne|lt|le|gt|ge)u?2_mask\b", "half2 comparison mask intrinsic", None,
+    CudaOnlyApi("__h*2_mask", r"__h(?:eq|ne|lt|le|gt|ge)u?2_mask\b", "half2 comparison mask intrinsic", None,
                 "HIP has only the __h*2 forms (1.0/0.0 per half): build the 0xFFFF-per-half mask from them"),
-    CudaOnlyApi("__stcs", r"\b__stcs\b", "streaming store intrinsic",
+    CudaOnlyApi("__stcs", r"__stcs\b", "streaming store intrinsic",
                 "`__builtin_nontemporal_store(value, ptr)`", "clang's non-temporal store; note the argument order"),
-    CudaOnlyApi("__stcg / __stwb / __stwt", r"\b__st(?:cg|wb|wt)\b", "cache-hinted store intrinsic", None,
+    CudaOnlyApi("__stcg / __stwb / __stwt", r"__st(?:cg|wb|wt)\b", "cache-hinted store intrinsic", None,
                 _PLAIN_STORE),
-    CudaOnlyApi("__ldlu / __ldcv", r"\b__ld(?:lu|cv)\b", "cache-hinted load intrinsic", None,
+    CudaOnlyApi("__ldlu / __ldcv", r"__ld(?:lu|cv)\b", "cache-hinted load intrinsic", None,
                 "a plain load (`__ldcv`: a volatile one) keeps the result; the cache hint has no HIP spelling"),
-    CudaOnlyApi("__nanosleep", r"\b__nanosleep\b", "sleep intrinsic (sm_70+)", "`__builtin_amdgcn_s_sleep(n)`",
+    CudaOnlyApi("__nanosleep", r"__nanosleep\b", "sleep intrinsic (sm_70+)", "`__builtin_amdgcn_s_sleep(n)`",
                 "it sleeps about 64 x n clock cycles, not n nanoseconds, and n must be a constant"),
     # libcu++ (cuda::, cuda::std::), with or without its <cuda/...> include
-    CudaOnlyApi("cuda::std::*", r"(?<![\w:])(?:::)?cuda::std::\w+", "libcu++ standard library",
+    CudaOnlyApi("cuda::std::*", r"cuda::std::\w+", "libcu++ standard library",
                 _LIBHIPCXX, "or the host standard library in host code"),
-    CudaOnlyApi("cuda::atomic_ref", r"(?<![\w:])(?:::)?cuda::atomic(?:_ref)?\b", "libcu++ scoped atomics",
+    CudaOnlyApi("cuda::atomic_ref", r"cuda::atomic(?:_ref)?\b", "libcu++ scoped atomics",
                 _LIBHIPCXX, "or HIP's atomic functions"),
     CudaOnlyApi("cuda::barrier / cuda::memcpy_async",
-                r"(?<![\w:])(?:::)?cuda::(?:barrier|latch|binary_semaphore|counting_semaphore|atomic_thread_fence"
-                r"|thread_scope_(?:system|device|block|thread)|aligned_size_t|memcpy_async)\b", "libcu++ synchronisation and copies",
-                _LIBHIPCXX,
+                r"cuda::(?:barrier|latch|binary_semaphore|counting_semaphore|atomic_thread_fence"
+                r"|thread_scope_(?:system|device|block|thread)|aligned_size_t|memcpy_async)\b",
+                "libcu++ synchronisation and copies", _LIBHIPCXX,
                 "`memcpy_async` is a plain copy there: no asynchronous or bulk (TMA) copy"),
-    CudaOnlyApi("cuda::pipeline", r"(?<![\w:])(?:::)?cuda::(?:pipeline|make_pipeline)\w*",
+    CudaOnlyApi("cuda::pipeline", r"cuda::(?:pipeline|make_pipeline)\w*",
                 "libcu++ asynchronous-copy pipeline", None, "libhipcxx has no pipelines: copy synchronously"),
-    CudaOnlyApi("cuda::ceil_div", r"(?<![\w:])(?:::)?cuda::(?:ceil_div|round_up|round_down)\b",
+    CudaOnlyApi("cuda::ceil_div", r"cuda::(?:ceil_div|round_up|round_down)\b",
                 "libcu++ integer helper (<cuda/cmath>)", None, "write `(a + b - 1) / b`"),
     CudaOnlyApi("cuda::annotated_ptr",
-                r"(?<![\w:])(?:::)?cuda::(?:annotated_ptr|access_property|apply_access_property"
+                r"cuda::(?:annotated_ptr|access_property|apply_access_property"
                 r"|associate_access_property|discard_memory)\b", "libcu++ L2 cache-residency control", None,
                 "drop the hint on AMD"),
     # DLPack
-    CudaOnlyApi("kDLCUDA", r"\bkDLCUDA\b", "DLPack device type", "`kDLROCM`",
+    CudaOnlyApi("kDLCUDA", r"kDLCUDA\b", "DLPack device type", "`kDLROCM`",
                 "a ROCm tensor reports `kDLROCM`: accept it too"),
-    CudaOnlyApi("kDLCUDAHost", r"\bkDLCUDAHost\b", "DLPack device type (pinned host memory)", "`kDLROCMHost`",
+    CudaOnlyApi("kDLCUDAHost", r"kDLCUDAHost\b", "DLPack device type (pinned host memory)", "`kDLROCMHost`",
                 "pinned memory of a ROCm tensor reports `kDLROCMHost`: accept it too"),
-    CudaOnlyApi("kDLGPU", r"\bkDLGPU\b", "DLPack device type (the name before DLPack 0.6)", "`kDLROCM`",
+    CudaOnlyApi("kDLGPU", r"kDLGPU\b", "DLPack device type (the name before DLPack 0.6)", "`kDLROCM`",
                 "a ROCm tensor reports `kDLROCM`: accept it too"),
 )
 
@@ -136,18 +141,15 @@ DLPACK_ROCM = re.compile(rb"\bkDLROCM")
 DLPACK_NAMED_NOTE = "a tensor this code exports from the AMD build is on `{rocm}`: name that there"
 
 
-def _group(index: int) -> str:
-    return f"api{index}"
-
-
 @lru_cache(maxsize=1)
 def _searched() -> tuple[CudaOnlyApi, ...]:
     return tuple(e for e in CUDA_ONLY_APIS if not e.via)
 
 
 def pattern() -> str:
-    """One regex over the table's names (each entry a named group), the rule's prefilter."""
-    return "|".join(f"(?P<{_group(i)}>{e.regex})" for i, e in enumerate(_searched()))
+    """One regex over the table's names, the rule's pattern: a top-level alternation whose every
+    branch starts with a literal character."""
+    return "|".join(e.regex for e in _searched())
 
 
 def literals() -> tuple[bytes, ...]:
@@ -163,23 +165,19 @@ def literals() -> tuple[bytes, ...]:
     return tuple(sorted(k for k in keys if not any(o != k and o in k for o in keys)))
 
 
-# Short literals one of which every match of ``pattern()`` holds: ROC305's anchors (``Rule.anchors``).
-# ``pattern()`` starts with look-behinds and word boundaries, which ``re`` tries at every byte
-# (3 s a megabyte); literal anchors find the lines to run it on.
-ANCHOR_WORDS = ("nvshmem", "NVSHMEM", "CU_TENSOR_MAP_", "CUtensorMap", "cuTensorMap", "cp_async_bulk", "cuda::",
-                "__grid_constant__", "__cluster_dims__", "LaunchKernelEx", "Cluster", "CLUSTER_", "this_cluster",
-                "cluster_group", "map_shared_rank", "labeled_partition", "2_mask", "__st", "__ldlu", "__ldcv",
-                "__nanosleep", "kDL")
+@lru_cache(maxsize=None)
+def _compiled_bytes(entry: CudaOnlyApi) -> "re.Pattern[bytes]":
+    return re.compile(entry.regex.encode())
 
 
-def anchors() -> tuple[str, ...]:
-    return tuple(re.escape(word) for word in ANCHOR_WORDS)
-
-
-def entry_of(match: "re.Match[bytes]") -> CudaOnlyApi:
-    """The entry of a match of ``pattern()``."""
-    assert match.lastgroup is not None
-    return _searched()[int(match.lastgroup[3:])]
+def entry_at(source: bytes, start: int) -> tuple[CudaOnlyApi, str] | None:
+    """The entry ``pattern()`` matched at ``start`` (the first that matches there, as the
+    alternation tries them) and the name it matched."""
+    for entry in _searched():
+        m = _compiled_bytes(entry).match(source, start)
+        if m is not None:
+            return entry, m.group().decode("utf-8", "replace")
+    return None
 
 
 @lru_cache(maxsize=None)
