@@ -54,6 +54,11 @@ def run_witness(program: Path, arguments: tuple[str, ...], time_limit: float, fl
     if found.witness is None:
         return WitnessRun(name, message=f"{found.copies[64]} copies to the host and the exit status are the same "
                                         "at 64 and 32 lanes", launched=launched)
+    for wave, kernels_run in found.launched_by_wave.items():
+        if not kernels_run and found.runs[wave].status != 0:  # it refused the wave size, or broke at start
+            reason = found.runs[wave].message or f"exit {found.runs[wave].status}"
+            return WitnessRun(name, message=f"the program ends at wave {wave} before any kernel runs ({reason})",
+                              outcome=NOT_RUN, launched=launched)
     kernels = found.witness.kernels
     if not kernels:  # a stop: the message names the kernel it stopped in
         stopped = [m.group(1) for result in found.runs.values() for m in _STOPPED_IN.finditer(result.message or "")]

@@ -211,3 +211,18 @@ def test_witness_usage_errors(tmp_path, capsys, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)
     assert main(["check", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+@needs_clang
+def test_a_program_that_refuses_a_wave_size_leaves_its_findings_not_run(tmp_path, capsys, monkeypatch):
+    (tmp_path / "only32.hip").write_text(
+        "#include <hip/hip_runtime.h>\n#include <cstdio>\n"
+        "__global__ void k(int* out) {\n  unsigned m = __ballot(out[threadIdx.x] > 0);\n  out[threadIdx.x] = __popc(m);\n}\n"
+        "int main() {\n  int wave = 0;\n  hipDeviceGetAttribute(&wave, hipDeviceAttributeWarpSize, 0);\n"
+        "  if (wave != 32) { printf(\"Wave size must be 32\\n\"); return 1; }\n"
+        "  int* out;\n  hipMalloc(&out, 64 * sizeof(int));\n  hipMemset(out, 0, 64 * sizeof(int));\n"
+        "  k<<<1, 64>>>(out);\n  hipDeviceSynchronize();\n  return 0;\n}\n")
+    _code, out = run_cli(["check", "--no-cache", "--witness", "only32.hip", "--output-format", "json"], tmp_path,
+                         capsys, monkeypatch)
+    marks = {(f["witness"]["status"], f["witness"]["detail"]) for f in json.loads(out)}
+    assert marks == {("not run", "the program ends at wave 64 before any kernel runs (exit 1: Wave size must be 32)")}

@@ -80,6 +80,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0                 # both builds and runs
     launched: tuple[str, ...] = ()       # every kernel either run launched
+    launched_by_wave: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def not_run(self) -> str | None:
@@ -133,9 +134,11 @@ def _kernels_text(kernels: tuple[str, ...]) -> str:
 
 
 def compare(program: str, runs: dict[int, RunResult], logs: dict[int, list[CopyRecord]]) -> Comparison:
-    launched = tuple(dict.fromkeys(r.site for wave in WAVES for r in logs[wave] if r.kind == "launch"))
+    by_wave = {wave: tuple(r.site for r in logs[wave] if r.kind == "launch") for wave in WAVES}
+    launched = tuple(dict.fromkeys(by_wave[64] + by_wave[32]))
     logs = {wave: [r for r in logs[wave] if r.kind != "launch"] for wave in WAVES}
-    found = Comparison(program, runs, {wave: len(logs[wave]) for wave in WAVES}, launched=launched)
+    found = Comparison(program, runs, {wave: len(logs[wave]) for wave in WAVES}, launched=launched,
+                       launched_by_wave=by_wave)
     if found.not_run:
         return found
     wide, narrow = logs[64], logs[32]
