@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from rocmlint.cpp.rewrite_blockers import BLOCKERS
 from rocmlint.model import Span
 from rocmlint.rule import Rule
 
@@ -41,11 +42,11 @@ class RewriteNotPort(Rule):
     name = "rewrite-not-port"
     language = "cpp"
     message = "rewrite, not port: the file is built on NVIDIA machinery with nothing on AMD to map to"
-    pattern = (r"CollectiveMma|CollectiveBuilder|CollectiveEpilogue|KernelTmaWarpSpecialized|MainloopSm|"
-               r"cutlass::gemm::collective|CUtensorMap|cuTensorMapEncode|make_tma_|_TMA_|TmaDescriptor|"
-               r"cp\.async\.bulk\.tensor|prefetch\.tensormap|tcgen05|tmem_|TMEM_|SM100_MMA_|UMMA::|wgmma|SM90_64x|"
-               r"GMMA::|warpgroup_|__cluster_dims__|cluster_ctarank|block_rank_in_cluster|cluster_sync|"
-               r"ClusterDimension|this_cluster|shared::cluster|barrier\.cluster|nvshmem")
+    # A verdict on the whole file: one hit at its start, no regex over it. The blockers' anchors
+    # are the prefilter's literals (one Aho-Corasick pass); `rewrite_blockers` finds them with
+    # bytes.find (a CUTLASS header names them thousands of times).
+    pattern = r"\A"
+    requires_any = tuple(anchor for blocker in BLOCKERS for anchor in blocker.anchors)
 
     valid = (
         # a HIP-portable kernel

@@ -16,26 +16,36 @@ if TYPE_CHECKING:
 class Blocker:
     label: str
     instead: str        # what an AMD version is built on
-    spelling: "re.Pattern[bytes]"
+    anchors: tuple[bytes, ...]  # the literal start of each spelling (found with bytes.find: fast)
+    spelling: "re.Pattern[bytes]"  # the spellings, matched where an anchor is found
+
+
+def _blocker(label: str, instead: str, *anchors: str, tail: bytes = rb"\w*\b") -> Blocker:
+    """Spellings that are an anchor followed by ``tail`` (the rest of a name, by default)."""
+    encoded = tuple(a.encode() for a in anchors)
+    return Blocker(label, instead, encoded,
+                   re.compile(b"(?:" + b"|".join(re.escape(a) for a in encoded) + b")" + tail))
 
 
 BLOCKERS = (
-    Blocker("a CUTLASS 3 collective mainloop", "a CK (composable_kernel) or hipBLASLt kernel",
-            re.compile(rb"\b(?:CollectiveMma|CollectiveBuilder|CollectiveEpilogue|KernelTmaWarpSpecialized\w*|"
-                       rb"MainloopSm(?:90|100)\w*|cutlass::gemm::collective)\b")),
-    Blocker("TMA descriptors and bulk tensor copies", "buffer loads into LDS",
-            re.compile(rb"\b(?:CUtensorMap|cuTensorMapEncode\w*|make_tma_copy|make_tma_atom|SM(?:90|100)_TMA_\w+|"
-                       rb"TmaDescriptor)\b|cp\.async\.bulk\.tensor|prefetch\.tensormap")),
-    Blocker("tensor memory and tcgen05 (Blackwell)", "MFMA/WMMA with accumulators in registers",
-            re.compile(rb"\btcgen05\b|\b(?:tmem_\w+|TMEM_\w*|SM100_MMA_\w+|UMMA::\w+)\b")),
-    Blocker("wgmma (Hopper warpgroup MMA)", "MFMA (CDNA) or WMMA (RDNA) through rocWMMA or CK",
-            re.compile(rb"\bwgmma\b|\b(?:SM90_64x\w+|GMMA::\w+|warpgroup_arrive|warpgroup_wait|warpgroup_commit_batch)\b")),
-    Blocker("thread-block clusters and distributed shared memory", "global memory between blocks (AMD has no clusters)",
-            re.compile(rb"\b(?:__cluster_dims__|cluster_ctarank|block_rank_in_cluster|cluster_sync|"
-                       rb"cudaLaunchAttributeClusterDimension|this_cluster)\b|mapa\.shared::cluster|barrier\.cluster")),
-    Blocker("the NVSHMEM device API", "rocSHMEM (roc_shmem_*)",
-            re.compile(rb"\bnvshmemx?_\w+\s*\(|#\s*include\s*[<\"]nvshmemx?\.h[>\"]")),
+    _blocker("a CUTLASS 3 collective mainloop", "a CK (composable_kernel) or hipBLASLt kernel",
+             "CollectiveMma", "CollectiveBuilder", "CollectiveEpilogue", "KernelTmaWarpSpecialized", "MainloopSm90",
+             "MainloopSm100", "cutlass::gemm::collective"),
+    _blocker("TMA descriptors and bulk tensor copies", "buffer loads into LDS",
+             "CUtensorMap", "cuTensorMapEncode", "make_tma_copy", "make_tma_atom", "SM90_TMA_", "SM100_TMA_",
+             "TmaDescriptor", "cp.async.bulk.tensor", "prefetch.tensormap", tail=b""),
+    _blocker("tensor memory and tcgen05 (Blackwell)", "MFMA/WMMA with accumulators in registers",
+             "tcgen05", "tmem_", "TMEM_", "SM100_MMA_", "UMMA::"),
+    _blocker("wgmma (Hopper warpgroup MMA)", "MFMA (CDNA) or WMMA (RDNA) through rocWMMA or CK",
+             "wgmma", "SM90_64x", "GMMA::", "warpgroup_arrive", "warpgroup_wait", "warpgroup_commit_batch"),
+    _blocker("thread-block clusters and distributed shared memory", "global memory between blocks (AMD has no clusters)",
+             "__cluster_dims__", "cluster_ctarank", "block_rank_in_cluster", "cluster_sync",
+             "cudaLaunchAttributeClusterDimension", "this_cluster", "mapa.shared::cluster", "barrier.cluster",
+             tail=b""),
+    _blocker("the NVSHMEM device API", "rocSHMEM (roc_shmem_*)", "nvshmem_", "nvshmemx_", "nvshmem.h", "nvshmemx.h",
+             tail=rb"(?:\w*\s*\(|[>\"])"),
 )
+MAX_SITES = 16  # occurrences of one spelling looked at: enough for the first lines of a message
 
 
 @dataclass(frozen=True)
@@ -44,12 +54,33 @@ class Found:
     lines: tuple[int, ...]  # 1-based
 
 
+MAX_LINES = 9  # more than any message shows: a CUTLASS header names a blocker thousands of times
+
+
 def rewrite_blockers(ctx: "CppContext") -> list[Found]:
-    """The blockers the AMD view of the file uses, with their lines, in table order."""
+    """The blockers the AMD view of the file uses, with their first lines, in table order."""
+    source = ctx.source
     found = []
     for blocker in BLOCKERS:
-        lines = sorted({ctx.line_of(m.start()) + 1 for m in blocker.spelling.finditer(ctx.source)
-                        if not ctx.in_comment(m.start()) and not ctx.nvidia_only(m.start())})
+        sites = []
+        for anchor in blocker.anchors:
+            at = source.find(anchor)
+            for _ in range(MAX_SITES):
+                if at < 0:
+                    break
+                sites.append(at)
+                at = source.find(anchor, at + 1)
+        lines: list[int] = []
+        for at in sorted(sites):
+            if at and (source[at - 1:at].isalnum() or source[at - 1] == 0x5F) and source[at] not in b".#_":
+                continue  # inside a longer name (`xtmem_`), not the blocker's
+            line = ctx.line_of(at) + 1
+            if lines and lines[-1] == line or not blocker.spelling.match(source, at) or ctx.in_comment(at) \
+                    or ctx.nvidia_only(at):
+                continue
+            lines.append(line)
+            if len(lines) >= MAX_LINES:
+                break
         if lines:
             found.append(Found(blocker, tuple(lines)))
     return found
