@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 class Blocker:
     label: str
     instead: str        # what an AMD version is built on
-    anchors: tuple[bytes, ...]  # the literal start of each spelling (found with bytes.find: fast)
+    anchors: tuple[bytes, ...]  # the literal start of each spelling (found by one automaton pass)
     spelling: "re.Pattern[bytes]"  # the spellings, matched where an anchor is found
 
 
@@ -45,7 +46,7 @@ BLOCKERS = (
     _blocker("the NVSHMEM device API", "rocSHMEM (roc_shmem_*)", "nvshmem_", "nvshmemx_", "nvshmem.h", "nvshmemx.h",
              tail=rb"(?:\w*\s*\(|[>\"])"),
 )
-MAX_SITES = 16  # occurrences of one spelling looked at: enough for the first lines of a message
+MAX_SITES = 64  # occurrences of a blocker looked at: enough for the first lines of a message
 
 
 @dataclass(frozen=True)
@@ -57,21 +58,29 @@ class Found:
 MAX_LINES = 9  # more than any message shows: a CUTLASS header names a blocker thousands of times
 
 
+@lru_cache(maxsize=1)
+def _automaton():
+    """Every blocker's anchors in one automaton: one pass over a file finds them all."""
+    from ahocorasick_rs import BytesAhoCorasick, Implementation
+
+    owners = [index for index, blocker in enumerate(BLOCKERS) for _anchor in blocker.anchors]
+    anchors = [anchor for blocker in BLOCKERS for anchor in blocker.anchors]
+    return BytesAhoCorasick(anchors, implementation=Implementation.DFA), owners
+
+
 def rewrite_blockers(ctx: "CppContext") -> list[Found]:
     """The blockers the AMD view of the file uses, with their first lines, in table order."""
     source = ctx.source
+    automaton, owners = _automaton()
+    sites: list[list[int]] = [[] for _ in BLOCKERS]
+    for index, at, _end in automaton.find_matches_as_indexes(source, overlapping=True):
+        owned = sites[owners[index]]
+        if len(owned) < MAX_SITES:
+            owned.append(at)
     found = []
-    for blocker in BLOCKERS:
-        sites = []
-        for anchor in blocker.anchors:
-            at = source.find(anchor)
-            for _ in range(MAX_SITES):
-                if at < 0:
-                    break
-                sites.append(at)
-                at = source.find(anchor, at + 1)
+    for blocker, starts in zip(BLOCKERS, sites):
         lines: list[int] = []
-        for at in sorted(sites):
+        for at in starts:
             if at and (source[at - 1:at].isalnum() or source[at - 1] == 0x5F) and source[at] not in b".#_":
                 continue  # inside a longer name (`xtmem_`), not the blocker's
             line = ctx.line_of(at) + 1
