@@ -117,8 +117,8 @@ class CudaOnlyDependency(Rule):
     )
 
     def check(self, ctx) -> None:
-        if ctx.kind == "shell":
-            return  # launchers install nothing this rule reads
+        if ctx.kind in ("shell", "cmake"):
+            return  # launchers and CMake files install nothing this rule reads
         # packaging costs ~60 ms to import: only for files the prefilter lets through.
         from rocmlint.manifest.fix import move_to_cuda_extra
         from rocmlint.manifest.kinds import named_for_rocm

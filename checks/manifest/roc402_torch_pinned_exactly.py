@@ -85,7 +85,7 @@ class TorchPinnedExactly(Rule):
     )
 
     def check(self, ctx) -> None:
-        if ctx.kind in ("dockerfile", "shell") or ctx.for_nvidia_only:
+        if ctx.kind in ("dockerfile", "shell", "cmake") or ctx.for_nvidia_only:
             return
         # packaging costs ~60 ms to import: only for files the prefilter lets through.
         from packaging.utils import canonicalize_name

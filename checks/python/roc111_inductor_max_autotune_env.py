@@ -130,7 +130,7 @@ class InductorMaxAutotuneEnv(Rule):
         ctx.report(ctx.span_of(path[-1]), message, gated_fix(ctx, "Only on NVIDIA", [edit]))
 
     def _check_lines(self, ctx) -> None:
-        if ctx.for_nvidia_only:
+        if ctx.for_nvidia_only or ctx.kind == "cmake":
             return
         text = ctx.source.decode("utf-8", errors="surrogateescape")
         if len(text) != len(ctx.source):

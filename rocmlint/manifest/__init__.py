@@ -1,5 +1,6 @@
 """The manifest half: dependency files (pyproject.toml, requirement files, setup.cfg,
-setup.py, conda environments), Dockerfiles and shell launchers.
+setup.py, conda environments), Dockerfiles, shell launchers and CMake files (their flag
+variables: `cmake_flags`).
 
 Each file kind is read with its ecosystem's own parser (tomllib, packaging, configparser,
 ast, PyYAML, dockerfile-parse); parsed values are mapped back to byte spans.

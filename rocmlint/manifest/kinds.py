@@ -14,6 +14,7 @@ _NAMES = (
     ("conda", re.compile(r"(?i)(?:[\w.-]*environment[\w.-]*|conda[\w.-]*)\.ya?ml")),
     ("dockerfile", re.compile(r"(?i)(?:docker|container)file(?:\.[\w.-]+)?|[\w.-]+\.(?:docker|container)file")),
     ("shell", re.compile(r"(?i)[\w.-]+\.(?:sh|bash)")),
+    ("cmake", re.compile(r"CMakeLists\.txt|[\w.-]+\.cmake")),
 )
 _REQUIREMENTS_FOLDER = re.compile(r"(?i)(?:requirements|reqs)")
 _REQUIREMENTS_SUFFIX = re.compile(r"(?i)[\w.-]+\.(?:txt|in)")
@@ -42,7 +43,7 @@ _ROCM_NAME = READERS["manifest"]  # amd64: the CPU
 
 
 def manifest_kind(path: str | os.PathLike[str]) -> str | None:
-    """'pyproject', 'setup_cfg', 'setup_py', 'requirements', 'conda', 'dockerfile', 'shell' or None."""
+    """'pyproject', 'setup_cfg', 'setup_py', 'requirements', 'conda', 'dockerfile', 'shell', 'cmake' or None."""
     name = os.path.basename(path)
     if name == "setup.py":
         return "setup_py"
