@@ -145,10 +145,16 @@ def judge(compare: ast.AST, resolve: Resolver, returned: Returned = _no_helpers)
     (an empty ``wrong`` when its answer is the same on every NVIDIA GPU). ``returned`` gives
     what a helper call returns."""
     try:
-        on_nvidia = {c: bool(evaluate(compare, c, resolve, returned=returned)) for c in NVIDIA_CAPABILITIES}
-        on_amd = {g: bool(evaluate(compare, g.capability, resolve, returned=returned)) for g in AMD_GPUS}
+        return judge_answers(lambda capability: bool(evaluate(compare, capability, resolve, returned=returned)))
     except (Unknown, TypeError, ValueError, ZeroDivisionError):
         return None
+
+
+def judge_answers(answer: Callable[[tuple[int, int]], bool]) -> Judgement:
+    """Judge a test of the capability given as its answer for each capability (the C++ half
+    evaluates its own expressions); ``answer`` may raise, and the caller catches."""
+    on_nvidia = {c: answer(c) for c in NVIDIA_CAPABILITIES}
+    on_amd = {g: answer(g.capability) for g in AMD_GPUS}
     true_on = tuple(g for g in AMD_GPUS if on_amd[g])
     if len(set(on_nvidia.values())) == 1:
         return Judgement("nothing", (), nvidia_only=False, true_on=true_on)  # the same answer on every GPU
