@@ -43,8 +43,8 @@ class RewriteNotPort(Rule):
     language = "cpp"
     message = "rewrite, not port: the file is built on NVIDIA machinery with nothing on AMD to map to"
     # A verdict on the whole file: one hit at its start, no regex over it. The blockers' anchors
-    # are the prefilter's literals (one Aho-Corasick pass); `rewrite_blockers` finds them with
-    # bytes.find (a CUTLASS header names them thousands of times).
+    # are the prefilter's literals, and `rewrite_blockers` finds them in one automaton pass (a
+    # CUTLASS header names them thousands of times).
     pattern = r"\A"
     requires_any = tuple(anchor for blocker in BLOCKERS for anchor in blocker.anchors)
 
