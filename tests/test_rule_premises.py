@@ -98,10 +98,14 @@ def test_capability_in_a_key_an_index_or_a_log_is_not_a_gate():
     ''', ("ROC106",)) == []
 
 
-def test_a_gate_against_an_unknown_value_says_what_it_is_compared_with():
-    found = codes("import torch\nok = torch.cuda.get_device_capability() >= kernel.min_capability\n", ("ROC106",))
+def test_a_gate_against_an_unknown_value_is_reported_only_where_it_turns_on_an_nvidia_feature():
+    found = codes("import torch\nif torch.cuda.get_device_capability() >= kernel.min_capability:\n"
+                  "    out = flash_attn_3(q, k, v)\n", ("ROC106",))
     assert [(c, line) for c, line, _ in found] == [("ROC106", 2)]
     assert "against `kernel.min_capability`, which rocmlint cannot evaluate" in found[0][2]
+    assert "(it turns on `flash_attn_3`)" in found[0][2]
+    # a question, not a finding: the value is unknown and what it switches is no NVIDIA-only feature
+    assert codes("import torch\nok = torch.cuda.get_device_capability() >= kernel.min_capability\n", ("ROC106",)) == []
     feature = codes("import torch\nok = torch.cuda.get_device_capability() >= (9, 0)\n", ("ROC106",))
     assert "tests an NVIDIA architecture (SM 9.0+)" in feature[0][2]
 
