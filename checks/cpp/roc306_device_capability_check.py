@@ -93,6 +93,8 @@ class DeviceCapabilityCheck(Rule):
     message = "compute-capability comparison picks an NVIDIA architecture's path on AMD GPUs"
     pattern = (r"(?:\.|->)[ \t]*(?:major|minor)\b|ComputeCapabilityM(?:ajor|inor)\b"
                r"|COMPUTE_CAPABILITY_M(?:AJOR|INOR)\b")
+    # the pattern opens with `.`/`->`, which re scans slowly: these literals sit inside every match
+    anchors = (r"major\b", r"minor\b", r"ComputeCapabilityM", r"COMPUTE_CAPABILITY_M")
     requires_any = (b"DeviceProp", b"deviceProp", b"device_prop", b"dprop", b"ComputeCapabilityM",
                     b"COMPUTE_CAPABILITY_M")
     fix_applicability = Applicability.DISPLAY_ONLY
