@@ -159,9 +159,13 @@ class CudaOnlyApiUse(Rule):
                 uses.append(use)
         if clusters:
             uses.extend(use for use in _cluster_members(ctx) if _reported(ctx, use))
+        uses.sort()
+        folded = [u for u in uses if u.entry.once_a_file]
+        more = {id(folded[0]): len(folded) - 1} if folded else {}
         by_line: dict[int, list[_Use]] = {}
-        for use in sorted(uses):
-            by_line.setdefault(ctx.line_of(use.start), []).append(use)
+        for use in uses:
+            if not use.entry.once_a_file or id(use) in more:
+                by_line.setdefault(ctx.line_of(use.start), []).append(use)
         for line, found in by_line.items():
             first = found[0]
             others = list(dict.fromkeys(u.name for u in found[1:] if u.name != first.name))
@@ -171,6 +175,8 @@ class CudaOnlyApiUse(Rule):
             message = table.message(first.entry, first.name, note)
             if others:
                 message += "; also on this line: " + ", ".join(f"`{name}`" for name in others)
+            if more.get(id(first)):
+                message += f" ({more[id(first)]} more use{'s' if more[id(first)] != 1 else ''} in this file)"
             fix = _dlpack_fix(ctx, line, found) if first.entry.cuda == "kDLCUDA" else None
             ctx.report(Span(first.start, first.end), message, fix)
 

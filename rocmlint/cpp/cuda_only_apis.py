@@ -42,6 +42,9 @@ class CudaOnlyApi:
     # "cluster variable": not in the rule's pattern; found on variables that a `this_cluster()`
     # call initialises (``cluster.sync()``), after a hit of this file's cluster entries
     via: str = ""
+    # a library swap the file makes once (libhipcxx for `cuda::std::`): its first use is reported
+    # with a count of the others, as ROC302 reports CUTLASS, not one finding a line
+    once_a_file: bool = False
 
 
 _ROCSHMEM_NOTE = "rocSHMEM covers part of NVSHMEM's API: check that the name exists"
@@ -111,7 +114,7 @@ CUDA_ONLY_APIS: tuple[CudaOnlyApi, ...] = (
                 "it sleeps about 64 x n clock cycles, not n nanoseconds, and n must be a constant"),
     # libcu++ (cuda::, cuda::std::), with or without its <cuda/...> include
     CudaOnlyApi("cuda::std::*", r"cuda::std::\w+", "libcu++ standard library",
-                _LIBHIPCXX, "or the host standard library in host code"),
+                _LIBHIPCXX, "or the host standard library in host code", once_a_file=True),
     CudaOnlyApi("cuda::atomic_ref", r"cuda::atomic(?:_ref)?\b", "libcu++ scoped atomics",
                 _LIBHIPCXX, "or HIP's atomic functions"),
     CudaOnlyApi("cuda::barrier / cuda::memcpy_async",
