@@ -323,9 +323,9 @@ def _report_check(args, results, findings, unread, mode, witness_arguments) -> i
                 print(f"rocmlint: note: {r.display}: not compiled by the project's AMD build, not checked for device "
                       f"hazards (`--port {r.display}` lints it as a port; `rocmlint explain {r.display}:1` says why)",
                       file=sys.stderr)
-    hidden = 0
+    hidden = rewrite_files = 0
     if not args.show_all and mode == "check":
-        findings, hidden = _fold_rewrite_files(findings)
+        findings, hidden, rewrite_files = _fold_rewrite_files(findings)
     witness_line = ""
     if args.witness is not None:
         witness_line = _attach_witness(args, findings, witness_arguments)
@@ -335,8 +335,7 @@ def _report_check(args, results, findings, unread, mode, witness_arguments) -> i
     if witness_line and not args.quiet and args.output_format == "text":
         text_output.write(out, witness_line + "\n")
     if hidden and not args.quiet and args.output_format == "text":
-        text_output.write(out, text_output.folded_line(hidden, sum(1 for f in findings if f.code == REWRITE_CODE))
-                          + "\n")
+        text_output.write(out, text_output.folded_line(hidden, rewrite_files) + "\n")
     if crashed:
         return EXIT_ERROR
     if refused:
@@ -352,14 +351,14 @@ def _display_path(path: Path) -> str:
         return path.as_posix()
 
 
-REWRITE_CODE = "ROC307"
+def _fold_rewrite_files(findings: list) -> tuple[list, int, int]:
+    """A file with a rewrite-not-port verdict keeps that finding; its line findings are counted:
+    (findings kept, line findings folded, rewrite-only files)."""
+    from .report import REWRITE_CODE
 
-
-def _fold_rewrite_files(findings: list) -> tuple[list, int]:
-    """A file with a rewrite-not-port verdict keeps that finding; its line findings are counted."""
     rewrite = {f.path for f in findings if f.code == REWRITE_CODE}
     kept = [f for f in findings if f.path not in rewrite or f.code == REWRITE_CODE or f.code == INTERNAL_ERROR]
-    return kept, len(findings) - len(kept)
+    return kept, len(findings) - len(kept), len(rewrite)
 
 
 def _witness_options(args) -> tuple[str, ...]:
