@@ -68,7 +68,7 @@ def _outside(code: str) -> set[int]:
     from rocmlint.config import Settings
     from rocmlint.cpp.context import CppContext
 
-    return {line + 1 for line in _outside_functions(CppContext("k.cu", code.encode(), Settings()))}
+    return {line + 1 for line in _outside_functions(CppContext("k.cu", code.encode(), Settings()))[0]}
 
 
 def test_gates_around_whole_declarations_are_known_without_a_parse():
@@ -277,3 +277,35 @@ def test_a_cached_result_that_searched_other_files_for_call_sites_stands_until_o
         assert found() == ["kernels.hip"]
     finally:
         activate(None)
+
+
+def test_a_block_that_runs_code_on_amd_is_judged_without_a_parse():
+    """The text shows a call or a control statement beside the gate: the function does
+    something on AMD, so no parse is needed to know it is not empty."""
+    from rocmlint.config import Settings
+    from rocmlint.cpp.context import CppContext
+    from rocmlint.registry import all_rules
+
+    busy = ("__device__ void store(float* d, float x) {\n  d[0] = scale(x);\n" + GATE
+            + "  d[1] = x;\n#endif\n}\n__global__ void k(float* d) { store(d, 1.f); }\n")
+    ctx = CppContext("k.cu", busy.encode(), Settings())
+    all_rules()["ROC304"]().check(ctx)
+    assert "tree" not in ctx.__dict__ and not ctx.findings
+    # `sizeof` and a C cast are no calls: still a shell, still reported
+    shell = ("__device__ float4 pick(float4 c) {\n  float4 d = c;\n  const int n = (int)sizeof(float4);\n" + GATE
+             + "  d.x = 1.f;\n#endif\n  return d;\n}\n__global__ void k(float4* c) { c[0] = pick(c[0]); }\n")
+    assert _roc304(shell) == [(1, "`pick` is empty on AMD")]
+
+
+def test_a_head_that_declares_nothing_is_read_in_one_pass():
+    """`auto k = kernel<...>;` after a kernel declared with `__launch_bounds__(256)` and many
+    qualifiers: the declaration-head pattern has one reading per text, so a head that is not
+    a declaration fails at once (a word split anywhere made this take minutes)."""
+    from rocmlint.cpp.call_sites import _DECLARATION_HEAD, _declared_at
+
+    qualifiers = " ".join(f"__attr_{i}__" for i in range(30))
+    head = f"template <typename A, int B> {qualifiers} __launch_bounds__(256) void ".encode()
+    assert _DECLARATION_HEAD.fullmatch(head) is None
+    assert _DECLARATION_HEAD.fullmatch(b"template <typename T, int N> static inline Tile<Row<T, N>> const& ")
+    code = b"__global__ void __launch_bounds__((256)) gemm(float* d);\nvoid run() {\n  auto k =\n    gemm;\n}\n"
+    assert _declared_at(code, code.index(b"gemm")) and not _declared_at(code, code.rindex(b"gemm"))

@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from rocmlint.cpp.lexical import blank, blank_non_code
 from rocmlint.cpp.dataflow import declared_identifier, function_declarator, parameter_declarations
 from rocmlint.cpp.markers import GPU_CODE_MARKERS
 from rocmlint.model import Span
@@ -123,8 +124,10 @@ class BodyEmptyOnAmd(Rule):
                 and not _dead_everywhere(chain)]
         if not dead:
             return  # no parse: most files stop here
-        outside = _outside_functions(ctx)
-        dead = [chain for chain in dead if chain.start not in outside]
+        outside, blocks = _outside_functions(ctx)
+        # a chain whose block runs code on AMD needs no parse: its function is not empty
+        dead = [chain for chain in dead if chain.start not in outside
+                and not (chain.start in blocks and _runs_code(ctx, *blocks[chain.start]))]
         found: dict[int, _Empty] = {}
         for chain in dead:
             function = _function_around(ctx, chain.start)
@@ -191,7 +194,7 @@ _DECLARATION_BLOCK = re.compile(rb"(?:inline\s+)?namespace(?:\s+[A-Za-z_][\w:]*)
 _ACCESS_LABEL = re.compile(rb"(?:public|private|protected)\s*:")
 
 
-def _outside_functions(ctx) -> set[int]:
+def _outside_functions(ctx) -> tuple[set[int], dict[int, tuple[int, int]]]:
     """0-based lines of ``#if`` directives that lie, read from the text, between declarations
     of a namespace, ``extern "C"`` or class body: no function holds them (CUTLASS's arch
     headers gate whole declarations, and a parse only to learn so cost a second). Braces
@@ -200,60 +203,84 @@ def _outside_functions(ctx) -> set[int]:
     inside a declaration (tree-sitter's error recovery there may wrap the code after it in
     a function: what the rule reads is the parse). Where tree-sitter reads a class head
     with an export macro (``struct EXPORT Handle : Base {``) as a function, this reads a
-    class: its members are not a function's body, and are no longer judged as one."""
-    source = ctx.source
+    class: its members are not a function's body, and are no longer judged as one.
+    Second: the ``{`` ``}`` offsets of the innermost block around each other ``#if`` read so."""
+    code = _code_view(ctx)
     chains = sorted((ctx.lines.line_start(line), line) for line in {chain.start for chain in ctx.pp.chains})
-    stack: list[bool] = []  # per open brace: whether it holds declarations only
+    stack: list[tuple[bool, int, list[int]]] = []  # per open brace: declarations only, where, #ifs inside
     out: set[int] = set()
+    blocks: dict[int, tuple[int, int]] = {}
     index = 0
-    for m in _BRACE.finditer(source):
+    for m in _BRACE.finditer(code):
         at = m.start()
-        if not _is_code(ctx, at):
-            continue
         while index < len(chains) and chains[index][0] < at:
-            if all(stack):
+            if all(entry[0] for entry in stack):
                 if not _starts_declaration(ctx, chains[index][0]):
-                    return out  # an #if inside a declaration: tree-sitter's recovery may wrap what follows
+                    return out, blocks  # an #if inside a declaration: tree-sitter's recovery may wrap what follows
                 out.add(chains[index][1])
+            else:
+                stack[-1][2].append(chains[index][1])
             index += 1
         if m.group() == b"{":
             head_start = _last_token(ctx, at)[1]
-            stack.append(_DECLARATION_BLOCK.fullmatch(_code_between(source, head_start, at)) is not None)
+            stack.append((_DECLARATION_BLOCK.fullmatch(_code_between(ctx.source, head_start, at)) is not None, at, []))
         elif not stack:
-            return set()
+            return set(), {}
         else:
-            stack.pop()
+            _declarations, opened, inside = stack.pop()
+            for line in inside:
+                blocks[line] = (opened, at)
     if stack:
-        return set()
+        return set(), {}
     for _offset, line in chains[index:]:
         if not _starts_declaration(ctx, _offset):
             break
         out.add(line)
-    return out
+    return out, blocks
 
 
-def _is_code(ctx, at: int) -> bool:
-    """Outside comments, literals and preprocessor lines (a ``#define``'s continuation lines too)."""
-    if not ctx.in_code(at):
-        return False
-    source = ctx.source
-    start = source.rfind(b"\n", 0, at) + 1
-    while start >= 2 and source[start - 2] == 0x5C or (start >= 3 and source[start - 3:start - 1] == b"\\\r"):
-        start = source.rfind(b"\n", 0, start - 1) + 1
-    return _DIRECTIVE_LINE.match(source, start) is None
+# A call or a control statement: a name right after an operator, a parenthesis, a statement
+# start or `return` and before `(` (`T d(c)` has a type before the name: a declaration);
+# operators on types (`sizeof(T)`) and functional casts (`float(x)`) are not calls.
+_CALL_OR_CONTROL = re.compile(rb"\b(?:if|for|while|switch|do)\b|(?:^|[=(,;{}!&|+\-*/%<>?:]|\breturn)\s*"
+                              rb"(?!(?:sizeof|alignof|alignas|decltype|noexcept|typeid|__typeof__|int|float|double|char|"
+                              rb"bool|short|long|unsigned|signed|void|auto)\b)[A-Za-z_][\w:]*\s*\(")
+
+
+def _runs_code(ctx, opened: int, closed: int) -> bool:
+    """Whether the block between these braces holds code the AMD build may compile that makes
+    its function more than a shell (a call, a control statement, a line of unknown reach):
+    read from the text, so the parse is skipped; ``_empty_on_amd`` would say None."""
+    code, pp = _code_view(ctx), ctx.pp
+    first, last = ctx.line_of(opened), ctx.line_of(closed)
+    for line in range(first, last + 1):
+        start = max(ctx.lines.line_start(line), opened + 1)
+        end = min(ctx.lines.line_end(line), closed)
+        text = code[start:end].strip()
+        if not text or pp.amd[line] is False:
+            continue
+        if pp.amd[line] is None or _CALL_OR_CONTROL.search(text):
+            return True
+    return False
+
+
+# A preprocessor line with its continuation lines
+_DIRECTIVE_SPAN = re.compile(rb"^[ \t]*#[^\n]*(?:(?:(?<=\\)|(?<=\\\r))\n[^\n]*)*", re.MULTILINE)
+
+
+def _code_view(ctx) -> bytes:
+    """The file with comments, literals and preprocessor lines blanked (offsets kept)."""
+    view = ctx.cache.get("ROC304-code")
+    if view is None:
+        view = ctx.cache["ROC304-code"] = _DIRECTIVE_SPAN.sub(lambda m: blank(m.group()), blank_non_code(ctx.source))
+    return view
 
 
 def _last_token(ctx, at: int) -> tuple[bytes, int]:
     """The last code ``{`` ``}`` or ``;`` before ``at``, and the offset just after it (b"", 0: none)."""
-    source = ctx.source
-    end = at
-    while True:
-        found = max(source.rfind(b"{", 0, end), source.rfind(b"}", 0, end), source.rfind(b";", 0, end))
-        if found < 0:
-            return b"", 0
-        if _is_code(ctx, found):
-            return source[found:found + 1], found + 1
-        end = found
+    code = _code_view(ctx)
+    found = max(code.rfind(b"{", 0, at), code.rfind(b"}", 0, at), code.rfind(b";", 0, at))
+    return (b"", 0) if found < 0 else (code[found:found + 1], found + 1)
 
 
 def _code_between(source: bytes, start: int, end: int) -> bytes:

@@ -29,18 +29,29 @@ def _quoted_includes(found, folder: str) -> list[str]:
         if name != "include":
             continue
         m = _QUOTED.match(rest)
-        if not m:
-            continue
-        base = folder
-        for _ in range(MAX_ANCESTORS + 1):
-            candidate = os.path.normpath(os.path.join(base, m.group(1)))
-            if os.path.isfile(candidate):
-                out.append(candidate)
-                break
-            base = os.path.dirname(base)
-        else:
-            out.append(os.path.normpath(os.path.join(folder, m.group(1))))  # missing: recorded as such
+        if m:
+            out.append(_resolve(folder, m.group(1)))
     return out
+
+
+_RESOLVED: dict[tuple[str, str], str] = {}
+
+
+def _resolve(folder: str, name: str) -> str:
+    """Where ``#include "name"`` in ``folder`` lands. A header found is remembered for the
+    process (one library's headers include the same few names from the same few folders);
+    a missing one is looked for again, since an editor's server may see it created."""
+    known = _RESOLVED.get((folder, name))
+    if known is not None:
+        return known
+    base = folder
+    for _ in range(MAX_ANCESTORS + 1):
+        candidate = os.path.normpath(os.path.join(base, name))
+        if os.path.isfile(candidate):
+            _RESOLVED[folder, name] = candidate
+            return candidate
+        base = os.path.dirname(base)
+    return os.path.normpath(os.path.join(folder, name))  # missing: recorded as such
 
 
 @lru_cache(maxsize=4096)

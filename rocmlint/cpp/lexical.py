@@ -26,6 +26,20 @@ _NOT_CODE_RAW = re.compile(rb"(?:u8|[uUL])?R\"([^()\\\s\"]{0,16})\(.*?\)\1\"|" +
                            re.DOTALL)
 WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # bytes of an identifier
 
+_BLANK = bytes(byte if byte in b"\r\n" else 0x20 for byte in range(256))  # a span's bytes to spaces, line breaks kept
+
+
+def blank(text: bytes) -> bytes:
+    """``text`` as spaces, its line breaks kept (same length, same lines)."""
+    return text.translate(_BLANK)
+
+
+def blank_non_code(source: bytes) -> bytes:
+    """``source`` with its comments and literals blanked: same offsets and lines, so a plain
+    ``find`` or ``finditer`` reads code only (cheaper than asking ``NonCode`` of each hit)."""
+    pattern = _NOT_CODE_RAW if b'R"' in source else _NOT_CODE
+    return pattern.sub(lambda m: blank(m.group()), source)
+
 
 def starts_word(data: bytes, at: int) -> bool:
     """No identifier byte just before ``at`` (what ``\\b`` before a word means)."""
