@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from rocmlint.cpp.lexical import starts_word
 from rocmlint.rule import Example, Rule
@@ -67,25 +68,37 @@ class CutlassUsage(Rule):
         # One finding per file, at the first reachable include or use, with a count of the
         # others: a file that depends on CUTLASS has the same fix everywhere, and one finding
         # per include or declaration buried real files (20,000 on CUTLASS's own tree) in noise.
-        uses = [hit for hit in ctx.hits() if _is_use(ctx, hit)]
+        uses = _uses(ctx, ctx.hits())
         if uses:
             more = len(uses) - 1
             suffix = f" ({more} more use{'s' if more != 1 else ''} in this file)" if more else ""
             ctx.report(uses[0], self.message + suffix)
 
 
-def _is_use(ctx, hit) -> bool:
-    """An include path after ``#include``, or a qualifier that is a whole word, in code the
-    AMD build may compile (CUTLASS's own tree has 180,000 hits: kept cheap; the line's
-    reach, memoised per line, is asked before the lexer reads up to the hit)."""
+def _uses(ctx, hits: list) -> list:
+    """The hits that are uses: an include path after ``#include``, or a qualifier that is a
+    whole word, in code the AMD build may compile. CUTLASS's own tree has 180,000 hits: the
+    reach is asked once per line (hits come in file order), before the lexer reads up to
+    the hit."""
     source = ctx.source
-    start = hit.start
-    if source[hit.end - 1] == 0x2F:  # "/": only as the path of an #include
-        start = source.rfind(b"\n", 0, hit.start) + 1
-        if not _INCLUDE_PREFIX.fullmatch(source, start, hit.start):
-            return False
-    elif not starts_word(source, hit.start):  # `mycutlass::`
-        return False
-    return not ctx.nvidia_only(hit.start) and ctx.in_code(start)
-
-
+    starts = ctx.lines.line_starts
+    uses = []
+    line, next_line_at, live = -1, -1, False
+    for hit in hits:
+        at = hit.start
+        if at >= next_line_at or at < starts[line]:
+            line = bisect_right(starts, at) - 1
+            next_line_at = starts[line + 1] if line + 1 < len(starts) else len(source) + 1
+            live = ctx.amd_reach(line) is not False
+        if not live:
+            continue
+        start = at
+        if source[hit.end - 1] == 0x2F:  # "/": only as the path of an #include
+            start = starts[line]
+            if not _INCLUDE_PREFIX.fullmatch(source, start, at):
+                continue
+        elif not starts_word(source, at):  # `mycutlass::`
+            continue
+        if ctx.dropped_argument(at) is None and ctx.in_code(start):
+            uses.append(hit)
+    return uses
