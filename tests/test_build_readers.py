@@ -461,3 +461,35 @@ def test_suffix_uses_decide_files_whose_path_ends_so():
     assert facts.nvidia_source("te/pytorch/csrc/comm/ring_ptx.cu") is not None
     assert facts.nvidia_source("te/pytorch/csrc/ops/gemm.cu") is None
     assert facts.nvidia_source("other/ring_ptx.cu") is None  # its folder differs
+
+
+def test_cmake_keyword_arguments_from_parse_argv_and_a_quoted_source_list():
+    """A helper that takes `SOURCES ...` through cmake_parse_arguments(PARSE_ARGV 1 ...) and
+    hands "${GPU_SOURCES}" (one quoted argument) to the library command: each source keeps
+    the condition it was listed under, so one appended only for CUDA is not the ROCm build's."""
+    facts = cmake_facts({
+        "cmake/ext.cmake": """
+            function(define_ext NAME)
+              cmake_parse_arguments(PARSE_ARGV 1 EXT "SHARED" "LANGUAGE" "SOURCES;FLAGS")
+              add_library(${NAME} MODULE "${EXT_SOURCES}")
+            endfunction()
+        """,
+        "CMakeLists.txt": """
+            include(cmake/ext.cmake)
+            if(HIP_FOUND)
+              set(GPU_LANG "HIP")
+              enable_language(HIP)
+            else()
+              set(GPU_LANG "CUDA")
+            endif()
+            set(EXT_SRC "csrc/norm.cu" "csrc/bindings.cpp")
+            if(GPU_LANG STREQUAL "CUDA")
+              list(APPEND EXT_SRC "csrc/tensor_core_gemm.cu")
+            endif()
+            define_ext(_ops LANGUAGE ${GPU_LANG} SOURCES ${EXT_SRC} FLAGS -O3)
+        """,
+    })
+    found = uses(facts.uses)
+    assert found["csrc/norm.cu"] is True and found["csrc/bindings.cpp"] is True
+    assert found["csrc/tensor_core_gemm.cu"] is False
+    assert not any(";" in path for path in found)

@@ -433,6 +433,7 @@ class Interpreter:
         self._set_words: tuple[set[str], list[re.Pattern]] | None = None
         self.by_name: set[str] = set()  # switches decided by the platform their name states
         self._switches: dict[str, bool | None] = {}
+        self._joined: dict[str, list[Item]] = {}  # a quoted list expansion -> the list's items
 
     def program(self, rel: str) -> list:
         if rel not in self.parsed:
@@ -926,7 +927,7 @@ class Interpreter:
 
     def _uses(self, name: str, args: list[Item], cond: Cond, where: str, folder: str) -> None:
         platform_only: Cond | None = None
-        for item in args:
+        for item in self._unjoined(args):
             if _CUDA_SOURCES_KEYWORD.match(item.text):
                 platform_only = Cond(False, f"listed under {item.text} of {name}()", where)
                 continue
@@ -958,13 +959,33 @@ class Interpreter:
             if whole is not None:
                 value = self._value(whole, scope)
                 if value is not None:
-                    out.extend(value)
+                    out.extend(self._unjoined(value))
                 continue
+            if quoted:
+                quoted_whole = _VAR_REF.fullmatch(text)
+                value = self._value(quoted_whole.group(1), scope) if quoted_whole else None
+                if value is not None and len(value) > 1:
+                    # "${SRCS}": one argument, the list joined; its items (and the condition
+                    # each was added under) come back where it is expanded unquoted or compiled
+                    joined = Item(";".join(item.text for item in value))
+                    self._joined[joined.text] = list(value)
+                    out.append(joined)
+                    continue
             expanded = self._substitute(text, scope)
             if quoted or ";" not in expanded:
                 out.append(Item(expanded))
             else:
                 out.extend(Item(part) for part in expanded.split(";") if part)
+        return out
+
+    def _unjoined(self, items: list[Item]) -> list[Item]:
+        """Items with a quoted list expansion among them split back into that list's items."""
+        if not self._joined or not any(item.text in self._joined for item in items):
+            return items
+        out: list[Item] = []
+        for item in items:
+            parts = self._joined.get(item.text)
+            out.extend([item] if parts is None else [part._replace(cond=item.cond.and_(part.cond)) for part in parts])
         return out
 
     def _substitute(self, text: str, scope: _Scope) -> str:
@@ -1232,7 +1253,13 @@ def _parse_arguments(scope: _Scope, block: _Block, args: list[Item]) -> None:
     for st in block.branches[0][1][:8]:
         if not isinstance(st, _Command) or st.name != "cmake_parse_arguments" or len(st.args) < 4:
             continue
-        offset = 1 if st.args[0][0] == "PARSE_ARGV" else 0
+        # PARSE_ARGV <N> <prefix> ...: the arguments from the N-th on (those before are named parameters)
+        offset, skip = 0, 0
+        if st.args[0][0] == "PARSE_ARGV":
+            offset = 2
+            skip = int(st.args[1][0]) if st.args[1][0].isdigit() else 0
+            if len(st.args) < offset + 4:
+                continue
         prefix = st.args[offset][0]
         keywords: dict[str, str] = {}
         for kind, (text, _q) in zip(("option", "one", "multi"), st.args[offset + 1: offset + 4]):
@@ -1241,7 +1268,7 @@ def _parse_arguments(scope: _Scope, block: _Block, args: list[Item]) -> None:
                     keywords[word] = kind
         current = None
         values: dict[str, list[Item]] = {}
-        for item in args:
+        for item in args[skip:]:
             if item.text in keywords:
                 current = item.text
                 values.setdefault(current, [])
