@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Callable
 
 from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
 from ..cpp.platform_names import describe_by_name, value_by_name
+from ..platform_words import names_platform
 from ..cpp.preprocessor import (
     CUDACC,
     CUDACC_IN_PORT,
+    NOT_MACROS,
     WAVE_SIZE_MACRO,
     ChainWalker,
     Evaluator,
@@ -342,7 +344,7 @@ class CppModel:
 
         def selects(text: str) -> bool:
             return bool(WAVE_SIZE_MACRO.search(text)) or any(
-                self.arch_macro(n) for n in _IDENT.findall(text) if n != "defined" and n != name)
+                self.arch_macro(n) for n in _IDENT.findall(text) if n not in NOT_MACROS and n != name)
         defines = [d for d in self.defs.get(name, ()) if d.kind == "define"]
         memo[name] = bool(defines) and all(selects(d.guard) or (d.params is None and selects(d.body))
                                            for d in defines)
