@@ -203,6 +203,11 @@ class CppModel:
         if rel is not None and self.ported(rel) and not self.facts.port:
             return ["mode: port (named by --port / `port`: linted as a port although the project's HIP build "
                     "does not compile it)"]
+        if self.facts.port and self.hip_build:
+            shown = ", ".join(e.where for e in self.hip_build[:2] if e.where)
+            return [f"mode: port (never built for AMD: its only HIP build is the hipify PyTorch runs on any CUDA "
+                    f"extension ({shown}), and no source or build file names HIP or ROCm; its AMD build is this "
+                    "CUDA code hipified and compiled by hipcc, so every hazard is porting work)"]
         if self.facts.port:
             return ["mode: port (the project has no HIP build: no build file compiles as HIP, no .hip source, "
                     "no compile_commands.json; its AMD build is the CUDA build compiled by hipcc, so every "
@@ -716,7 +721,7 @@ class _Inputs:
                                    lambda: _read_build_facts(self.build_texts, self.helpers, options))
         self.guarded_facts = facts
         # A reader that failed leaves no evidence either way: the project stays guarded
-        if facts.complete and not _builds_for_amd(facts, self.database, self.stats):
+        if facts.complete and (not _builds_for_amd(facts, self.database, self.stats) or self.never_ported(facts)):
             if self.builds_read:
                 facts = cached_build_facts(self.cache_dir, self.root, self.build_texts, self.helpers,
                                            {**options, PORT_OPTION: "ON"},
@@ -725,6 +730,18 @@ class _Inputs:
                 facts = dataclasses.replace(facts, port=True)
         _python_listing(facts, self.root, self.build_texts, self.stats, self.python_stats)
         return facts
+
+    def never_ported(self, facts: BuildFacts) -> bool:
+        """The project's only AMD build is the hipify PyTorch runs on any CUDA extension
+        (``CUDAExtension``/``BuildExtension``), and nothing in it names HIP or ROCm: no source
+        (``hip_mentioned``, already searched by the pre-check), no build file, no .hip file, no
+        compile database. Its authors never built it for AMD: it is a port, whose AMD build is
+        this CUDA code as hipify and hipcc would build it (hipify's header renames still hold)."""
+        if not facts.torch_hipify_only or self.database is not None or self.hip_mentioned:
+            return False
+        if any(rel.endswith(".hip") for rel in self.stats):
+            return False
+        return not any(_names_hip_in_code(rel, text) for rel, text in self.build_texts.items())
 
     @property
     def builds_read(self) -> bool:
@@ -753,6 +770,25 @@ class _Inputs:
         print(f"rocmlint: {self.root} holds more than {MAX_FILES} C/C++ files: no project model "
               "(lint from the project's folder)", file=sys.stderr)
         return True
+
+
+_BUILD_COMMENT = re.compile(r"#[^\n]*")
+
+
+def _names_hip_in_code(rel: str, text: str) -> bool:
+    """A build file names HIP or ROCm outside its comments: a Python script in a name or a
+    string (``torch.version.hip``, ``"ROCM_HOME"``), CMake/meson/Make in a command or a value."""
+    if not rel.endswith(".py"):
+        return names_platform(_BUILD_COMMENT.sub("", text), "cmake-hip")
+    import io
+    import tokenize
+
+    try:
+        words = [tok.string for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+                 if tok.type in (tokenize.NAME, tokenize.STRING)]
+    except (tokenize.TokenError, SyntaxError):
+        return names_platform(text, "python-build")
+    return names_platform(" ".join(words), "python-build")
 
 
 def port_paths(root: str, settings) -> tuple[str, ...]:
@@ -829,10 +865,11 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
             read_setup_py(facts, rel, text, folder=helpers[rel])
             folder = helpers[rel]
             _guarded_read(facts, "op builder", lambda: _merge_python_build(facts, read_builders(rel, text, folder), []))
-            _guarded_read(facts, "build helper", lambda: _merge_python_build(facts, *read_python_build(rel, text, folder)))
+            _guarded_read(facts, "build helper",
+                          lambda: _merge_python_build(facts, *read_python_build(rel, text, folder, port=port)))
         elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
-            _guarded_read(facts, "setup.py", lambda: _merge_python_build(facts, *read_python_build(rel, text)))
+            _guarded_read(facts, "setup.py", lambda: _merge_python_build(facts, *read_python_build(rel, text, port=port)))
     cmake = {rel: text for rel, text in build_texts.items() if rel.endswith((".txt", ".cmake"))}
     _guarded_read(facts, "CMake", lambda: read_cmake_files(facts, cmake, options, templates))
     meson = {rel: text for rel, text in build_texts.items() if rel.endswith("meson.build")}
@@ -842,6 +879,8 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
     if makefiles:
         _guarded_read(facts, "Makefile", lambda: read_makefiles(facts, makefiles))
     read_autoconf_templates(facts, templates)
+    facts.torch_hipify_only = not facts.hip_build and bool(facts.hipify_dirs) and not facts.hipify_outputs \
+        and not facts.hipify_renames and set(facts.hipify_dirs) <= facts.torch_extension_dirs
     for folder, why in facts.hipify_dirs.items():  # hipify (CMake, setup.py, a torch extension)
         if len(facts.hip_build) < MAX_HIP_BUILD_EVIDENCE:
             facts.hip_build.append(Evidence(f"{why.what} (a HIP build of {folder or 'the project'})", why.where,
