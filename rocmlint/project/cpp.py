@@ -1371,7 +1371,53 @@ def _branch_condition(branch) -> str:
     return branch.condition
 
 
+MIN_NVIDIA_SIBLINGS = 2  # files beside an orphan header that the AMD build never compiles, at least
+
+
 def _reachability(model: CppModel) -> None:
+    """Which files the AMD build compiles, each with why. A header no file includes is a
+    translation unit of its own, unless it sits beside files the AMD build never compiles
+    (and beside none it does): then it goes with them, and so does what only it includes (a
+    second round, run only where such a header exists)."""
+    demoted: dict[str, Evidence] = {}
+    for _round in range(3):
+        _reach_once(model, demoted)
+        more = _orphans_beside_nvidia_files(model, demoted)
+        if not more:
+            return
+        demoted.update(more)
+
+
+def _orphans_beside_nvidia_files(model: CppModel, demoted: dict[str, Evidence]) -> dict[str, Evidence]:
+    """Headers that are translation units only because no file includes them, in a folder whose
+    other (included) files the AMD build never compiles: CTranslate2's flash-attention headers,
+    where alibi.h is included by none and its siblings only by the CUDA-only sources."""
+    if model.database is not None:
+        return {}
+    orphans = [rel for rel in model.roots if rel not in model.includers and rel not in demoted
+               and os.path.splitext(rel)[1].lower() not in SOURCE_EXTENSIONS and not model.files[rel].hip
+               and not model.ported(rel)]
+    if not orphans:
+        return {}
+    by_folder: dict[str, list[str]] = {}
+    for rel in model.files:
+        by_folder.setdefault(os.path.dirname(rel), []).append(rel)
+    candidates = set(orphans)
+    found: dict[str, Evidence] = {}
+    for rel in orphans:
+        # what the AMD build compiles only through an orphan of the folder proves nothing
+        siblings = [r for r in by_folder.get(os.path.dirname(rel), ()) if r != rel and r in model.includers
+                    and model._unit_of(r) not in candidates]
+        verdicts = [model.reach.get(r) for r in siblings]
+        if len(siblings) >= MIN_NVIDIA_SIBLINGS and all(v is not None and v.value is False for v in verdicts):
+            shown = ", ".join(os.path.basename(r) for r in sorted(siblings)[:3])
+            found[rel] = Evidence(f"a header no file includes, beside files the AMD build never compiles ({shown}"
+                                  f"{', ...' if len(siblings) > 3 else ''}): it goes with them",
+                                  f"{sorted(siblings)[0]}:1", KIND_ONLY_FROM_NVIDIA_FILE)
+    return found
+
+
+def _reach_once(model: CppModel, demoted: dict[str, Evidence]) -> None:
     files = model.files
     includers: dict[str, list[_Edge]] = {}
     for out in model.edges.values():
@@ -1398,7 +1444,7 @@ def _reachability(model: CppModel) -> None:
                 continue  # compiled as a port whatever the build says (below)
             if not source and rel in includers:
                 continue  # a header: reached through the include graph
-            why = _build_verdict(model, rel, source)
+            why = demoted.get(rel) or _build_verdict(model, rel, source)
             if why is not None and not files[rel].hip:  # a file that tests HIP is built for it
                 nvidia_sources[rel] = why
             else:
