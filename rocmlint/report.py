@@ -92,8 +92,10 @@ def _headline(plan: Plan) -> str:
 
 
 def _blockers(item: FilePlan) -> str:
+    """What the verdict names: the blockers, or the rewrite-only files a header goes with."""
     verdict = next(f for f in item.findings if f.code == REWRITE_CODE)
-    return verdict.message.split("built on ", 1)[-1].split(", which AMD", 1)[0]
+    text = verdict.message.removeprefix("rewrite, not port: ")
+    return text.removeprefix("built on ").split(", which AMD", 1)[0].split(", whose AMD versions", 1)[0]
 
 
 def render_markdown(plan: Plan) -> str:
