@@ -141,6 +141,26 @@ def test_report_html_is_one_page_with_the_tree_coloured_by_verdict(project, tmp_
     assert any('fill="#2e86c1"' in r and "serve/row_reduce.cu: mechanical" in r for r in rects)
 
 
+def test_report_html_names_every_folder_whole(tmp_path, capsys, monkeypatch):
+    """The chart's folder names are never cut, however long or however few files they hold."""
+    (tmp_path / ".git").mkdir()
+    deep = "kernels/attention/hopper_warp_specialized/epilogues/fused_rotary_positional_bias_variants"
+    for folder, name in ((deep, "bias.cu"), ("a", "one.cu"), ("a/b", "two.cu"), ("tools", "three.cu")):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / name).write_text("__global__ void k(unsigned* m) { *m = __ballot_sync(0xffffffff, 1); }\n")
+    for i in range(80):  # a folder of many files wraps its squares
+        (tmp_path / "tools" / f"t{i}.cu").write_text("__global__ void k(float* x) { x[0] = 1.f; }\n")
+    target = tmp_path / "plan.html"
+    run_cli(["report", "--no-cache", "--format", "html", "-o", str(target)], tmp_path, capsys, monkeypatch)
+    page = target.read_text()
+    svg = page[page.index("<svg"):page.index("</svg>")]
+    labels = [chunk.split(">", 1)[1].split("<", 1)[0] for chunk in svg.split("<text")[1:]]
+    assert labels == ["a", "a/b", deep, "tools"]
+    width = int(svg.split('width="', 1)[1].split('"', 1)[0])
+    assert width >= 7 * len(deep)
+    assert svg.count("<rect") == 84
+
+
 def _verdicts(tmp_path, capsys, monkeypatch, files: dict[str, str]) -> dict[str, str]:
     (tmp_path / ".git").mkdir(exist_ok=True)
     for rel, text in files.items():
