@@ -241,7 +241,7 @@ def test_a_name_the_project_declares_with_the_librarys_prefix_is_not_the_library
         '#include "../include/shm/tensors.h"\n'
         "struct Op {\n"
         "  nvshmem_team_t nvshmem_team;\n"
-        "  explicit Op(int nvshmem_team_) : nvshmem_team((nvshmem_team_t)nvshmem_team_) {}\n"
+        "  explicit Op(int nvshmem_team_ /* 0: NVSHMEM_TEAM_WORLD */) : nvshmem_team((nvshmem_team_t)nvshmem_team_) {}\n"
         "  void run(size_t n) {\n"
         "    auto bufs = nvshmem_create_tensor(n, 2);\n"
         "    void* p = nvshmem_align(64, n);\n"

@@ -16,7 +16,7 @@ from .included_switches import MAX_DEPTH, MAX_HEADERS, _INCLUDE_LINE, _quoted_in
 # On the name's line, before it: a type (`Tensor `, `team_t* `, `int &`), not a statement word
 # (`return nvshmem_ptr(...)`); after it: what follows a declared name (`(`, `;`, `=`, `,`, `)`, `[`, `{`).
 _TYPE_BEFORE = re.compile(rb"(?:[\w>]\s+|[*&]\s*)$")
-_AFTER = re.compile(rb"\s*(?:[(;=,)\[{]|$)")
+_AFTER = re.compile(rb"\s*(?:/\*.*?\*/\s*)?(?:[(;=,)\[{]|$)")  # (a comment may sit between)
 _MACRO_BEFORE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+$")
 _STATEMENT_WORDS = frozenset({b"return", b"else", b"case", b"throw", b"co_return", b"co_yield", b"do", b"goto",
                               b"new", b"delete", b"sizeof", b"decltype", b"typeid", b"typedef", b"using"})
