@@ -1,7 +1,8 @@
 """Run a rocmlint over the pinned corpus of benchmarks/heldout_corpus.toml and print totals.
 
-    python benchmarks/heldout.py --rocmlint EXE --half tune|held|all --work DIR --out DIR
+    python benchmarks/heldout.py --rocmlint EXE --half tune|held|all --work DIR --out DIR [--show-all]
     python benchmarks/heldout.py --compare OUT_BEFORE OUT_AFTER [--half ...]
+    python benchmarks/heldout.py --corpus benchmarks/port_heldout.toml ...   (another pinned corpus)
 
 Each project is exported at its pinned commit from the bare mirror the search tool's ``fetch``
 made (``/work/.mirror/<owner>+<name>/repo``, or ``--mirrors``) into ``WORK/<owner>+<name>``
@@ -9,7 +10,8 @@ made (``/work/.mirror/<owner>+<name>/repo``, or ``--mirrors``) into ``WORK/<owne
 configuration (``--no-cache --exit-zero --output-format json``); the findings are saved as
 ``OUT/<owner>+<name>.json``. Nothing from the trees is executed. Prints one row a project:
 files, findings, per-rule counts, how many are port-mode findings and how many carry an
-undecided macro, and seconds.
+undecided macro, and seconds. With ``--show-all`` the line findings of rewrite-only files (ROC307)
+are saved too, and each row says how many of them ``check`` would fold (``folded``).
 """
 from __future__ import annotations
 
@@ -62,16 +64,31 @@ def export(project: dict, mirrors: Path, work: Path) -> Path | None:
     return tree
 
 
+REWRITE_CODE = "ROC307"
+
+
+def folded(findings: list[dict]) -> int:
+    """Findings ``check`` folds: the line findings of files with a rewrite-not-port verdict
+    (present only in a ``--show-all`` run)."""
+    rewrite = {f["path"] for f in findings if f["code"] == REWRITE_CODE}
+    return sum(1 for f in findings if f.get("path") in rewrite and f["code"] != REWRITE_CODE)
+
+
 def summarise(findings: list[dict]) -> dict:
-    return {"total": len(findings), "by_rule": dict(sorted(Counter(f["code"] for f in findings).items())),
-            "port": sum(1 for f in findings if f.get("mode") == "port"),
-            "uncertain": sum(1 for f in findings if f.get("unknown_macros"))}
+    totals = {"total": len(findings), "by_rule": dict(sorted(Counter(f["code"] for f in findings).items())),
+              "port": sum(1 for f in findings if f.get("mode") == "port"),
+              "uncertain": sum(1 for f in findings if f.get("unknown_macros"))}
+    hidden = folded(findings)
+    if hidden:
+        totals["folded"] = hidden
+    return totals
 
 
-def run_one(exe: str, project: dict, tree: Path) -> tuple[list[dict], float]:
+def run_one(exe: str, project: dict, tree: Path, show_all: bool = False) -> tuple[list[dict], float]:
     target = tree / project["subdir"] if project.get("subdir") else tree
     start = time.perf_counter()
-    done = subprocess.run([exe, "check", str(target), "--output-format", "json", "--no-cache", "--exit-zero"],
+    done = subprocess.run([exe, "check", str(target), "--output-format", "json", "--no-cache", "--exit-zero"]
+                          + (["--show-all"] if show_all else []),
                           cwd=tree, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     seconds = time.perf_counter() - start
     try:
@@ -85,8 +102,9 @@ def run_one(exe: str, project: dict, tree: Path) -> tuple[list[dict], float]:
 def row(project: dict, totals: dict, seconds: float | None = None) -> str:
     rules = " ".join(f"{code}x{n}" for code, n in totals["by_rule"].items())
     timing = f"{seconds:6.1f}s" if seconds is not None else ""
+    fold = f" folded {totals['folded']:>4}" if totals.get("folded") else ""
     return (f"{project['repo']:<34} {project['category']:<9} {project['half']:<4} {totals['total']:>5} "
-            f"port {totals['port']:>4} uncertain {totals['uncertain']:>4} {timing}  {rules}")
+            f"port {totals['port']:>4} uncertain {totals['uncertain']:>4}{fold} {timing}  {rules}")
 
 
 def compare_rows(projects: list[dict], before: Path, after: Path) -> list[str]:
@@ -98,8 +116,9 @@ def compare_rows(projects: list[dict], before: Path, after: Path) -> list[str]:
         if a is None or b is None:
             lines.append(f"{project['repo']:<34} missing output")
             continue
+        fold = f", folded {a.get('folded', 0)} -> {b.get('folded', 0)}" if a.get("folded") or b.get("folded") else ""
         lines.append(f"{project['repo']:<34} {project['category']:<9} {project['half']:<4} "
-                     f"{a['total']:>5} -> {b['total']:<5} (uncertain after: {b['uncertain']})")
+                     f"{a['total']:>5} -> {b['total']:<5} (uncertain after: {b['uncertain']}{fold})")
     return lines
 
 
@@ -111,8 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--mirrors", type=Path, default=MIRRORS)
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the pinned corpus (a TOML file)")
+    parser.add_argument("--show-all", action="store_true",
+                        help="also save the line findings of rewrite-only files (counted as folded)")
     args = parser.parse_args(argv)
-    projects = selected(load_corpus(), args.half)
+    projects = selected(load_corpus(args.corpus), args.half)
     if args.compare:
         print("\n".join(compare_rows(projects, *args.compare)))
         return 0
@@ -123,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         tree = export(project, args.mirrors, args.work)
         if tree is None:
             continue
-        findings, seconds = run_one(args.rocmlint, project, tree)
+        findings, seconds = run_one(args.rocmlint, project, tree, args.show_all)
         (args.out / (slug(project["repo"]) + ".json")).write_text(json.dumps(findings, indent=1))
         print(row(project, summarise(findings), seconds), flush=True)
     return 0

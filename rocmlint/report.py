@@ -6,7 +6,8 @@
 - **nothing to do**: checked, no finding.
 
 Grouped by folder, with counts and the top rules, as Markdown (a pull-request description) or
-as one self-contained HTML page whose chart is the tree coloured by verdict. It serves both
+as one self-contained HTML page whose chart is the tree coloured by verdict (a square per file,
+grouped under each folder's whole name). It serves both
 modes: in guard mode (a HIP build exists) it shows what is left.
 """
 from __future__ import annotations
@@ -92,8 +93,10 @@ def _headline(plan: Plan) -> str:
 
 
 def _blockers(item: FilePlan) -> str:
+    """What the verdict names: the blockers, or the rewrite-only files a header goes with."""
     verdict = next(f for f in item.findings if f.code == REWRITE_CODE)
-    return verdict.message.split("built on ", 1)[-1].split(", which AMD", 1)[0]
+    text = verdict.message.removeprefix("rewrite, not port: ")
+    return text.removeprefix("built on ").split(", which AMD", 1)[0].split(", whose AMD versions", 1)[0]
 
 
 def render_markdown(plan: Plan) -> str:
@@ -121,29 +124,37 @@ def render_markdown(plan: Plan) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _treemap(plan: Plan, width: int = 960, height: int = 420) -> str:
-    """The tree as an SVG treemap: a column per folder (width by files), a box per file."""
+BOX, GAP = 16, 2  # a file's square in the chart, and the space between squares
+LABEL_HEIGHT, GROUP_GAP, CHAR_WIDTH = 16, 14, 7.2  # a folder's name above its squares (12px text)
+
+
+def _treemap(plan: Plan, width: int = 960) -> str:
+    """The tree as SVG: per folder, its whole name above its files' squares (coloured by
+    verdict, wrapped to the width; each square's tooltip names the file), the folders laid
+    side by side in shelves. Names are never cut: a group is as wide as its name, the chart
+    as wide as the widest group."""
     folders = plan.folders()
-    total = sum(len(items) for items in folders.values()) or 1
-    shapes, x = [], 0.0
+    width = max(width, int(CHAR_WIDTH * max((len(f) for f in folders), default=0)) + 8)
+    per_line = max(1, width // (BOX + GAP))
+    shapes = []
+    x = y = shelf = 0
     for folder, items in folders.items():
-        column = width * len(items) / total
-        shapes.append(f'<g><title>{html.escape(folder)}</title>')
-        y, box = 18.0, (height - 18.0) / len(items)
-        shapes.append(f'<text x="{x + 3:.1f}" y="13" font-size="11">{html.escape(folder[-int(column / 6.5):])}'
-                      "</text>")
-        for item in items:
+        lines = -(-len(items) // per_line)
+        group_width = max(int(CHAR_WIDTH * len(folder)) + 4, min(len(items), per_line) * (BOX + GAP))
+        group_height = LABEL_HEIGHT + lines * (BOX + GAP)
+        if x and x + group_width > width:  # the next shelf
+            x, y, shelf = 0, y + shelf + GROUP_GAP, 0
+        shapes.append(f'<g><title>{html.escape(folder)}</title>'
+                      f'<text x="{x}" y="{y + 12}" font-size="12">{html.escape(folder)}</text>')
+        for k, item in enumerate(items):
+            left, top = x + (k % per_line) * (BOX + GAP), y + LABEL_HEIGHT + (k // per_line) * (BOX + GAP)
             tip = f"{item.path}: {item.verdict}" + (f" ({len(item.findings)} findings)" if item.findings else "")
-            shapes.append(f'<rect x="{x + 1:.1f}" y="{y + 1:.1f}" width="{max(column - 2, 1):.1f}" '
-                          f'height="{max(box - 2, 1):.1f}" fill="{COLOURS[item.verdict]}">'
+            shapes.append(f'<rect x="{left}" y="{top}" width="{BOX}" height="{BOX}" fill="{COLOURS[item.verdict]}">'
                           f"<title>{html.escape(tip)}</title></rect>")
-            if box > 14 and column > 40:
-                shapes.append(f'<text x="{x + 4:.1f}" y="{y + min(box, 24) - 6:.1f}" font-size="10" fill="#fff">'
-                              f"{html.escape(posixpath.basename(item.path)[:int(column / 6)])}</text>")
-            y += box
         shapes.append("</g>")
-        x += column
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        x += group_width + GROUP_GAP
+        shelf = max(shelf, group_height)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{max(y + shelf, 1)}" '
             f'font-family="sans-serif" role="img" aria-label="files by verdict">{"".join(shapes)}</svg>')
 
 

@@ -75,3 +75,22 @@ def test_compare_rows_give_before_and_after_totals_and_flag_missing_output(outpu
     lib, tool = heldout.compare_rows(projects, *outputs)
     assert re.search(r"owner/lib\s+dual\s+tune\s+4 -> 1\s+\(uncertain after: 1\)", lib)
     assert tool.startswith("other/tool") and tool.endswith("missing output")
+
+
+def test_port_corpus_halves_follow_its_one_sort():
+    projects = heldout.load_corpus(REPO / "benchmarks" / "port_heldout.toml")
+    assert len(projects) >= 8 and {p["category"] for p in projects} == {"cuda-only"}
+    assert len({p["repo"] for p in projects}) == len(projects)
+    for project in projects:
+        assert re.fullmatch(r"[0-9a-f]{40}", project["commit"]), project["repo"]
+    ordered = sorted(projects, key=lambda p: hashlib.sha256(p["repo"].encode()).hexdigest())
+    assert [p["half"] for p in ordered] == ["tune" if i % 2 == 0 else "held" for i in range(len(ordered))]
+
+
+def test_summarise_counts_the_line_findings_a_rewrite_verdict_folds():
+    findings = [{"code": "ROC307", "path": "a.cu"}, {"code": "ROC301", "path": "a.cu"},
+                {"code": "ROC303", "path": "a.cu"}, {"code": "ROC303", "path": "b.cu"}]
+    assert heldout.summarise(findings)["folded"] == 2
+    assert "folded" not in heldout.summarise(findings[3:])
+    assert "folded    2" in heldout.row({"repo": "o/p", "category": "cuda-only", "half": "tune"},
+                                       heldout.summarise(findings))

@@ -27,6 +27,12 @@ def conditionals(text: str) -> Conditionals:
     ("__has_include(<hip/hip_runtime.h>)", None),
     ("1 ? defined(__HIP__) : 0", 1),
     ("017 == 15 && 0x1Fu == 31 && 02 == 2 && 10UL == 10", 1),  # C literals: octal, hex, suffixes
+    # C++'s alternative operator spellings
+    ("defined(__HIP_PLATFORM_AMD__) and not defined(GGML_USE_CUDA)", 1),
+    ("defined(FOO) or defined(__HIPCC__)", 1),
+    ("__CUDA_ARCH__ >= 800 and defined(FOO)", 0),
+    ("5 bitand 4 not_eq 0", 1),
+    ("compl 0 == -1 and (6 xor 3) == 5 and (4 bitor 1) == 5", 1),
 ])
 def test_evaluator_three_valued(expr, value):
     ev = Evaluator({m: 1 for m in SETTINGS.all_rocm_macros}, set(SETTINGS.all_nvidia_macros))

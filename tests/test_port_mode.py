@@ -238,3 +238,51 @@ def test_a_path_into_a_folder_of_the_project_is_its_own_header_not_libcuxx(tmp_p
     # a file since removed from the project's cuda/ folder, and one in it: the project's own;
     # libcu++'s cuda/std, and a cuda/ path the project has no folder for: the toolkit's
     assert {line for path, line in found if path == "tools/convert.hpp"} == {3, 4}
+
+
+# A PyTorch extension nobody built for AMD: PyTorch would hipify it on ROCm, but nothing in it
+# names HIP or ROCm (a comment doing so is no build for AMD).
+TORCH_EXTENSION = {
+    "setup.py": """\
+# CUDA only for now; a ROCm build is not planned.
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+setup(name="ext", ext_modules=[CUDAExtension("ext", ["csrc/count.cu"],
+      extra_compile_args={"nvcc": ["--use_fast_math", "-gencode", "arch=compute_80,code=sm_80"]})],
+      cmdclass={"build_ext": BuildExtension})
+""",
+    "csrc/count.cu": KERNEL,
+}
+
+
+def test_a_torch_extension_nothing_names_hip_in_is_a_port_with_hipify_renames(tmp_path, capsys):
+    root = write_tree(tmp_path, TORCH_EXTENSION)
+    model = model_for(root)
+    assert model.facts.port and model.mode_of(root / "csrc/count.cu") == "port"
+    assert model.file_verdict(root / "csrc/count.cu").value is True  # nvcc-only flags: the port compiles them too
+    assert "never built for AMD" in model.mode_lines(root / "csrc/count.cu")[0]
+    found = json_findings(root, capsys)
+    # <cuda_runtime.h> is renamed by the hipify PyTorch runs: no ROC303
+    assert where(found) == {("ROC201", "csrc/count.cu", 4), ("ROC203", "csrc/count.cu", 4),
+                            ("ROC202", "csrc/count.cu", 5)}
+    assert {f["mode"] for f in found} == {"port"}
+
+
+@pytest.mark.parametrize("mention", [
+    ("setup.py", "import torch\nIS_ROCM = torch.version.hip is not None\n"),
+    ("csrc/count.cu", "#ifdef __HIP_PLATFORM_AMD__\n#include <hip/hip_runtime.h>\n#endif\n"),
+])
+def test_a_torch_extension_that_names_hip_keeps_its_guards(tmp_path, capsys, mention):
+    root = write_tree(tmp_path, TORCH_EXTENSION)
+    rel, text = mention
+    (root / rel).write_text(text + (root / rel).read_text())
+    model = model_for(root)
+    assert not model.facts.port and model.mode_of(root / "csrc/count.cu") == "guard"
+
+
+def test_an_explicit_hipify_run_is_a_hip_build(tmp_path, capsys):
+    root = write_tree(tmp_path, {**TORCH_EXTENSION, "setup.py": TORCH_EXTENSION["setup.py"].replace(
+        "from setuptools import setup\n",
+        "from setuptools import setup\nfrom torch.utils.hipify import hipify_python\n")})
+    assert not model_for(root).facts.port

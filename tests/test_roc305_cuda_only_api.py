@@ -1,6 +1,7 @@
 """ROC305 cuda-only-api: the table of CUDA APIs HIP lacks, its fixtures, its messages."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -221,3 +222,33 @@ def test_roc305_reads_the_text_only(monkeypatch):
     monkeypatch.setattr(context, "parse", no_parse)
     code = (ROOT / "fixtures" / "cpp" / "hopper_tiles.cu").read_text()
     assert len(messages(code)) > 20
+
+
+def test_a_name_the_project_declares_with_the_librarys_prefix_is_not_the_library(tmp_path, capsys, monkeypatch):
+    """A wrapper declared in one of the project's headers (`nvshmem_create_tensor`), a member
+    and a parameter named `nvshmem_team*` are the project's; the NVSHMEM calls beside them are
+    reported, and so is a name a vendored `nvshmem*.h` declares."""
+    from test_project_fixtures import run_cli
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "include" / "shm").mkdir(parents=True)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "include" / "shm" / "tensors.h").write_text(
+        "#pragma once\n#include <vector>\n#include \"nvshmem_fake.h\"\n"
+        "std::vector<float*> nvshmem_create_tensor(size_t bytes, int copies);\n")
+    (tmp_path / "include" / "shm" / "nvshmem_fake.h").write_text("void* nvshmem_align(size_t a, size_t b);\n")
+    (tmp_path / "src" / "ops.cc").write_text(
+        '#include "../include/shm/tensors.h"\n'
+        "struct Op {\n"
+        "  nvshmem_team_t nvshmem_team;\n"
+        "  explicit Op(int nvshmem_team_ /* 0: NVSHMEM_TEAM_WORLD */) : nvshmem_team((nvshmem_team_t)nvshmem_team_) {}\n"
+        "  void run(size_t n) {\n"
+        "    auto bufs = nvshmem_create_tensor(n, 2);\n"
+        "    void* p = nvshmem_align(64, n);\n"
+        "    nvshmem_barrier_all();\n"
+        "  }\n"
+        "};\n")
+    _code, out = run_cli(["check", "--no-cache", "--select", "ROC305", "--output-format", "json", "."], tmp_path,
+                         capsys, monkeypatch)
+    assert sorted((f["line"], _named(f["message"])[0]) for f in json.loads(out)) == [
+        (3, "nvshmem_team_t"), (4, "nvshmem_team_t"), (7, "nvshmem_align"), (8, "nvshmem_barrier_all")]

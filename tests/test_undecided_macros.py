@@ -160,3 +160,12 @@ __device__ unsigned int peers(int key) {
 #endif
 """})
     assert [(f[0], f[3]) for f in _found(tree, capsys, monkeypatch)] == [("ROC201", ["TALLY_MATCH"])] * 2
+
+
+def test_an_alternative_operator_spelling_is_no_macro_to_ask_about(tmp_path, capsys, monkeypatch):
+    tree = _tree(tmp_path, {
+        "k.cu": "#if LIB_API_LEVEL >= 3 and not defined(LIB_NO_VOTE)\n"
+                "__global__ void k(unsigned* m) { *m = __ballot_sync(0xffffffff, threadIdx.x & 1); }\n#endif\n",
+    })
+    assert {tuple(macros) for _code, _path, _line, macros in _found(tree, capsys, monkeypatch)} == {
+        ("LIB_API_LEVEL", "LIB_NO_VOTE")}

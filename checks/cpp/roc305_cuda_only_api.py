@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import re
 from typing import NamedTuple
 
@@ -200,7 +201,29 @@ def _reported(ctx, use: _Use) -> bool:
         return False
     if use.entry.cuda.startswith("kDL") and _accepts_rocm(ctx, use.start):
         return False
-    return not _defined_here(ctx, use.name.lstrip(":"))
+    name = use.name.lstrip(":")
+    return not _defined_here(ctx, name) and not (use.entry.prefix and _project_name(ctx, name, use.entry.prefix))
+
+
+def _project_name(ctx, name: str, prefix: str) -> bool:
+    """A name of a prefixed family (``nvshmem_*``) that the project declares itself: flux's
+    ``nvshmem_create_tensor(...)`` wrapper, a ``nvshmem_team`` member or parameter. Declared in
+    the file or in a header it includes with quotes (not the library's own, vendored)."""
+    from rocmlint.cpp.declared_names import declared_in_includes, declares
+
+    key = ("roc305-project-name", name)
+    if key not in ctx.cache:
+        record = ctx.project.record if ctx.project is not None else None
+        model = ctx.model
+        resolve = None
+        if model is not None:
+            def resolve(includer: str, header: str) -> str | None:
+                rel = model.rel(includer)
+                found = model.resolve_include(rel, header) if rel is not None else None
+                return os.path.join(model.root, found) if found is not None else None
+        ctx.cache[key] = declares(ctx.source, name.encode(), ctx.in_code) or \
+            declared_in_includes(ctx.path, ctx.source, name, prefix.rstrip("_").lower().rstrip("x"), record, resolve)
+    return ctx.cache[key]
 
 
 def _compared(source: bytes, use: _Use) -> bool:

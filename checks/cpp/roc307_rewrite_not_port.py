@@ -12,9 +12,12 @@ class RewriteNotPort(Rule):
     In port mode (CUDA code a HIP backend is written from), reports a file once when its code
     uses what AMD GPUs have no counterpart for: CUTLASS 3 collective mainloops, TMA descriptors
     and bulk tensor copies, tensor memory and `tcgen05`, `wgmma`, thread-block clusters and
-    distributed shared memory, or the NVSHMEM device API. The finding names each blocker with
-    its lines. The file's line findings (header swaps, PTX, masks) are counted in the summary,
-    not listed: they describe code an AMD version will not keep. `--show-all` lists them.
+    distributed shared memory, or the NVSHMEM device API (calls in device functions: host setup
+    and `nvshmem.h` are a library swap, ROC305's). The finding names each blocker with its
+    lines. The file's line findings (header swaps, PTX, masks) are counted in the summary, not
+    listed: they describe code an AMD version will not keep. `--show-all` lists them. A header
+    that only such files include (directly or through such headers) goes with them: it gets
+    the same verdict, naming its includers (when the whole project is checked).
     `rocmlint explain FILE:LINE` gives the file's verdict and its blockers.
 
     ## Why is this bad?

@@ -152,6 +152,11 @@ _LINE_COMMENT = re.compile(rb"//.*$")
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|\d+)[uUlL]*|(?P<id>[A-Za-z_]\w*)|(?P<op>&&|\|\||==|!=|>=|<=|<<|>>|[-+*/%()!<>~&|^?:,]))"
 )
+# C++'s alternative spellings of operators (<iso646.h> macros in C): operators in #if too
+OPERATOR_WORDS = {"and": "&&", "or": "||", "not": "!", "bitand": "&", "bitor": "|", "xor": "^", "compl": "~",
+                  "not_eq": "!="}
+# words of an #if condition that name no macro
+NOT_MACROS = frozenset({"defined", "true", "false", *OPERATOR_WORDS})
 _PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7,
                "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
 
@@ -241,7 +246,8 @@ class Evaluator:
             if m.group("num"):
                 tokens.append(("num", c_integer(m.group("num"))))
             elif m.group("id"):
-                tokens.append(("id", m.group("id")))
+                word = m.group("id")
+                tokens.append(("op", OPERATOR_WORDS[word]) if word in OPERATOR_WORDS else ("id", word))
             elif m.group("op"):
                 tokens.append(("op", m.group("op")))
         self._tokens, self._pos = tokens, 0

@@ -19,13 +19,16 @@ class Blocker:
     instead: str        # what an AMD version is built on
     anchors: tuple[bytes, ...]  # the literal start of each spelling (found by one automaton pass)
     spelling: "re.Pattern[bytes]"  # the spellings, matched where an anchor is found
+    # counts only inside a device function (`__device__`/`__global__`): the same names on the
+    # host (NVSHMEM's host API, its header) are a library swap, ROC305's line findings
+    device_only: bool = False
 
 
-def _blocker(label: str, instead: str, *anchors: str, tail: bytes = rb"\w*\b") -> Blocker:
+def _blocker(label: str, instead: str, *anchors: str, tail: bytes = rb"\w*\b", device_only: bool = False) -> Blocker:
     """Spellings that are an anchor followed by ``tail`` (the rest of a name, by default)."""
     encoded = tuple(a.encode() for a in anchors)
     return Blocker(label, instead, encoded,
-                   re.compile(b"(?:" + b"|".join(re.escape(a) for a in encoded) + b")" + tail))
+                   re.compile(b"(?:" + b"|".join(re.escape(a) for a in encoded) + b")" + tail), device_only)
 
 
 BLOCKERS = (
@@ -39,12 +42,12 @@ BLOCKERS = (
              "tcgen05", "tmem_", "TMEM_", "SM100_MMA_", "UMMA::"),
     _blocker("wgmma (Hopper warpgroup MMA)", "MFMA (CDNA) or WMMA (RDNA) through rocWMMA or CK",
              "wgmma", "SM90_64x", "GMMA::", "warpgroup_arrive", "warpgroup_wait", "warpgroup_commit_batch"),
+    # (a cluster launch attribute set on the host is not one: dropped on AMD, ROC305 says so)
     _blocker("thread-block clusters and distributed shared memory", "global memory between blocks (AMD has no clusters)",
              "__cluster_dims__", "cluster_ctarank", "block_rank_in_cluster", "cluster_sync",
-             "cudaLaunchAttributeClusterDimension", "this_cluster", "mapa.shared::cluster", "barrier.cluster",
-             tail=b""),
-    _blocker("the NVSHMEM device API", "rocSHMEM (roc_shmem_*)", "nvshmem_", "nvshmemx_", "nvshmem.h", "nvshmemx.h",
-             tail=rb"(?:\w*\s*\(|[>\"])"),
+             "this_cluster", "mapa.shared::cluster", "barrier.cluster", tail=b""),
+    _blocker("the NVSHMEM device API", "rocSHMEM (roc_shmem_*)", "nvshmem_", "nvshmemx_", "nvshmemi_",
+             tail=rb"\w*\s*\(", device_only=True),
 )
 MAX_SITES = 64  # occurrences of a blocker looked at: enough for the first lines of a message
 
@@ -87,12 +90,35 @@ def rewrite_blockers(ctx: "CppContext") -> list[Found]:
             if lines and lines[-1] == line or not blocker.spelling.match(source, at) or ctx.in_comment(at) \
                     or ctx.nvidia_only(at):
                 continue
+            if blocker.device_only and not in_device_function(ctx, at):
+                continue
             lines.append(line)
             if len(lines) >= MAX_LINES:
                 break
         if lines:
             found.append(Found(blocker, tuple(lines)))
     return found
+
+
+_FUNCTIONS = frozenset({"function_definition", "lambda_expression"})
+_DEVICE_QUALIFIER = re.compile(rb"__device__|__global__|\b(?:\w+_)?DEVICE(?:_\w+)?\b")
+
+
+def in_device_function(ctx: "CppContext", at: int) -> bool:
+    """The offset lies in a function or lambda declared ``__device__``/``__global__`` (or a
+    qualifier macro named so: ``CUTLASS_DEVICE``, ``DEVICE_INLINE``); parses the file (asked
+    only for a device-only blocker's sites)."""
+    node = ctx.root.named_descendant_for_byte_range(at, at + 1)
+    while node is not None:
+        if node.type in _FUNCTIONS:
+            body = node.child_by_field_name("body")
+            head_end = body.start_byte if body is not None else node.end_byte
+            start = node.parent.start_byte if node.parent is not None and node.parent.type == "template_declaration" \
+                else node.start_byte
+            if _DEVICE_QUALIFIER.search(ctx.source, start, head_end):
+                return True
+        node = node.parent
+    return False
 
 
 def describe(found: list[Found], most: int = 4) -> str:

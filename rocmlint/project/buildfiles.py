@@ -29,6 +29,12 @@ class BuildFacts:
     nvidia_dirs: dict[str, Evidence] = field(default_factory=dict)
     # folders hipify rewrites (torch extension or CMake hipify), with why
     hipify_dirs: dict[str, Evidence] = field(default_factory=dict)
+    # of those, the folders hipified only because a torch extension build (CUDAExtension,
+    # BuildExtension) hipifies on ROCm whatever its authors wrote: no HIP build by itself
+    torch_extension_dirs: frozenset[str] = frozenset()
+    # the build's only HIP build is that: no reader found HIP work, every hipified folder is a
+    # torch extension's (``_read_build_facts``)
+    torch_hipify_only: bool = False
     # (folder, glob pattern, recursive, evidence) of every source glob, whatever the platform
     all_globs: list[tuple[str, str, bool, Evidence]] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)  # build files' text, to find literal names
@@ -300,6 +306,7 @@ def merge_build_facts(facts: BuildFacts, uses: list, definitions: dict,
 
 
 _TORCH_EXTENSION = re.compile(r"\b(?:CUDAExtension|BuildExtension|hipify_python|torch\.utils\.hipify)\b")
+_EXPLICIT_HIPIFY = re.compile(r"\b(?:hipify_python|torch\.utils\.hipify)\b")
 
 
 def read_setup_py(facts: BuildFacts, rel_file: str, text: str, folder: str | None = None) -> None:
@@ -308,9 +315,11 @@ def read_setup_py(facts: BuildFacts, rel_file: str, text: str, folder: str | Non
     m = _TORCH_EXTENSION.search(text)
     if m is not None:
         line = text.count("\n", 0, m.start()) + 1
-        facts.hipify_dirs.setdefault(os.path.dirname(rel_file) if folder is None else folder,
-                                     Evidence(f"torch extension build ({m.group(0)}) hipifies its sources",
-                                              f"{rel_file}:{line}"))
+        where = os.path.dirname(rel_file) if folder is None else folder
+        facts.hipify_dirs.setdefault(where, Evidence(f"torch extension build ({m.group(0)}) hipifies its sources",
+                                                     f"{rel_file}:{line}"))
+        if not _EXPLICIT_HIPIFY.search(text):  # torch's own hipify run, not one the authors asked for
+            facts.torch_extension_dirs |= {where}
 
 
 # hipify_torch's custom map: `custom_map_list=...json` (Python) or `CUSTOM_MAP_FILE ...json` (CMake).

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Callable
 
 from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
 from ..cpp.platform_names import describe_by_name, value_by_name
+from ..platform_words import names_platform
 from ..cpp.preprocessor import (
     CUDACC,
     CUDACC_IN_PORT,
+    NOT_MACROS,
     WAVE_SIZE_MACRO,
     ChainWalker,
     Evaluator,
@@ -201,6 +203,11 @@ class CppModel:
         if rel is not None and self.ported(rel) and not self.facts.port:
             return ["mode: port (named by --port / `port`: linted as a port although the project's HIP build "
                     "does not compile it)"]
+        if self.facts.port and self.hip_build:
+            shown = ", ".join(e.where for e in self.hip_build[:2] if e.where)
+            return [f"mode: port (never built for AMD: its only HIP build is the hipify PyTorch runs on any CUDA "
+                    f"extension ({shown}), and no source or build file names HIP or ROCm; its AMD build is this "
+                    "CUDA code hipified and compiled by hipcc, so every hazard is porting work)"]
         if self.facts.port:
             return ["mode: port (the project has no HIP build: no build file compiles as HIP, no .hip source, "
                     "no compile_commands.json; its AMD build is the CUDA build compiled by hipcc, so every "
@@ -342,7 +349,7 @@ class CppModel:
 
         def selects(text: str) -> bool:
             return bool(WAVE_SIZE_MACRO.search(text)) or any(
-                self.arch_macro(n) for n in _IDENT.findall(text) if n != "defined" and n != name)
+                self.arch_macro(n) for n in _IDENT.findall(text) if n not in NOT_MACROS and n != name)
         defines = [d for d in self.defs.get(name, ()) if d.kind == "define"]
         memo[name] = bool(defines) and all(selects(d.guard) or (d.params is None and selects(d.body))
                                            for d in defines)
@@ -714,7 +721,7 @@ class _Inputs:
                                    lambda: _read_build_facts(self.build_texts, self.helpers, options))
         self.guarded_facts = facts
         # A reader that failed leaves no evidence either way: the project stays guarded
-        if facts.complete and not _builds_for_amd(facts, self.database, self.stats):
+        if facts.complete and (not _builds_for_amd(facts, self.database, self.stats) or self.never_ported(facts)):
             if self.builds_read:
                 facts = cached_build_facts(self.cache_dir, self.root, self.build_texts, self.helpers,
                                            {**options, PORT_OPTION: "ON"},
@@ -723,6 +730,18 @@ class _Inputs:
                 facts = dataclasses.replace(facts, port=True)
         _python_listing(facts, self.root, self.build_texts, self.stats, self.python_stats)
         return facts
+
+    def never_ported(self, facts: BuildFacts) -> bool:
+        """The project's only AMD build is the hipify PyTorch runs on any CUDA extension
+        (``CUDAExtension``/``BuildExtension``), and nothing in it names HIP or ROCm: no source
+        (``hip_mentioned``, already searched by the pre-check), no build file, no .hip file, no
+        compile database. Its authors never built it for AMD: it is a port, whose AMD build is
+        this CUDA code as hipify and hipcc would build it (hipify's header renames still hold)."""
+        if not facts.torch_hipify_only or self.database is not None or self.hip_mentioned:
+            return False
+        if any(rel.endswith(".hip") for rel in self.stats):
+            return False
+        return not any(_names_hip_in_code(rel, text) for rel, text in self.build_texts.items())
 
     @property
     def builds_read(self) -> bool:
@@ -751,6 +770,25 @@ class _Inputs:
         print(f"rocmlint: {self.root} holds more than {MAX_FILES} C/C++ files: no project model "
               "(lint from the project's folder)", file=sys.stderr)
         return True
+
+
+_BUILD_COMMENT = re.compile(r"#[^\n]*")
+
+
+def _names_hip_in_code(rel: str, text: str) -> bool:
+    """A build file names HIP or ROCm outside its comments: a Python script in a name or a
+    string (``torch.version.hip``, ``"ROCM_HOME"``), CMake/meson/Make in a command or a value."""
+    if not rel.endswith(".py"):
+        return names_platform(_BUILD_COMMENT.sub("", text), "cmake-hip")
+    import io
+    import tokenize
+
+    try:
+        words = [tok.string for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+                 if tok.type in (tokenize.NAME, tokenize.STRING)]
+    except (tokenize.TokenError, SyntaxError):
+        return names_platform(text, "python-build")
+    return names_platform(" ".join(words), "python-build")
 
 
 def port_paths(root: str, settings) -> tuple[str, ...]:
@@ -827,10 +865,11 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
             read_setup_py(facts, rel, text, folder=helpers[rel])
             folder = helpers[rel]
             _guarded_read(facts, "op builder", lambda: _merge_python_build(facts, read_builders(rel, text, folder), []))
-            _guarded_read(facts, "build helper", lambda: _merge_python_build(facts, *read_python_build(rel, text, folder)))
+            _guarded_read(facts, "build helper",
+                          lambda: _merge_python_build(facts, *read_python_build(rel, text, folder, port=port)))
         elif rel.endswith("setup.py"):
             read_setup_py(facts, rel, text)
-            _guarded_read(facts, "setup.py", lambda: _merge_python_build(facts, *read_python_build(rel, text)))
+            _guarded_read(facts, "setup.py", lambda: _merge_python_build(facts, *read_python_build(rel, text, port=port)))
     cmake = {rel: text for rel, text in build_texts.items() if rel.endswith((".txt", ".cmake"))}
     _guarded_read(facts, "CMake", lambda: read_cmake_files(facts, cmake, options, templates))
     meson = {rel: text for rel, text in build_texts.items() if rel.endswith("meson.build")}
@@ -840,6 +879,8 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
     if makefiles:
         _guarded_read(facts, "Makefile", lambda: read_makefiles(facts, makefiles))
     read_autoconf_templates(facts, templates)
+    facts.torch_hipify_only = not facts.hip_build and bool(facts.hipify_dirs) and not facts.hipify_outputs \
+        and not facts.hipify_renames and set(facts.hipify_dirs) <= facts.torch_extension_dirs
     for folder, why in facts.hipify_dirs.items():  # hipify (CMake, setup.py, a torch extension)
         if len(facts.hip_build) < MAX_HIP_BUILD_EVIDENCE:
             facts.hip_build.append(Evidence(f"{why.what} (a HIP build of {folder or 'the project'})", why.where,
@@ -1330,7 +1371,53 @@ def _branch_condition(branch) -> str:
     return branch.condition
 
 
+MIN_NVIDIA_SIBLINGS = 2  # files beside an orphan header that the AMD build never compiles, at least
+
+
 def _reachability(model: CppModel) -> None:
+    """Which files the AMD build compiles, each with why. A header no file includes is a
+    translation unit of its own, unless it sits beside files the AMD build never compiles
+    (and beside none it does): then it goes with them, and so does what only it includes (a
+    second round, run only where such a header exists)."""
+    demoted: dict[str, Evidence] = {}
+    for _round in range(3):
+        _reach_once(model, demoted)
+        more = _orphans_beside_nvidia_files(model, demoted)
+        if not more:
+            return
+        demoted.update(more)
+
+
+def _orphans_beside_nvidia_files(model: CppModel, demoted: dict[str, Evidence]) -> dict[str, Evidence]:
+    """Headers that are translation units only because no file includes them, in a folder whose
+    other (included) files the AMD build never compiles: CTranslate2's flash-attention headers,
+    where alibi.h is included by none and its siblings only by the CUDA-only sources."""
+    if model.database is not None:
+        return {}
+    orphans = [rel for rel in model.roots if rel not in model.includers and rel not in demoted
+               and os.path.splitext(rel)[1].lower() not in SOURCE_EXTENSIONS and not model.files[rel].hip
+               and not model.ported(rel)]
+    if not orphans:
+        return {}
+    by_folder: dict[str, list[str]] = {}
+    for rel in model.files:
+        by_folder.setdefault(os.path.dirname(rel), []).append(rel)
+    candidates = set(orphans)
+    found: dict[str, Evidence] = {}
+    for rel in orphans:
+        # what the AMD build compiles only through an orphan of the folder proves nothing
+        siblings = [r for r in by_folder.get(os.path.dirname(rel), ()) if r != rel and r in model.includers
+                    and model._unit_of(r) not in candidates]
+        verdicts = [model.reach.get(r) for r in siblings]
+        if len(siblings) >= MIN_NVIDIA_SIBLINGS and all(v is not None and v.value is False for v in verdicts):
+            shown = ", ".join(os.path.basename(r) for r in sorted(siblings)[:3])
+            found[rel] = Evidence(f"a header no file includes, beside files the AMD build never compiles ({shown}"
+                                  f"{', ...' if len(siblings) > 3 else ''}): it goes with them",
+                                  f"{sorted(siblings)[0]}:1", KIND_ONLY_FROM_NVIDIA_FILE)
+    return found
+
+
+def _reach_once(model: CppModel, demoted: dict[str, Evidence]) -> None:
     files = model.files
     includers: dict[str, list[_Edge]] = {}
     for out in model.edges.values():
@@ -1357,7 +1444,7 @@ def _reachability(model: CppModel) -> None:
                 continue  # compiled as a port whatever the build says (below)
             if not source and rel in includers:
                 continue  # a header: reached through the include graph
-            why = _build_verdict(model, rel, source)
+            why = demoted.get(rel) or _build_verdict(model, rel, source)
             if why is not None and not files[rel].hip:  # a file that tests HIP is built for it
                 nvidia_sources[rel] = why
             else:

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..cpp.platform_names import describe_by_name, value_by_name
-from ..cpp.preprocessor import CUDACC, CUDACC_IN_PORT
+from ..cpp.preprocessor import CUDACC, CUDACC_IN_PORT, NOT_MACROS
 
 if TYPE_CHECKING:
     from ..cpp.context import CppContext
@@ -66,7 +66,7 @@ def if_stack_lines(ctx: "CppContext", line: int) -> list[str]:
         out.append(f"{ctx.path}:{branch.line + 1}: #{branch.kind} {branch.condition}".rstrip() + chain
                    + f"  -> {_VERDICT[branch.amd]}" + ("; picks code by wave size" if branch.wave_size else ""))
         shown = f"{first.condition} {branch.condition}" if first is not branch else branch.condition
-        names = [n for n in dict.fromkeys(_IDENT.findall(shown)) if n != "defined"]
+        names = [n for n in dict.fromkeys(_IDENT.findall(shown)) if n not in NOT_MACROS]
         out.extend("    " + macro_origin(ctx, n, branch.line) for n in names)
     return out
 
@@ -114,7 +114,7 @@ def unknown_macros_at(ctx: "CppContext", line: int) -> tuple[str, ...]:
         earlier = chain.branches[:chain.branches.index(branch) + 1] if chain is not None else [branch]
         for each in earlier:
             for name in _IDENT.findall(_COMPILER_QUERY.sub(" ", each.condition)):
-                if name != "defined" and pp.evaluator.is_defined(name) is None:
+                if name not in NOT_MACROS and pp.evaluator.is_defined(name) is None:
                     found[name] = None
     return tuple(found)
 

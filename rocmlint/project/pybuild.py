@@ -83,8 +83,9 @@ _Items = list  # [(root-relative path, glob kind, Cond)]
 
 
 class _Reader:
-    def __init__(self, rel: str, tree: ast.Module) -> None:
+    def __init__(self, rel: str, tree: ast.Module, port: bool = False) -> None:
         self.rel = rel
+        self.port = port  # the CUDA build is the port: nvcc-only flags do not make it CUDA-only
         self.folder = rel.rpartition("/")[0]
         self.tree = tree
         self.rocm_names: set[str] = set()
@@ -126,7 +127,7 @@ class _Reader:
     def _top(self) -> Cond:
         tests = any(rocm_test(node, self.rocm_names) is not None for node in ast.walk(self.tree)
                     if isinstance(node, (ast.Name, ast.Attribute)))
-        if tests:
+        if tests or self.port:
             return Cond(True)
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and _NVCC_ONLY.search(node.value):
@@ -165,8 +166,8 @@ class _Reader:
                 value = True if all(v is False for v in decided) else None
             else:
                 own = rocm_test(test, self.rocm_names)
-                if own is None and _cuda_work(body) and (rocm_branch is not None and line < rocm_branch
-                                                         or not self.rocm_builds):
+                if own is None and not self.port and _cuda_work(body) and (rocm_branch is not None and line < rocm_branch
+                                                                           or not self.rocm_builds):
                     own = False
                     text += f" (the CUDA branch: its ROCm branch is at line {rocm_branch})" if rocm_branch \
                         else " (nvcc-only flags, and no branch of the script builds for ROCm)"
@@ -479,16 +480,19 @@ def read(rel: str, text: str) -> list[SourceUse]:
     return read_build(rel, text)[0]
 
 
-def read_build(rel: str, text: str, folder: str | None = None) -> tuple[list[SourceUse], list[tuple[str, str, Evidence]]]:
+def read_build(rel: str, text: str, folder: str | None = None,
+               port: bool = False) -> tuple[list[SourceUse], list[tuple[str, str, Evidence]]]:
     """(source uses, hipify output folders) of one Python build script; ``folder``: for a
-    build helper setup.py imports, that setup.py's folder (its paths are relative to it)."""
+    build helper setup.py imports, that setup.py's folder (its paths are relative to it);
+    ``port``: read in the port configuration, where the CUDA build (nvcc-only flags and all)
+    is what hipcc compiles."""
     if len(text) > MAX_SOURCE_BYTES:
         return [], []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return [], []
-    reader = _Reader(rel, tree)
+    reader = _Reader(rel, tree, port)
     if folder is not None:
         reader.folder = folder
     return [u for u in reader.read() if not u.path.startswith("..")], reader.hipify_outputs

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..cpp.cuda_headers import lookup as cuda_header
-from ..cpp.preprocessor import gate_polarity
+from ..cpp.preprocessor import NOT_MACROS, gate_polarity
 from . import Evidence
 
 _INCLUDED = re.compile(r'^\s*[<"]([^>"]+)[>"]')
@@ -64,7 +64,7 @@ def _macro(branch: _Branch) -> tuple[str, bool] | None:
         return None
     kind = "if" if branch.kind == "elif" else branch.kind
     words = re.findall(r"[A-Za-z_]\w*", branch.condition)
-    names = [w for w in words if w != "defined"]
+    names = [w for w in words if w not in NOT_MACROS]
     if len(names) != 1:
         return None
     polarity = gate_polarity(kind, branch.condition, names[0])

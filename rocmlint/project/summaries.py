@@ -8,7 +8,7 @@ import os
 import re
 from functools import cached_property
 
-from ..cpp.preprocessor import directives, include_guard
+from ..cpp.preprocessor import NOT_MACROS, directives, include_guard
 from ..languages import EXTENSIONS
 from .summary_cache import cached_summaries
 
@@ -80,7 +80,7 @@ class Summary:
     @cached_property
     def conditions(self) -> frozenset[str]:
         """The macro names the file's #if conditions read."""
-        return frozenset(_IDENT.findall(self._texts[0])) - {"defined"}
+        return frozenset(_IDENT.findall(self._texts[0])) - NOT_MACROS
 
     @cached_property
     def signature(self) -> str:
