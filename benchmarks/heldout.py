@@ -1,7 +1,11 @@
-"""Run a rocmlint over the pinned corpus of benchmarks/heldout_corpus.toml and print totals.
+"""Run a rocmlint over a pinned corpus (benchmarks/heldout_corpus.toml by default) and print totals.
 
-    python benchmarks/heldout.py --rocmlint EXE --half tune|held|all --work DIR --out DIR
-    python benchmarks/heldout.py --compare OUT_BEFORE OUT_AFTER [--half ...]
+    python benchmarks/heldout.py --rocmlint EXE --half tune|held|all --work DIR --out DIR [--corpus TOML]
+    python benchmarks/heldout.py --compare OUT_BEFORE OUT_AFTER [--half ...] [--corpus TOML]
+
+Corpora: heldout_corpus.toml (issues 37-39: dual, cuda-only and python projects) and
+python_heldout.toml (issue 39: a second set of ROCm-aware Python projects); both are split by
+the rule their header states, fixed before any run.
 
 Each project is exported at its pinned commit from the bare mirror the search tool's ``fetch``
 made (``/work/.mirror/<owner>+<name>/repo``, or ``--mirrors``) into ``WORK/<owner>+<name>``
@@ -111,8 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--mirrors", type=Path, default=MIRRORS)
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="the pinned corpus (a TOML file)")
     args = parser.parse_args(argv)
-    projects = selected(load_corpus(), args.half)
+    projects = selected(load_corpus(args.corpus), args.half)
     if args.compare:
         print("\n".join(compare_rows(projects, *args.compare)))
         return 0
