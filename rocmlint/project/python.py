@@ -59,7 +59,7 @@ _WORD = re.compile(rb"\w+")
 # `shipped`, `chip` or `ownership`
 _ROCM_BUILD = re.compile(rb"(?<![a-z])hip(?:cc|ify)?(?![a-z])|rocm", re.IGNORECASE)
 _NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
-SUMMARY_VERSION = "8"
+SUMMARY_VERSION = "9"
 
 
 @dataclass
@@ -166,7 +166,8 @@ def _judged(rel: str, source: bytes, label: str, line: int, stmt: ast.stmt, eval
     from ..python.gates import statement_facts
 
     found = []
-    for name, fact in statement_facts(stmt, evaluator, SKIP_NAME.search(label) is not None):
+    for name, fact in statement_facts(stmt, evaluator, SKIP_NAME.search(label) is not None,
+                                      lambda name: _constant_before(source, name, line)):
         if fact.kind == "value" and _bound_after(source, name, line):
             continue
         found.append(Helper(name, fact, rel, line))
@@ -176,6 +177,22 @@ def _judged(rel: str, source: bytes, label: str, line: int, stmt: ast.stmt, eval
 def _assignment_heads(source: bytes, name: str) -> list[re.Match]:
     """Column-0 assignments of ``name`` (`NAME = ...`, `NAME: T = ...`)."""
     return list(re.finditer(rb"^%s[ \t]*(?::[^=\n]*)?=(?!=)" % re.escape(name.encode()), source, re.MULTILINE))
+
+
+def _constant_before(source: bytes, name: str, line: int) -> frozenset | None:
+    """The value of ``name`` above ``line`` when one column-0 assignment binds it there, to a
+    constant (`PLATFORM = None` before `if torch.version.hip: PLATFORM = "rocm"`)."""
+    heads = [head for head in _assignment_heads(source, name) if _line_of(source, head.start()) < line]
+    if len(heads) != 1:
+        return None
+    end = source.find(b"\n", heads[0].start())
+    try:
+        value = ast.parse(source[heads[0].start(): end if end >= 0 else len(source)]).body[0]
+    except (SyntaxError, ValueError, IndexError):
+        return None
+    if isinstance(value, (ast.Assign, ast.AnnAssign)) and isinstance(value.value, ast.Constant):
+        return frozenset({value.value.value})
+    return None
 
 
 def _bound_after(source: bytes, name: str, line: int) -> bool:

@@ -40,7 +40,11 @@ def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     site = climb(path)
     node, parent = site[-1], site[-2]
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+        if _names_storage(parent):
+            return False  # `storage_dtype = torch.float8_e4m3fn`: the code says what the dtype is for
         return _name_reaches(ctx, site[:-1], parent, depth, dtype_reaches_compute)
+    if isinstance(parent, ast.FormattedValue):
+        return False  # written into a message
     if isinstance(parent, ast.arguments):
         parameter = _parameter_of(parent, node)
         function = site[-3] if len(site) > 2 else None
@@ -93,6 +97,14 @@ def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     if call is not None and _called_name(call) == "Parameter":
         return tensor_reaches_compute(ctx, ctx.path_to(call), depth + 1)
     return True
+
+
+def _names_storage(assign: ast.Assign | ast.AnnAssign) -> bool:
+    """Every target names a storage dtype (`storage_dtype`, `self.weight_storage_dtype`), the
+    word layerwise casting uses for the dtype kept between uses and cast up to compute."""
+    targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+    names = [t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in targets]
+    return bool(names) and all(name.lower().endswith("storage_dtype") for name in names)
 
 
 def _range_escapes(ctx, path: list, depth: int = 0) -> bool:

@@ -325,6 +325,11 @@ class GateEvaluator:
         if isinstance(op, (ast.In, ast.NotIn)):
             found = self._membership(left, right, rocm)
             return None if found is None else found == isinstance(op, ast.In)
+        if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+            # `torch.version.cuda >= "12.4"` on ROCm orders None: it raises TypeError, so
+            # nothing that needs it true ever runs there (taken as False)
+            sides = (self.possible(left, rocm), self.possible(right, rocm))
+            return False if frozenset({None}) in sides else None
         if not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
             return None
         lefts, rights = self.possible(left, rocm), self.possible(right, rocm)
@@ -478,11 +483,13 @@ def module_skips(module: ast.Module) -> list[tuple[ast.expr, bool]]:
     return found
 
 
-def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool) -> list[tuple[str, Fact]]:
+def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool,
+                    before: Callable[[str], "Values | None"] = lambda name: None) -> list[tuple[str, Fact]]:
     """What a module-level statement tells the gate logic about the names it defines: a
     function's return value per platform (or that it is a decorator skipping on ROCm), a
     name's value per platform (``DEVICE_TYPE = "hip" if torch.version.hip else "cuda"``, or
-    bound in the branches of a module-level ``if``/``try``). Only platform-dependent facts."""
+    bound in the branches of a module-level ``if``/``try``, starting from ``before(name)``:
+    the value the module gave it above, ``PLATFORM = None``). Only platform-dependent facts."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         if _skips_on_rocm(evaluator, stmt, named_skip):
             return [(stmt.name, Fact("skip"))]
@@ -507,8 +514,8 @@ def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool) 
     if isinstance(stmt, (ast.If, ast.Try)):
         found = []
         for name in dict.fromkeys(_bound_names(stmt)):
-            fact = Fact("value", assigned_values([stmt], name, evaluator, True),
-                        assigned_values([stmt], name, evaluator, False))
+            fact = Fact("value", assigned_values([stmt], name, evaluator, True, before(name)),
+                        assigned_values([stmt], name, evaluator, False, before(name)))
             if platform_dependent(fact.rocm, fact.nvidia):
                 found.append((name, fact))
         return found

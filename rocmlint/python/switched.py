@@ -17,6 +17,14 @@ NVIDIA_FEATURE = re.compile(
     r"(?<![a-z0-9])(tma|wgmma|tcgen05|cluster(?:_launch)?|cp_?async|async_?cop(?:y|ies)|"
     r"fa3|flash_?attn_?3|flash_?attention_?3|hopper|blackwell|ampere|sm_?(?:80|89|90a?|100a?|120)|"
     r"cutlass|warpgroup|mbarrier|tensor_?memory)(?![a-z0-9])", re.IGNORECASE)
+# Names of launch and tuning knobs (Triton's compile options and `tl.range` arguments, tile
+# sizes): a flag or value bound to one only tunes.
+TUNING_KNOB = re.compile(
+    r"(?:num_warps|num_stages|num_ctas|maxnreg|warp_specialize|waves_per_eu|matrix_instr_nonkdim|kpack|"
+    r"loop_unroll_factor|split_k|group_size_m|(?:block|tile)(?:_size)?(?:_[mnk])?)", re.IGNORECASE)
+# Text a human reads (words with spaces) or an architecture label ("9.0a", "12.0"): a name
+# for a report, not a choice the program acts on.
+_LABEL_TEXT = re.compile(r".*\s.*|\d+(?:\.\d+)+[a-z]?", re.IGNORECASE | re.DOTALL)
 _LOG_CALL = re.compile(r"^(?:print|warn|warning|info|debug|error|log|exception|critical)(?:_once)?$")
 
 
@@ -41,18 +49,48 @@ def switched_code(ctx, compare_path: list) -> list[Switch]:
         i -= 1
     parent = compare_path[i] if i >= 0 else None
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        name = parent.targets[0].id
+        if TUNING_KNOB.fullmatch(name):
+            return [Switch((), ())]  # `warp_specialize = major not in (10, 12)`: a launch option
         scope = ctx.scope_of(compare_path[:i + 1])
-        loads = ctx.loads_of(parent.targets[0].id, scope)
+        loads = ctx.loads_of(name, scope)
         if not loads and not isinstance(scope, ast.Module):
             return [Switch((), ())]  # a local flag nothing reads decides nothing
+        # A read one platform alone reaches decides nothing on AMD: on NVIDIA only, or in a
+        # ROCm-only branch that means AMD's own numbers (`SYSTEM == "rocm" and is_sm90`).
+        shared = [load for load in loads if not ctx.gated(ctx.span_of(load).start)]
+        if loads and not shared and not (isinstance(scope, ast.Module) and _imported_elsewhere(ctx, name)):
+            return [Switch((), ())]
+        loads = shared
         switches = []
         for load in loads[:8]:
-            found = _test_of(ctx.path_to(load))
+            load_path = ctx.path_to(load)
+            found = _test_of(load_path) or _tuning_argument(load_path)
             if found is None:
                 return []  # the flag goes where this file cannot follow
             switches.append(found)
         return switches
     return []
+
+
+def _imported_elsewhere(ctx, name: str) -> bool:
+    """Another module may import the module-level ``name``: the project says one does, or,
+    with no project model that knows the file, it is public."""
+    model = ctx.python_model
+    if model is not None and model.covers(ctx.path):
+        return model.imported_by_name(name)
+    return not name.startswith("_")
+
+
+def _tuning_argument(path: list) -> Switch | None:
+    """A flag passed as a tuning knob (`kernel[grid](..., warp_specialize=flag)`): it only tunes."""
+    i = len(path) - 1
+    while i > 0 and isinstance(path[i - 1], ast.UnaryOp):
+        i -= 1
+    parent = path[i - 1] if i > 0 else None
+    if isinstance(parent, ast.keyword) and parent.arg and TUNING_KNOB.fullmatch(parent.arg):
+        return Switch((), ())
+    return None
 
 
 def _test_of(path: list) -> Switch | None:
@@ -73,7 +111,7 @@ def _test_of(path: list) -> Switch | None:
 
 
 def tuning_only(switches: list[Switch]) -> bool:
-    """Every side of every switch only chooses tuning values, logs or sets Triton's env."""
+    """Every side of every switch only chooses tuning values, labels, logs or sets Triton's env."""
     return bool(switches) and all(_tuning(node) for s in switches for node in (*s.on, *s.off))
 
 
@@ -112,7 +150,11 @@ def _tuning(node: ast.AST) -> bool:
 def _tuning_value(node: ast.AST) -> bool:
     """A number (not a flag), a tuple/list/dict of them, or a Triton config."""
     if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):
+            return _LABEL_TEXT.fullmatch(node.value) is not None  # a label, not a back end's name
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.JoinedStr):
+        return True  # an f-string: text for a person or a report
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return _tuning_value(node.operand)
     if isinstance(node, (ast.Tuple, ast.List)):
