@@ -21,7 +21,10 @@ NVIDIA_FEATURE = re.compile(
 # sizes): a flag or value bound to one only tunes.
 TUNING_KNOB = re.compile(
     r"(?:num_warps|num_stages|num_ctas|maxnreg|warp_specialize|waves_per_eu|matrix_instr_nonkdim|kpack|"
-    r"loop_unroll_factor|split_k|group_size_m|(?:block|tile)(?:_size)?(?:_[mnk])?)", re.IGNORECASE)
+    r"loop_unroll_factor|split_k|group_size_m|(?:num_)?threads|(?:block|tile)(?:_size)?(?:_[mnk])?)",
+    re.IGNORECASE)
+# Kernel block-size names as Triton and TileLang code writes them (`BT`, `BV`, `BLOCK_K`).
+_BLOCK_NAME = re.compile(r"B[A-Z]{1,2}|(?:BLOCK|TILE)(?:_[A-Z]+)*")
 # Text a human reads (words with spaces) or an architecture label ("9.0a", "12.0"): a name
 # for a report, not a choice the program acts on.
 _LABEL_TEXT = re.compile(r".*\s.*|\d+(?:\.\d+)+[a-z]?", re.IGNORECASE | re.DOTALL)
@@ -50,7 +53,7 @@ def switched_code(ctx, compare_path: list) -> list[Switch]:
     parent = compare_path[i] if i >= 0 else None
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id
-        if TUNING_KNOB.fullmatch(name):
+        if knob_name(name):
             return [Switch((), ())]  # `warp_specialize = major not in (10, 12)`: a launch option
         scope = ctx.scope_of(compare_path[:i + 1])
         loads = ctx.loads_of(name, scope)
@@ -65,12 +68,51 @@ def switched_code(ctx, compare_path: list) -> list[Switch]:
         switches = []
         for load in loads[:8]:
             load_path = ctx.path_to(load)
-            found = _test_of(load_path) or _tuning_argument(load_path)
+            found = _test_of(load_path) or _tuning_argument(load_path) or _helper_parameter(ctx, load_path)
             if found is None:
                 return []  # the flag goes where this file cannot follow
             switches.append(found)
         return switches
+    if isinstance(parent, (ast.Call, ast.keyword)):
+        found = _tuning_argument(compare_path[:i + 2]) or _helper_parameter(ctx, compare_path[:i + 2])
+        return [found] if found is not None else []
     return []
+
+
+def knob_name(name: str) -> bool:
+    """A launch or tuning knob's name (`num_warps`, `warp_specialize`, `BLOCK_M`, `BT`)."""
+    return TUNING_KNOB.fullmatch(name) is not None or _BLOCK_NAME.fullmatch(name) is not None
+
+
+def _helper_parameter(ctx, path: list) -> Switch | None:
+    """A flag passed to a module-level function of this file (`_pick_tile(K, V, is_hopper)`):
+    what the function's parameter decides there (one level)."""
+    parent = path[-2] if len(path) > 1 else None
+    call, keyword = (path[-3], parent) if isinstance(parent, ast.keyword) and len(path) > 2 else (parent, None)
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    function = next((stmt for stmt in ctx.tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and stmt.name == call.func.id), None)
+    if function is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    positional = function.args.posonlyargs + function.args.args
+    if keyword is not None:
+        parameter = keyword.arg
+    else:
+        index = next((i for i, a in enumerate(call.args) if a is path[-1]), None)
+        parameter = positional[index].arg if index is not None and index < len(positional) else None
+    if parameter is None:
+        return None
+    on: list = []
+    off: list = []
+    for load in ctx.loads_of(parameter, function)[:8]:
+        load_path = ctx.path_to(load)
+        found = _test_of(load_path) or _tuning_argument(load_path)
+        if found is None:
+            return None
+        on.extend(found.on)
+        off.extend(found.off)
+    return Switch(tuple(on), tuple(off))
 
 
 def _imported_elsewhere(ctx, name: str) -> bool:
@@ -88,7 +130,7 @@ def _tuning_argument(path: list) -> Switch | None:
     while i > 0 and isinstance(path[i - 1], ast.UnaryOp):
         i -= 1
     parent = path[i - 1] if i > 0 else None
-    if isinstance(parent, ast.keyword) and parent.arg and TUNING_KNOB.fullmatch(parent.arg):
+    if isinstance(parent, ast.keyword) and parent.arg and knob_name(parent.arg):
         return Switch((), ())
     return None
 
@@ -139,6 +181,9 @@ def _tuning(node: ast.AST) -> bool:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if any(_environ_key(t, "TRITON_") for t in targets):
             return True
+        names = [n for t in targets for n in (t.elts if isinstance(t, ast.Tuple) else [t])]
+        if names and all(isinstance(n, ast.Name) and knob_name(n.id) for n in names):
+            return True  # `BC = min(BT, 64)`, `BT, BS, num_warps = ...`: block sizes, whatever the value
         return node.value is not None and _tuning_value(node.value)
     if isinstance(node, ast.Return):
         return node.value is not None and _tuning_value(node.value)
@@ -160,6 +205,9 @@ def _tuning_value(node: ast.AST) -> bool:
     if isinstance(node, (ast.Tuple, ast.List)):
         return bool(node.elts) and all(_tuning_value(e) for e in node.elts)
     if isinstance(node, ast.Dict):
+        if node.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str) and knob_name(k.value)
+                             for k in node.keys):
+            return True  # `{"BV": pick(...), "threads": 256}`: a launch configuration
         return bool(node.values) and all(_tuning_value(v) for v in node.values)
     if isinstance(node, ast.IfExp):
         return _tuning_value(node.body) and _tuning_value(node.orelse)
