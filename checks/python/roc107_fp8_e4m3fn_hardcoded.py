@@ -29,7 +29,7 @@ _TORCH_DTYPE = re.compile(r"(?:b?float|u?int|complex)\d*(?:_\w+)?|half|double|bo
 def _translation_table(table: ast.Dict) -> bool:
     """Format names mapped to distinct dtypes (`{"F8_E4M3": e4m3fn, "F8_E5M2": e5m2}`), not a
     config whose keys name roles (`{"weight_dtype": ..., "act_dtype": ...}`)."""
-    dtypes = [value.attr for value in table.values if _torch_dtype(value)]
+    dtypes = [value.attr for value in table.values if isinstance(value, ast.Attribute) and _torch_dtype(value)]
     roles = any(isinstance(key, ast.Constant) and str(key.value).lower().endswith(("dtype", "type"))
                 for key in table.keys)
     return len(dtypes) > 1 and len(set(dtypes)) == len(dtypes) and not roles

@@ -604,9 +604,12 @@ def return_values(function: ast.FunctionDef | ast.AsyncFunctionDef, evaluator: G
 def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["Values | None", bool]:
     """(the values returned so far, whether control may reach the end of ``block``)."""
     returned: "Values | None" = frozenset()
-    for stmt in block:
+    for index, stmt in enumerate(block):
         if isinstance(stmt, ast.Return):
             value = frozenset({None}) if stmt.value is None else evaluator.possible(stmt.value, rocm)
+            if value is None and isinstance(stmt.value, ast.Name):
+                # `if ...: name = "rocm" elif ...: name = "cuda" ... return name`
+                value = assigned_values(block[:index], stmt.value.id, evaluator, rocm)
             return _union(returned, value), False
         if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.Assert) and evaluator.value(stmt.test, rocm) is False):
             return returned, False
