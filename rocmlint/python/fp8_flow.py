@@ -13,6 +13,7 @@ import). Everything else is storage.
 from __future__ import annotations
 
 import ast
+import re
 
 from .flow import climb
 
@@ -31,6 +32,8 @@ _STORE_CALLS = frozenset({"save", "copy_", "register_buffer"})
 _MAX_DEPTH = 6
 # Keywords that name a storage dtype, cast up to a compute dtype before any math (layerwise casting).
 _STORAGE_KEYWORDS = frozenset({"storage_dtype", "weight_storage_dtype"})
+# Kernels of formats whose scales are OCP E4M3 by definition (NVFP4), or MX/FP4 formats.
+_FORMAT_CALL = re.compile(r"(?i)nvfp4|fp4|mxfp|e2m1|float4")
 
 
 def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
@@ -60,6 +63,8 @@ def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     if call is None:
         return True  # returned, kept in a container, computed with: out of sight
     name = _called_name(call)
+    if _FORMAT_CALL.search(name):
+        return False  # an FP4/MX kernel's E4M3 block scales: the format's dtype on every GPU
     if name in ("finfo", "iinfo"):
         return _range_escapes(ctx, ctx.path_to(call))
     if name in _MEASURE:
@@ -94,6 +99,8 @@ def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     call = _call_receiving(site)
     if call is not None and _called_name(call) in _STORE_CALLS:
         return False
+    if call is not None and _FORMAT_CALL.search(_called_name(call)):
+        return False  # the block scales of an FP4/MX kernel (NVFP4 mandates E4M3 scales)
     if call is not None and _called_name(call) == "Parameter":
         return tensor_reaches_compute(ctx, ctx.path_to(call), depth + 1)
     return True
