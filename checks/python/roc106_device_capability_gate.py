@@ -123,7 +123,7 @@ class DeviceCapabilityGate(Rule):
             return  # the checks pick an NVIDIA-only backend (CUTLASS DSL, FA3, ...), which never loads on ROCm
         if named_for_rocm(ctx.path):
             return  # an AMD back end (`rocm_flash_attn.py`): its capability numbers are AMD's, on purpose
-        tests_seen: set[int] = set()  # the whole tests judged so far: one finding a test
+        tests_reported: set[int] = set()  # whole tests already reported: one finding a test
         for hit in ctx.hits():
             path = ctx.node_path(hit.start)
             if len(path) < 2 or not isinstance(path[-2], ast.Call) or path[-2].func is not path[-1]:
@@ -132,45 +132,53 @@ class DeviceCapabilityGate(Rule):
             if _climb_value(call_path) is None:
                 continue  # part of a cache key or an index: a lookup, whatever its readers do
             judged = []
+            tests: set[int] = set()
             helpers: dict[int, ast.expr] = {}  # a helper's call -> what it returns (`sm_version()`)
             for site in self._sites(ctx, call_path, helpers):
                 verdict, test = self._compared(ctx, site, helpers)
-                if test is not None and id(test) in tests_seen:
+                if test is not None and id(test) in tests_reported:
                     continue  # `cap[0] > 8 or (cap[0] == 8 and cap[1] >= 9)`: reported at its first call
                 if verdict is not None:
-                    if test is not None and not isinstance(verdict, str):
-                        tests_seen.add(id(test))
+                    tests.add(id(test))
                     climbed = _climb_value(site) or site
                     judged.append((verdict, switched_code(ctx, climbed[:-1])))
-            # A gate that only picks tuning values, log text or Triton's environment is at
-            # worst slower on AMD: what it switches decides, not the number it compares.
-            judged = [(v, switches) for v, switches in judged if not tuning_only(switches)]
-            if not judged:
-                continue
-            unknown = [(v, switches) for v, switches in judged if isinstance(v, str)]
-            if unknown:  # a gate against a value the AMD table cannot evaluate: reported only
-                # where what it switches is an NVIDIA-only feature (else a question, not a finding)
-                feature = nvidia_feature([n for _, sw in unknown for s in sw for n in s.on])
-                if feature:
-                    ctx.report(ctx.span_of(call_path[-1]), UNKNOWN_MESSAGE.format(other=unknown[0][0])
-                               + f" (it turns on `{feature}`)")
-                continue
-            wrong = [(v, switches) for v, switches in judged if v.wrong]
-            if wrong:
-                feature = nvidia_feature([n for _, sw in wrong for s in sw for n in (*s.on, *s.off)])
-                switching = f" (it switches `{feature}`)" if feature else ""
-                ctx.report(ctx.span_of(call_path[-1]), "`get_device_capability()` comparison "
-                           + "; ".join(dict.fromkeys(v.describe() for v, _ in wrong)) + switching
-                           + ": ROCm reports GCN/RDNA arch numbers; test the feature instead")
-                continue
-            # A number that looks right (`[0] >= 8` for bf16) still turns on an NVIDIA-only
-            # feature wherever an AMD GPU takes that side.
-            for verdict, switches in judged:
-                feature = nvidia_feature([n for s in switches for n in s.on])
-                if feature and verdict.true_on:
-                    ctx.report(ctx.span_of(call_path[-1]), FEATURE_MESSAGE.format(
-                        feature=feature, gpus=gpu_names(verdict.true_on)))
-                    break
+            if self._report(ctx, call_path[-1], judged):
+                tests_reported |= tests
+
+    @staticmethod
+    def _report(ctx, call: ast.Call, judged: list) -> bool:
+        """Report the call when one of its gates is wrong on an AMD GPU or turns on an
+        NVIDIA-only feature there; whether it did."""
+        # A gate that only picks tuning values, log text or Triton's environment is at
+        # worst slower on AMD: what it switches decides, not the number it compares.
+        judged = [(v, switches) for v, switches in judged if not tuning_only(switches)]
+        if not judged:
+            return False
+        unknown = [(v, switches) for v, switches in judged if isinstance(v, str)]
+        if unknown:  # a gate against a value the AMD table cannot evaluate: reported only
+            # where what it switches is an NVIDIA-only feature (else a question, not a finding)
+            feature = nvidia_feature([n for _, sw in unknown for s in sw for n in s.on])
+            if feature:
+                ctx.report(ctx.span_of(call), UNKNOWN_MESSAGE.format(other=unknown[0][0])
+                           + f" (it turns on `{feature}`)")
+            return bool(feature)
+        wrong = [(v, switches) for v, switches in judged if v.wrong]
+        if wrong:
+            feature = nvidia_feature([n for _, sw in wrong for s in sw for n in (*s.on, *s.off)])
+            switching = f" (it switches `{feature}`)" if feature else ""
+            ctx.report(ctx.span_of(call), "`get_device_capability()` comparison "
+                       + "; ".join(dict.fromkeys(v.describe() for v, _ in wrong)) + switching
+                       + ": ROCm reports GCN/RDNA arch numbers; test the feature instead")
+            return True
+        # A number that looks right (`[0] >= 8` for bf16) still turns on an NVIDIA-only
+        # feature wherever an AMD GPU takes that side.
+        for verdict, switches in judged:
+            feature = nvidia_feature([n for s in switches for n in s.on])
+            if feature and verdict.true_on:
+                ctx.report(ctx.span_of(call), FEATURE_MESSAGE.format(
+                    feature=feature, gpus=gpu_names(verdict.true_on)))
+                return True
+        return False
 
     @classmethod
     def _sites(cls, ctx, call_path, helpers: dict[int, ast.expr]) -> list[list]:

@@ -25,9 +25,9 @@ TUNING_KNOB = re.compile(
     re.IGNORECASE)
 # Kernel block-size names as Triton and TileLang code writes them (`BT`, `BV`, `BLOCK_K`).
 _BLOCK_NAME = re.compile(r"B[A-Z]{1,2}|(?:BLOCK|TILE)(?:_[A-Z]+)*")
-# Text a human reads (words with spaces) or an architecture label ("9.0a", "12.0"): a name
-# for a report, not a choice the program acts on.
-_LABEL_TEXT = re.compile(r".*\s.*|\d+(?:\.\d+)+[a-z]?", re.IGNORECASE | re.DOTALL)
+# An architecture label ("9.0a", "12.0"): a name for a report or a build, not a choice the
+# program acts on (so is text with spaces that a label function returns).
+_ARCH_LABEL = re.compile(r"\d+(?:\.\d+)+[a-z]?")
 _LOG_CALL = re.compile(r"^(?:print|warn|warning|info|debug|error|log|exception|critical)(?:_once)?$")
 
 
@@ -37,6 +37,7 @@ class Switch:
 
     on: tuple[ast.AST, ...]
     off: tuple[ast.AST, ...]
+    text_labels: bool = False  # in a function that only returns text: its strings are labels
 
 
 def switched_code(ctx, compare_path: list) -> list[Switch]:
@@ -136,6 +137,7 @@ def _tuning_argument(path: list) -> Switch | None:
 
 
 def _test_of(path: list) -> Switch | None:
+    labels = _returns_text_only(next((n for n in reversed(path) if isinstance(n, FUNCTION_DEFS)), None))
     flipped = False
     i = len(path) - 1
     while i > 0:
@@ -145,7 +147,7 @@ def _test_of(path: list) -> Switch | None:
         elif isinstance(parent, (ast.If, ast.While, ast.IfExp)) and parent.test is child:
             body = tuple(parent.body) if isinstance(parent.body, list) else (parent.body,)
             orelse = tuple(parent.orelse) if isinstance(parent.orelse, list) else (parent.orelse,)
-            return Switch(orelse, body) if flipped else Switch(body, orelse)
+            return Switch(orelse, body, labels) if flipped else Switch(body, orelse, labels)
         elif not isinstance(parent, ast.BoolOp):
             return None
         i -= 1
@@ -154,7 +156,21 @@ def _test_of(path: list) -> Switch | None:
 
 def tuning_only(switches: list[Switch]) -> bool:
     """Every side of every switch only chooses tuning values, labels, logs or sets Triton's env."""
-    return bool(switches) and all(_tuning(node) for s in switches for node in (*s.on, *s.off))
+    return bool(switches) and all(_tuning(node, s.text_labels) for s in switches for node in (*s.on, *s.off))
+
+
+FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _returns_text_only(function: ast.AST | None) -> bool:
+    """Every `return` of the function gives text (`return "int8 qk, fp16 pv"`, an f-string): it
+    names something for a report. (One that returns None on the good path returns an error
+    message: a refusal, which is not a label.)"""
+    if function is None:
+        return False
+    returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
+    return bool(returns) and all(isinstance(r.value, ast.JoinedStr) or (
+        isinstance(r.value, ast.Constant) and isinstance(r.value.value, str)) for r in returns)
 
 
 def nvidia_feature(nodes) -> str | None:
@@ -170,9 +186,9 @@ def nvidia_feature(nodes) -> str | None:
     return None
 
 
-def _tuning(node: ast.AST) -> bool:
+def _tuning(node: ast.AST, text: bool = False) -> bool:
     if isinstance(node, ast.expr):
-        return _tuning_value(node)
+        return _tuning_value(node, text)
     if isinstance(node, ast.Pass):
         return True
     if isinstance(node, ast.Expr):
@@ -186,20 +202,20 @@ def _tuning(node: ast.AST) -> bool:
             return True  # `BC = min(BT, 64)`, `BT, BS, num_warps = ...`: block sizes, whatever the value
         return node.value is not None and _tuning_value(node.value)
     if isinstance(node, ast.Return):
-        return node.value is not None and _tuning_value(node.value)
+        return node.value is not None and _tuning_value(node.value, text)
     if isinstance(node, ast.If):
-        return all(_tuning(n) for n in (*node.body, *node.orelse))
+        return all(_tuning(n, text) for n in (*node.body, *node.orelse))
     return False
 
 
-def _tuning_value(node: ast.AST) -> bool:
+def _tuning_value(node: ast.AST, text: bool = False) -> bool:
     """A number (not a flag), a tuple/list/dict of them, or a Triton config."""
     if isinstance(node, ast.Constant):
-        if isinstance(node.value, str):
-            return _LABEL_TEXT.fullmatch(node.value) is not None  # a label, not a back end's name
+        if isinstance(node.value, str):  # a label, not a back end's name
+            return (text and " " in node.value) or _ARCH_LABEL.fullmatch(node.value) is not None
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
     if isinstance(node, ast.JoinedStr):
-        return True  # an f-string: text for a person or a report
+        return text  # an f-string: text for a person or a report
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return _tuning_value(node.operand)
     if isinstance(node, (ast.Tuple, ast.List)):
@@ -210,7 +226,7 @@ def _tuning_value(node: ast.AST) -> bool:
             return True  # `{"BV": pick(...), "threads": 256}`: a launch configuration
         return bool(node.values) and all(_tuning_value(v) for v in node.values)
     if isinstance(node, ast.IfExp):
-        return _tuning_value(node.body) and _tuning_value(node.orelse)
+        return _tuning_value(node.body, text) and _tuning_value(node.orelse, text)
     if isinstance(node, ast.Call):
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
