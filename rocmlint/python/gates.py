@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, cast
 
 from ..platform_words import READERS
+from .backends import NVIDIA_ONLY_IMPORTS
 from .capability import is_capability_call, judge
 from .platform_sources import follow_bound, platform_values, user_choice
 
@@ -572,6 +573,12 @@ def assigned_values(block: list[ast.stmt], name: str, evaluator: GateEvaluator, 
             taken = [stmt.body] if test is True else [stmt.orelse] if test is False else [stmt.body, stmt.orelse]
             results = [assigned_values(branch, name, evaluator, rocm, current) for branch in taken]
             current = results[0] if len(results) == 1 else _union(*results)
+        elif isinstance(stmt, ast.Try) and rocm and (cut := _failing_import(stmt)) is not None:
+            # `try: import flash_attn_interface; HAS_FA3 = True / except ImportError: HAS_FA3 = False`:
+            # on ROCm the import fails, the rest of the body never runs and the handler does
+            current = assigned_values(stmt.body[:cut], name, evaluator, rocm, current)
+            handler = next(h for h in stmt.handlers if catches_import_error(h))
+            current = assigned_values([*handler.body, *stmt.finalbody], name, evaluator, rocm, current)
         elif isinstance(stmt, (ast.Try, ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith)):
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field, [])
@@ -622,6 +629,13 @@ def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["
                 returned, falls = _union(returned, inner), falls or through
             if not falls:
                 return returned, False
+        elif isinstance(stmt, ast.Try) and rocm and (cut := _failing_import(stmt)) is not None:
+            handler = next(h for h in stmt.handlers if catches_import_error(h))
+            for inner_block in (stmt.body[:cut], [*handler.body, *stmt.finalbody]):
+                inner, through = _run(inner_block, evaluator, rocm)
+                returned = _union(returned, inner)
+            if not through:
+                return returned, False
         elif isinstance(stmt, (ast.Try, ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Match)):
             blocks = [getattr(stmt, f, []) for f in ("body", "orelse", "finalbody")]
             blocks += [h.body for h in getattr(stmt, "handlers", [])] + [c.body for c in getattr(stmt, "cases", [])]
@@ -629,6 +643,35 @@ def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["
                 inner, _through = _run(inner_block, evaluator, rocm)
                 returned = _union(returned, inner)
     return returned, True
+
+
+def _failing_import(stmt: ast.Try) -> int | None:
+    """Where the body of a ``try`` that catches ImportError imports a package that exists only
+    for NVIDIA GPUs (``backends.NVIDIA_ONLY_IMPORTS``): on ROCm the body stops there."""
+    if not any(catches_import_error(h) for h in stmt.handlers):
+        return None
+    for index, inner in enumerate(stmt.body):
+        if isinstance(inner, ast.Import):
+            modules = [alias.name for alias in inner.names]
+        elif isinstance(inner, ast.ImportFrom) and not inner.level and inner.module:
+            modules = [inner.module] + [f"{inner.module}.{alias.name}" for alias in inner.names]
+        else:
+            continue
+        if any(m == root or m.startswith(root + ".") for m in modules for root in NVIDIA_ONLY_IMPORTS):
+            return index
+    return None
+
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+def catches_import_error(handler: ast.ExceptHandler) -> bool:
+    """``except:``, ``except ImportError``, ``except (ModuleNotFoundError, ...)``, ``except Exception``."""
+    caught = handler.type
+    if caught is None:
+        return True
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names)
 
 
 def _platform_test(evaluator: GateEvaluator, test: ast.expr, rocm: bool) -> bool | None:
