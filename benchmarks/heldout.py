@@ -61,9 +61,24 @@ def export(project: dict, mirrors: Path, work: Path) -> Path | None:
     archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", project["commit"], "--", ".",
                               ":(exclude)*.gif", ":(exclude)*.png", ":(exclude)*.jpg", ":(exclude)*.mp4",
                               ":(exclude)*.pdf"], capture_output=True, check=False)
+    if archive.returncode:  # another large file is absent (`docs/build.tar`): name the present ones
+        archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", project["commit"], "--",
+                                  *present_paths(git_dir, project["commit"])], capture_output=True, check=False)
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=False)
     (tree / ".git").mkdir(exist_ok=True)
     return tree
+
+
+def present_paths(git_dir: Path, commit: str) -> list[str]:
+    """The files of ``commit`` whose contents the mirror holds."""
+    listing = subprocess.run(["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", commit],
+                             capture_output=True, check=False).stdout.decode("utf-8", "replace")
+    entries = [line.split("\t", 1) for line in listing.split("\0") if "\t" in line]
+    blobs = [(meta.split()[2], path) for meta, path in entries if meta.split()[1] == "blob"]
+    checked = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch-check=%(objectname)"],
+                             input="".join(f"{sha}\n" for sha, _ in blobs), capture_output=True, text=True,
+                             check=False).stdout.splitlines()
+    return [path for (sha, path), answer in zip(blobs, checked) if answer == sha]
 
 
 def summarise(findings: list[dict]) -> dict:
