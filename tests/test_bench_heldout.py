@@ -30,6 +30,17 @@ def test_corpus_halves_follow_the_rule_written_in_its_header():
         assert [p["half"] for p in members] == wanted, category
 
 
+def test_python_corpus_halves_follow_the_same_rule_and_name_no_project_of_the_first():
+    projects = heldout.load_corpus(heldout.CORPUS.parent / "python_heldout.toml")
+    first = {p["repo"] for p in heldout.load_corpus()}
+    assert len(projects) >= 8 and {p["category"] for p in projects} == {"python"}
+    assert not first & {p["repo"] for p in projects}
+    for project in projects:
+        assert re.fullmatch(r"[0-9a-f]{40}", project["commit"]), project["repo"]
+    members = sorted(projects, key=lambda p: hashlib.sha256(p["repo"].encode()).hexdigest())
+    assert [p["half"] for p in members] == ["tune" if i % 2 == 0 else "held" for i in range(len(members))]
+
+
 def test_selected_keeps_one_half_or_all():
     projects = [{"repo": "a/x", "half": "tune"}, {"repo": "b/y", "half": "held"}]
     assert [p["repo"] for p in heldout.selected(projects, "tune")] == ["a/x"]

@@ -331,3 +331,22 @@ def test_a_function_calling_an_nvidia_only_package_unconditionally_never_runs_on
     assert reachable(ctx, "return torch.nn.functional")  # FA3 is one choice among others there
     blockers = [str(e) for e in ctx.rocm_blockers(ctx.source.index(b"q8 = q.to"))]
     assert any("calls `fa3`, which only `flash_attn_interface.flash_attn_func` (NVIDIA only)" in b for b in blockers)
+
+
+def test_a_module_name_set_from_a_platform_helper_elsewhere_is_a_platform_variable(tmp_path):
+    _write(tmp_path, {
+        "app/__init__.py": "",
+        "app/state.py": "import torch\n\nmode = None\n\n\ndef pick(opts):\n    if opts.cpu:\n        m = 'cpu'\n"
+                        "    elif torch.version.hip:\n        m = 'rocm'\n    else:\n        m = 'cuda'\n    return m\n",
+        "app/boot.py": "from app import state\n\nstate.mode = state.pick(OPTS)\n",
+    })
+    model = model_module.build_now(Project(tmp_path))
+    assert model.helper("pick").fact.rocm == {"cpu", "rocm"}
+    mode = model.helper("mode")
+    assert mode is not None and mode.fact.rocm == {"cpu", "rocm"} and mode.fact.nvidia == {"cpu", "cuda"}
+    assert mode.path == "app/boot.py" and "set from `pick()`" in str(mode.evidence())
+    # set from two helpers that differ: it decides nothing
+    _write(tmp_path, {"app/third.py": "from app import state\n\nstate.mode = state.other_pick(OPTS)\n",
+                      "app/state.py": (tmp_path / "app/state.py").read_text()
+                      + "\n\ndef other_pick(opts):\n    return 'rocm' if torch.version.hip else 'nvidia'\n"})
+    assert model_module.build_now(Project(tmp_path)).helper("mode") is None

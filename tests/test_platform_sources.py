@@ -232,3 +232,35 @@ def test_platform_facts_cross_modules(tmp_path, monkeypatch):
     verdict = model.explain("pkg/ops.py", 14)
     assert verdict.value is False
     assert any("FORCE_DEVICE" in e.what for e in verdict.evidence)
+
+
+def test_an_optional_import_of_an_nvidia_only_package_fails_on_rocm():
+    facts = _facts('''
+        try:
+            import flash_attn_interface
+            HAS_HOPPER_FA = True
+        except ImportError:
+            HAS_HOPPER_FA = False
+
+        def have_tensor_map_gemm():
+            try:
+                from deep_gemm import fp8_gemm_nt
+                return True
+            except ImportError:
+                return False
+
+        try:
+            import flash_attn
+            HAS_FA = True
+        except ImportError:
+            HAS_FA = False
+    ''')
+    assert facts["HAS_HOPPER_FA"].rocm == {False}
+    assert facts["have_tensor_map_gemm"].rocm == {False} and facts["have_tensor_map_gemm"].meaning == "nvidia"
+    assert "HAS_FA" not in facts  # flash-attn has ROCm builds: nothing to say
+
+
+def test_ordering_a_value_that_is_none_on_rocm_never_holds_there():
+    evaluator = GateEvaluator((), dotted_name, assume_gpu=True)
+    test = ast.parse('torch.version.cuda >= "12.4"', mode="eval").body
+    assert evaluator.value(test, True) is False and evaluator.value(test, False) is None

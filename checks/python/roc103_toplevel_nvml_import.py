@@ -16,7 +16,8 @@ class TopLevelNvmlImport(Rule):
     ## What it does
     Finds module-level `import pynvml`, `from pynvml import ...` (also `py3nvml` and
     `nvidia_smi`) that are not inside a `try`/`except ImportError` (or `except Exception`)
-    and not under a ROCm gate. Imports inside functions, under `if TYPE_CHECKING:` and
+    and not under a ROCm gate. Imports inside functions, under `if TYPE_CHECKING:`, in a
+    script's `if __name__ == "__main__":` block (importing the module never runs it) and
     already guarded imports are fine.
 
     ## Why is this bad?
@@ -60,6 +61,7 @@ class TopLevelNvmlImport(Rule):
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pynvml\n",
         "import torch\nif not torch.version.hip:\n    import pynvml\n",
         "import pynvml_utils_doc  # a different module\n",
+        "def used_memory():\n    return 0\n\n\nif __name__ == '__main__':\n    import pynvml\n    pynvml.nvmlInit()\n",
     )
     invalid = (
         Example(

@@ -123,6 +123,7 @@ class DeviceCapabilityGate(Rule):
             return  # the checks pick an NVIDIA-only backend (CUTLASS DSL, FA3, ...), which never loads on ROCm
         if named_for_rocm(ctx.path):
             return  # an AMD back end (`rocm_flash_attn.py`): its capability numbers are AMD's, on purpose
+        tests_reported: set[int] = set()  # whole tests already reported: one finding a test
         for hit in ctx.hits():
             path = ctx.node_path(hit.start)
             if len(path) < 2 or not isinstance(path[-2], ast.Call) or path[-2].func is not path[-1]:
@@ -131,41 +132,53 @@ class DeviceCapabilityGate(Rule):
             if _climb_value(call_path) is None:
                 continue  # part of a cache key or an index: a lookup, whatever its readers do
             judged = []
+            tests: set[int] = set()
             helpers: dict[int, ast.expr] = {}  # a helper's call -> what it returns (`sm_version()`)
             for site in self._sites(ctx, call_path, helpers):
-                verdict = self._compared(ctx, site, helpers)
+                verdict, test = self._compared(ctx, site, helpers)
+                if test is not None and id(test) in tests_reported:
+                    continue  # `cap[0] > 8 or (cap[0] == 8 and cap[1] >= 9)`: reported at its first call
                 if verdict is not None:
+                    tests.add(id(test))
                     climbed = _climb_value(site) or site
                     judged.append((verdict, switched_code(ctx, climbed[:-1])))
-            # A gate that only picks tuning values, log text or Triton's environment is at
-            # worst slower on AMD: what it switches decides, not the number it compares.
-            judged = [(v, switches) for v, switches in judged if not tuning_only(switches)]
-            if not judged:
-                continue
-            unknown = [(v, switches) for v, switches in judged if isinstance(v, str)]
-            if unknown:  # a gate against a value the AMD table cannot evaluate: reported only
-                # where what it switches is an NVIDIA-only feature (else a question, not a finding)
-                feature = nvidia_feature([n for _, sw in unknown for s in sw for n in s.on])
-                if feature:
-                    ctx.report(ctx.span_of(call_path[-1]), UNKNOWN_MESSAGE.format(other=unknown[0][0])
-                               + f" (it turns on `{feature}`)")
-                continue
-            wrong = [(v, switches) for v, switches in judged if v.wrong]
-            if wrong:
-                feature = nvidia_feature([n for _, sw in wrong for s in sw for n in (*s.on, *s.off)])
-                switching = f" (it switches `{feature}`)" if feature else ""
-                ctx.report(ctx.span_of(call_path[-1]), "`get_device_capability()` comparison "
-                           + "; ".join(dict.fromkeys(v.describe() for v, _ in wrong)) + switching
-                           + ": ROCm reports GCN/RDNA arch numbers; test the feature instead")
-                continue
-            # A number that looks right (`[0] >= 8` for bf16) still turns on an NVIDIA-only
-            # feature wherever an AMD GPU takes that side.
-            for verdict, switches in judged:
-                feature = nvidia_feature([n for s in switches for n in s.on])
-                if feature and verdict.true_on:
-                    ctx.report(ctx.span_of(call_path[-1]), FEATURE_MESSAGE.format(
-                        feature=feature, gpus=gpu_names(verdict.true_on)))
-                    break
+            if self._report(ctx, call_path[-1], judged):
+                tests_reported |= tests
+
+    @staticmethod
+    def _report(ctx, call: ast.Call, judged: list) -> bool:
+        """Report the call when one of its gates is wrong on an AMD GPU or turns on an
+        NVIDIA-only feature there; whether it did."""
+        # A gate that only picks tuning values, log text or Triton's environment is at
+        # worst slower on AMD: what it switches decides, not the number it compares.
+        judged = [(v, switches) for v, switches in judged if not tuning_only(switches)]
+        if not judged:
+            return False
+        unknown = [(v, switches) for v, switches in judged if isinstance(v, str)]
+        if unknown:  # a gate against a value the AMD table cannot evaluate: reported only
+            # where what it switches is an NVIDIA-only feature (else a question, not a finding)
+            feature = nvidia_feature([n for _, sw in unknown for s in sw for n in s.on])
+            if feature:
+                ctx.report(ctx.span_of(call), UNKNOWN_MESSAGE.format(other=unknown[0][0])
+                           + f" (it turns on `{feature}`)")
+            return bool(feature)
+        wrong = [(v, switches) for v, switches in judged if v.wrong]
+        if wrong:
+            feature = nvidia_feature([n for _, sw in wrong for s in sw for n in (*s.on, *s.off)])
+            switching = f" (it switches `{feature}`)" if feature else ""
+            ctx.report(ctx.span_of(call), "`get_device_capability()` comparison "
+                       + "; ".join(dict.fromkeys(v.describe() for v, _ in wrong)) + switching
+                       + ": ROCm reports GCN/RDNA arch numbers; test the feature instead")
+            return True
+        # A number that looks right (`[0] >= 8` for bf16) still turns on an NVIDIA-only
+        # feature wherever an AMD GPU takes that side.
+        for verdict, switches in judged:
+            feature = nvidia_feature([n for s in switches for n in s.on])
+            if feature and verdict.true_on:
+                ctx.report(ctx.span_of(call), FEATURE_MESSAGE.format(
+                    feature=feature, gpus=gpu_names(verdict.true_on)))
+                return True
+        return False
 
     @classmethod
     def _sites(cls, ctx, call_path, helpers: dict[int, ast.expr]) -> list[list]:
@@ -196,20 +209,20 @@ class DeviceCapabilityGate(Rule):
         return expanded
 
     @staticmethod
-    def _compared(ctx, site, helpers: dict[int, ast.expr]):
-        """None: not a gate here (not compared, a lookup key, or gated); a str: a gate whose
-        other side cannot be evaluated (its source); else the Judgement of the comparison on
-        the AMD table."""
+    def _compared(ctx, site, helpers: dict[int, ast.expr]) -> tuple:
+        """(verdict, the whole test judged): verdict None: not a gate here (not compared, a
+        lookup key, or gated); a str: a gate whose other side cannot be evaluated (its source);
+        else the Judgement of the comparison on the AMD table."""
         carrier = site[-1]
         site = _climb_value(site)
         if site is None or len(site) < 2 or not isinstance(site[-2], ast.Compare):
-            return None
+            return None, None
         compare = site[-2]
         if ctx.gated(ctx.span_of(compare).start):
-            return None
+            return None, None
         if isinstance(compare.ops[0], (ast.In, ast.NotIn)) and compare.left is site[-1] and not isinstance(
                 _resolved_container(ctx, compare.comparators[0], ctx.scope_of(site)), (ast.Tuple, ast.List, ast.Set)):
-            return None  # `cap in self._kernels`: a lookup in a table, not a feature gate
+            return None, None  # `cap in self._kernels`: a lookup in a table, not a feature gate
         scope = ctx.scope_of(site)
 
         def bound(name):
@@ -232,15 +245,16 @@ class DeviceCapabilityGate(Rule):
         # The whole test the comparison is part of, while it depends on the capability alone
         # (`major > 8 or (major == 8 and minor >= 9)` tests FP8, not SM 9.0).
         i = len(site) - 3
+        test = compare
         while verdict is not None and i >= 0 and isinstance(site[i], (ast.BoolOp, ast.UnaryOp)):
             wider = judge(site[i], resolve, returned)
             if wider is None:
                 break
-            verdict, i = wider, i - 1
+            verdict, test, i = wider, site[i], i - 1
         if verdict is None:
             other = next((side for side in (compare.left, *compare.comparators) if side is not site[-1]), compare)
-            return ctx.source_of(other)
-        return verdict
+            return ctx.source_of(other), compare
+        return verdict, test
 
 
 def _climb_value(site: list):

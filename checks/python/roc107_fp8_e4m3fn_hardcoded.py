@@ -22,6 +22,22 @@ ROUND_TRIP = re.compile(r"\.to\(\s*torch\.float8_e4m3fn\s*\)\s*\.(?:to|float|hal
 TEST_FILE = re.compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test)\.py$")
 _DEVICE_CPU = re.compile(r"""["']cpu["']""")
 _GPU_WORDS = re.compile(r"cuda|gpu|triton|device", re.IGNORECASE)
+# `torch.<dtype>` as written (`torch.float8_e5m2`, `torch.bfloat16`, `torch.int8`, `torch.bool`).
+_TORCH_DTYPE = re.compile(r"(?:b?float|u?int|complex)\d*(?:_\w+)?|half|double|bool")
+
+
+def _translation_table(table: ast.Dict) -> bool:
+    """Format names mapped to distinct dtypes (`{"F8_E4M3": e4m3fn, "F8_E5M2": e5m2}`), not a
+    config whose keys name roles (`{"weight_dtype": ..., "act_dtype": ...}`)."""
+    dtypes = [value.attr for value in table.values if isinstance(value, ast.Attribute) and _torch_dtype(value)]
+    roles = any(isinstance(key, ast.Constant) and str(key.value).lower().endswith(("dtype", "type"))
+                for key in table.keys)
+    return len(dtypes) > 1 and len(set(dtypes)) == len(dtypes) and not roles
+
+
+def _torch_dtype(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch"
+            and _TORCH_DTYPE.fullmatch(node.attr) is not None)
 
 
 class Fp8E4m3fnHardcoded(Rule):
@@ -91,8 +107,10 @@ class Fp8E4m3fnHardcoded(Rule):
         "import torch\nif use_fnuz:\n    dt = torch.float8_e4m3fnuz\nelse:\n    dt = torch.float8_e4m3fn\n",
         "import torch\n\n\ndef to_mxfp8(x, elem_dtype=torch.float8_e4m3fn, block_size=32):\n    return x\n",
         "import torch\ndt = torch.float8_e4m3fn\nif torch.version.hip:\n    dt = torch.float8_e4m3fnuz\n",
+        "import torch\nBY_NAME = {'f8_e4m3': torch.float8_e4m3fn, 'f8_e5m2': torch.float8_e5m2, 'bf16': torch.bfloat16}\n",
     )
     invalid = (
+        "import torch\nRECIPE = {'weight_dtype': torch.float8_e4m3fn, 'act_dtype': torch.bfloat16}\n",
         Example(
             "import torch\n\nFP8_MAX = torch.finfo(torch.float8_e4m3fn).max\n",
             expected=(
@@ -285,7 +303,10 @@ class Fp8E4m3fnHardcoded(Rule):
         if isinstance(parent, ast.Subscript) and parent.slice is node:
             return True  # a lookup: `PEAK_TOPS[torch.float8_e4m3fn]`
         if isinstance(parent, ast.Dict):
-            # a key, or a value of a table keyed by something else than option names
+            # a key, a value of a table keyed by something else than option names, or one of a
+            # table translating format names into dtypes (`{"F8_E4M3": e4m3fn, "F8_E5M2": e5m2}`):
+            # whoever picks the name picks the format
             return any(key is node for key in parent.keys) or not all(
-                isinstance(key, ast.Constant) and isinstance(key.value, str) for key in parent.keys)
+                isinstance(key, ast.Constant) and isinstance(key.value, str) for key in parent.keys) or \
+                _translation_table(parent)
         return isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and len(parent.elts) > 1

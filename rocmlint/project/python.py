@@ -55,11 +55,14 @@ if TYPE_CHECKING:
 _TOP_LINE = re.compile(rb"\n(?=\w)(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w.]+)"
                        rb"|(?:async[ \t]+)?def[ \t]+(\w+)|(\w*[sS]kip\w*|[A-Z][A-Z0-9_]*)[ \t]*=[ \t]*[\w.]+\()")
 _WORD = re.compile(rb"\w+")
+# A module's name set from another module, to what a function returns (column 0, one call):
+# `devices.backend = devices.get_backend(cmd_opts)`.
+_ATTRIBUTE_CALL = re.compile(rb"\n[A-Za-z_]\w*\.(\w+)[ \t]*=[ \t]*(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\([^\n]*\)[ \t]*(?=\n|#|$)")
 # `hip` as a word of its own (`IS_HIP_EXTENSION`, `version.hip`, hipcc, hipify), not inside
 # `shipped`, `chip` or `ownership`
 _ROCM_BUILD = re.compile(rb"(?<![a-z])hip(?:cc|ify)?(?![a-z])|rocm", re.IGNORECASE)
 _NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
-SUMMARY_VERSION = "8"
+SUMMARY_VERSION = "10"
 
 
 @dataclass
@@ -89,6 +92,8 @@ class Summary:
     cuda_build: int = 0  # a setup.py building CUDA-only extensions: the line that shows it
     rocm_build: int = 0  # a setup.py that builds for ROCm too: the line that shows it
     defs: list[str] = field(default_factory=list)  # module-level functions (judged lazily, one level)
+    # `devices.backend = devices.get_backend(opts)` at column 0: (attribute, function called, line)
+    attribute_calls: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 def _module_name(rel: str) -> str:
@@ -137,6 +142,9 @@ def summarize(rel: str, source: bytes) -> Summary:
             if name != b"as":
                 imports.append((f"{base}.{name.decode()}" if base else name.decode(), line))
     summary = Summary(module, imports, defs=defs)
+    if b"." in source:
+        summary.attribute_calls = [(m.group(1).decode(), m.group(2).decode(), _line_of(source, m.start() + 1))
+                                   for m in _ATTRIBUTE_CALL.finditer(padded)]
     if rel == "setup.py" or rel.endswith("/setup.py"):
         rocm = _ROCM_BUILD.search(source)
         summary.rocm_build = _line_of(source, rocm.start()) if rocm else 0
@@ -166,7 +174,8 @@ def _judged(rel: str, source: bytes, label: str, line: int, stmt: ast.stmt, eval
     from ..python.gates import statement_facts
 
     found = []
-    for name, fact in statement_facts(stmt, evaluator, SKIP_NAME.search(label) is not None):
+    for name, fact in statement_facts(stmt, evaluator, SKIP_NAME.search(label) is not None,
+                                      lambda name: _constant_before(source, name, line)):
         if fact.kind == "value" and _bound_after(source, name, line):
             continue
         found.append(Helper(name, fact, rel, line))
@@ -176,6 +185,22 @@ def _judged(rel: str, source: bytes, label: str, line: int, stmt: ast.stmt, eval
 def _assignment_heads(source: bytes, name: str) -> list[re.Match]:
     """Column-0 assignments of ``name`` (`NAME = ...`, `NAME: T = ...`)."""
     return list(re.finditer(rb"^%s[ \t]*(?::[^=\n]*)?=(?!=)" % re.escape(name.encode()), source, re.MULTILINE))
+
+
+def _constant_before(source: bytes, name: str, line: int) -> frozenset | None:
+    """The value of ``name`` above ``line`` when one column-0 assignment binds it there, to a
+    constant (`PLATFORM = None` before `if torch.version.hip: PLATFORM = "rocm"`)."""
+    heads = [head for head in _assignment_heads(source, name) if _line_of(source, head.start()) < line]
+    if len(heads) != 1:
+        return None
+    end = source.find(b"\n", heads[0].start())
+    try:
+        value = ast.parse(source[heads[0].start(): end if end >= 0 else len(source)]).body[0]
+    except (SyntaxError, ValueError, IndexError):
+        return None
+    if isinstance(value, (ast.Assign, ast.AnnAssign)) and isinstance(value.value, ast.Constant):
+        return frozenset({value.value.value})
+    return None
 
 
 def _bound_after(source: bytes, name: str, line: int) -> bool:
@@ -358,6 +383,20 @@ class PythonModel:
         # A name defined with different meanings in different places decides nothing.
         direct = {name: defs[0] for name, defs in found.items() if len({h.fact for h in defs}) == 1}
         self.helpers = direct
+        # `M.name = M.helper(...)`: the name holds what the helper returns on each platform.
+        conflicting: set[str] = set()
+        for rel, summary in self.summaries.items():
+            for attribute, function, line in summary.attribute_calls:
+                source = direct.get(function)
+                if source is None or source.fact.kind != "call" or attribute in found:
+                    continue
+                fact = Fact("value", source.fact.rocm, source.fact.nvidia,
+                            f"set from `{function}()` ({source.path}:{source.line})")
+                earlier = self.helpers.setdefault(attribute, Helper(attribute, fact, rel, line))
+                if earlier.fact != fact:
+                    conflicting.add(attribute)  # set to different things: decides nothing
+        for attribute in conflicting:
+            del self.helpers[attribute]
 
     def _resolve_components(self) -> None:
         """A sub-package whose own setup.py builds CUDA-only extensions (nvcc flags, no HIP),
@@ -552,14 +591,15 @@ def _to_json(summary: Summary) -> list:
     return [summary.module, summary.imports,
             [[h.name, h.fact.kind, _values_json(h.fact.rocm), _values_json(h.fact.nvidia), h.path, h.line,
               h.fact.note] for h in summary.helpers],
-            summary.cuda_build, summary.defs, summary.rocm_build]
+            summary.cuda_build, summary.defs, summary.rocm_build, summary.attribute_calls]
 
 
 def _from_json(data: list) -> Summary:
-    module, imports, helpers, cuda_build, defs, rocm_build = data
+    module, imports, helpers, cuda_build, defs, rocm_build, attribute_calls = data
     return Summary(module, [(m, line) for m, line in imports],
                    [Helper(name, Fact(kind, _values_from(rocm), _values_from(nvidia), note), path, line)
-                    for name, kind, rocm, nvidia, path, line, note in helpers], cuda_build, rocm_build, defs)
+                    for name, kind, rocm, nvidia, path, line, note in helpers], cuda_build, rocm_build, defs,
+                   [(attribute, function, line) for attribute, function, line in attribute_calls])
 
 
 def _values_json(values) -> list | None:

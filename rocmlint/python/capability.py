@@ -96,6 +96,8 @@ def evaluate(node: ast.AST, capability: tuple[int, int], resolve: Resolver, dept
         body = returned(node)
         if body is not None:
             return evaluate(body, capability, resolve, depth + 1, returned)
+        if not node.args and isinstance(node.func, ast.Attribute) and node.func.attr == "is_available":
+            return True  # `torch.cuda.is_available() and ...`: a capability exists where a GPU does
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return node.value
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):

@@ -13,6 +13,7 @@ import). Everything else is storage.
 from __future__ import annotations
 
 import ast
+import re
 
 from .flow import climb
 
@@ -31,6 +32,8 @@ _STORE_CALLS = frozenset({"save", "copy_", "register_buffer"})
 _MAX_DEPTH = 6
 # Keywords that name a storage dtype, cast up to a compute dtype before any math (layerwise casting).
 _STORAGE_KEYWORDS = frozenset({"storage_dtype", "weight_storage_dtype"})
+# Kernels of formats whose scales are OCP E4M3 by definition (NVFP4), or MX/FP4 formats.
+_FORMAT_CALL = re.compile(r"(?i)nvfp4|fp4|mxfp|e2m1|float4")
 
 
 def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
@@ -40,7 +43,11 @@ def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     site = climb(path)
     node, parent = site[-1], site[-2]
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+        if _names_storage(parent):
+            return False  # `storage_dtype = torch.float8_e4m3fn`: the code says what the dtype is for
         return _name_reaches(ctx, site[:-1], parent, depth, dtype_reaches_compute)
+    if isinstance(parent, ast.FormattedValue):
+        return False  # written into a message
     if isinstance(parent, ast.arguments):
         parameter = _parameter_of(parent, node)
         function = site[-3] if len(site) > 2 else None
@@ -56,6 +63,8 @@ def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     if call is None:
         return True  # returned, kept in a container, computed with: out of sight
     name = _called_name(call)
+    if _FORMAT_CALL.search(name):
+        return False  # an FP4/MX kernel's E4M3 block scales: the format's dtype on every GPU
     if name in ("finfo", "iinfo"):
         return _range_escapes(ctx, ctx.path_to(call))
     if name in _MEASURE:
@@ -90,9 +99,19 @@ def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     call = _call_receiving(site)
     if call is not None and _called_name(call) in _STORE_CALLS:
         return False
+    if call is not None and _FORMAT_CALL.search(_called_name(call)):
+        return False  # the block scales of an FP4/MX kernel (NVFP4 mandates E4M3 scales)
     if call is not None and _called_name(call) == "Parameter":
         return tensor_reaches_compute(ctx, ctx.path_to(call), depth + 1)
     return True
+
+
+def _names_storage(assign: ast.Assign | ast.AnnAssign) -> bool:
+    """Every target names a storage dtype (`storage_dtype`, `self.weight_storage_dtype`), the
+    word layerwise casting uses for the dtype kept between uses and cast up to compute."""
+    targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+    names = [t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in targets]
+    return bool(names) and all(name.lower().endswith("storage_dtype") for name in names)
 
 
 def _range_escapes(ctx, path: list, depth: int = 0) -> bool:

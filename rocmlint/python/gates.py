@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, cast
 
 from ..platform_words import READERS
+from .backends import NVIDIA_ONLY_IMPORTS
 from .capability import is_capability_call, judge
 from .platform_sources import follow_bound, platform_values, user_choice
 
@@ -325,6 +326,11 @@ class GateEvaluator:
         if isinstance(op, (ast.In, ast.NotIn)):
             found = self._membership(left, right, rocm)
             return None if found is None else found == isinstance(op, ast.In)
+        if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+            # `torch.version.cuda >= "12.4"` on ROCm orders None: it raises TypeError, so
+            # nothing that needs it true ever runs there (taken as False)
+            sides = (self.possible(left, rocm), self.possible(right, rocm))
+            return False if frozenset({None}) in sides else None
         if not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
             return None
         lefts, rights = self.possible(left, rocm), self.possible(right, rocm)
@@ -478,11 +484,13 @@ def module_skips(module: ast.Module) -> list[tuple[ast.expr, bool]]:
     return found
 
 
-def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool) -> list[tuple[str, Fact]]:
+def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool,
+                    before: Callable[[str], "Values | None"] = lambda name: None) -> list[tuple[str, Fact]]:
     """What a module-level statement tells the gate logic about the names it defines: a
     function's return value per platform (or that it is a decorator skipping on ROCm), a
     name's value per platform (``DEVICE_TYPE = "hip" if torch.version.hip else "cuda"``, or
-    bound in the branches of a module-level ``if``/``try``). Only platform-dependent facts."""
+    bound in the branches of a module-level ``if``/``try``, starting from ``before(name)``:
+    the value the module gave it above, ``PLATFORM = None``). Only platform-dependent facts."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         if _skips_on_rocm(evaluator, stmt, named_skip):
             return [(stmt.name, Fact("skip"))]
@@ -507,8 +515,8 @@ def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool) 
     if isinstance(stmt, (ast.If, ast.Try)):
         found = []
         for name in dict.fromkeys(_bound_names(stmt)):
-            fact = Fact("value", assigned_values([stmt], name, evaluator, True),
-                        assigned_values([stmt], name, evaluator, False))
+            fact = Fact("value", assigned_values([stmt], name, evaluator, True, before(name)),
+                        assigned_values([stmt], name, evaluator, False, before(name)))
             if platform_dependent(fact.rocm, fact.nvidia):
                 found.append((name, fact))
         return found
@@ -565,6 +573,12 @@ def assigned_values(block: list[ast.stmt], name: str, evaluator: GateEvaluator, 
             taken = [stmt.body] if test is True else [stmt.orelse] if test is False else [stmt.body, stmt.orelse]
             results = [assigned_values(branch, name, evaluator, rocm, current) for branch in taken]
             current = results[0] if len(results) == 1 else _union(*results)
+        elif isinstance(stmt, ast.Try) and rocm and (cut := _failing_import(stmt)) is not None:
+            # `try: import flash_attn_interface; HAS_FA3 = True / except ImportError: HAS_FA3 = False`:
+            # on ROCm the import fails, the rest of the body never runs and the handler does
+            current = assigned_values(stmt.body[:cut], name, evaluator, rocm, current)
+            handler = next(h for h in stmt.handlers if catches_import_error(h))
+            current = assigned_values([*handler.body, *stmt.finalbody], name, evaluator, rocm, current)
         elif isinstance(stmt, (ast.Try, ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith)):
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, field, [])
@@ -597,9 +611,12 @@ def return_values(function: ast.FunctionDef | ast.AsyncFunctionDef, evaluator: G
 def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["Values | None", bool]:
     """(the values returned so far, whether control may reach the end of ``block``)."""
     returned: "Values | None" = frozenset()
-    for stmt in block:
+    for index, stmt in enumerate(block):
         if isinstance(stmt, ast.Return):
             value = frozenset({None}) if stmt.value is None else evaluator.possible(stmt.value, rocm)
+            if value is None and isinstance(stmt.value, ast.Name):
+                # `if ...: name = "rocm" elif ...: name = "cuda" ... return name`
+                value = assigned_values(block[:index], stmt.value.id, evaluator, rocm)
             return _union(returned, value), False
         if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.Assert) and evaluator.value(stmt.test, rocm) is False):
             return returned, False
@@ -612,6 +629,13 @@ def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["
                 returned, falls = _union(returned, inner), falls or through
             if not falls:
                 return returned, False
+        elif isinstance(stmt, ast.Try) and rocm and (cut := _failing_import(stmt)) is not None:
+            handler = next(h for h in stmt.handlers if catches_import_error(h))
+            for inner_block in (stmt.body[:cut], [*handler.body, *stmt.finalbody]):
+                inner, through = _run(inner_block, evaluator, rocm)
+                returned = _union(returned, inner)
+            if not through:
+                return returned, False
         elif isinstance(stmt, (ast.Try, ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Match)):
             blocks = [getattr(stmt, f, []) for f in ("body", "orelse", "finalbody")]
             blocks += [h.body for h in getattr(stmt, "handlers", [])] + [c.body for c in getattr(stmt, "cases", [])]
@@ -619,6 +643,35 @@ def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["
                 inner, _through = _run(inner_block, evaluator, rocm)
                 returned = _union(returned, inner)
     return returned, True
+
+
+def _failing_import(stmt: ast.Try) -> int | None:
+    """Where the body of a ``try`` that catches ImportError imports a package that exists only
+    for NVIDIA GPUs (``backends.NVIDIA_ONLY_IMPORTS``): on ROCm the body stops there."""
+    if not any(catches_import_error(h) for h in stmt.handlers):
+        return None
+    for index, inner in enumerate(stmt.body):
+        if isinstance(inner, ast.Import):
+            modules = [alias.name for alias in inner.names]
+        elif isinstance(inner, ast.ImportFrom) and not inner.level and inner.module:
+            modules = [inner.module] + [f"{inner.module}.{alias.name}" for alias in inner.names]
+        else:
+            continue
+        if any(m == root or m.startswith(root + ".") for m in modules for root in NVIDIA_ONLY_IMPORTS):
+            return index
+    return None
+
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+def catches_import_error(handler: ast.ExceptHandler) -> bool:
+    """``except:``, ``except ImportError``, ``except (ModuleNotFoundError, ...)``, ``except Exception``."""
+    caught = handler.type
+    if caught is None:
+        return True
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names)
 
 
 def _platform_test(evaluator: GateEvaluator, test: ast.expr, rocm: bool) -> bool | None:

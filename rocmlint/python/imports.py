@@ -8,7 +8,8 @@ from .view import catches_import_error
 
 def runs_at_import(path: list[ast.AST], decided_if_conditional: bool = False) -> bool:
     """Module or class level, not in a function, not guarded by `try/except ImportError`,
-    not TYPE_CHECKING-only (``path``: Module first, the import statement last).
+    not TYPE_CHECKING-only, not in the `if __name__ == "__main__":` block of a script
+    (``path``: Module first, the import statement last).
 
     ``decided_if_conditional``: an import under any ``if`` (``if is_flash_attn_2_available():``)
     or in the ``else:`` of a ``try`` that probed for the package is one someone already
@@ -25,9 +26,17 @@ def runs_at_import(path: list[ast.AST], decided_if_conditional: bool = False) ->
         if isinstance(parent, ast.If) and any(s is child for s in parent.body):
             test = parent.test
             name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
-            if name == "TYPE_CHECKING":
-                return False
+            if name == "TYPE_CHECKING" or _script_entry(test):
+                return False  # type checkers only, or only when the file is run as a script
     return True
+
+
+def _script_entry(test: ast.expr) -> bool:
+    """`__name__ == "__main__"`."""
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and {type(side) for side in (test.left, test.comparators[0])} == {ast.Name, ast.Constant}
+            and {getattr(side, "id", getattr(side, "value", None)) for side in (test.left, test.comparators[0])}
+            == {"__name__", "__main__"})
 
 
 def imported_modules(stmt: ast.AST) -> list[str]:

@@ -17,6 +17,17 @@ NVIDIA_FEATURE = re.compile(
     r"(?<![a-z0-9])(tma|wgmma|tcgen05|cluster(?:_launch)?|cp_?async|async_?cop(?:y|ies)|"
     r"fa3|flash_?attn_?3|flash_?attention_?3|hopper|blackwell|ampere|sm_?(?:80|89|90a?|100a?|120)|"
     r"cutlass|warpgroup|mbarrier|tensor_?memory)(?![a-z0-9])", re.IGNORECASE)
+# Names of launch and tuning knobs (Triton's compile options and `tl.range` arguments, tile
+# sizes): a flag or value bound to one only tunes.
+TUNING_KNOB = re.compile(
+    r"(?:num_warps|num_stages|num_ctas|maxnreg|warp_specialize|waves_per_eu|matrix_instr_nonkdim|kpack|"
+    r"loop_unroll_factor|split_k|group_size_m|(?:num_)?threads|(?:block|tile)(?:_size)?(?:_[mnk])?)",
+    re.IGNORECASE)
+# Kernel block-size names as Triton and TileLang code writes them (`BT`, `BV`, `BLOCK_K`).
+_BLOCK_NAME = re.compile(r"B[A-Z]{1,2}|(?:BLOCK|TILE)(?:_[A-Z]+)*")
+# An architecture label ("9.0a", "12.0"): a name for a report or a build, not a choice the
+# program acts on (so is text with spaces that a label function returns).
+_ARCH_LABEL = re.compile(r"\d+(?:\.\d+)+[a-z]?")
 _LOG_CALL = re.compile(r"^(?:print|warn|warning|info|debug|error|log|exception|critical)(?:_once)?$")
 
 
@@ -26,6 +37,7 @@ class Switch:
 
     on: tuple[ast.AST, ...]
     off: tuple[ast.AST, ...]
+    text_labels: bool = False  # in a function that only returns text: its strings are labels
 
 
 def switched_code(ctx, compare_path: list) -> list[Switch]:
@@ -41,21 +53,91 @@ def switched_code(ctx, compare_path: list) -> list[Switch]:
         i -= 1
     parent = compare_path[i] if i >= 0 else None
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        name = parent.targets[0].id
+        if knob_name(name):
+            return [Switch((), ())]  # `warp_specialize = major not in (10, 12)`: a launch option
         scope = ctx.scope_of(compare_path[:i + 1])
-        loads = ctx.loads_of(parent.targets[0].id, scope)
+        loads = ctx.loads_of(name, scope)
         if not loads and not isinstance(scope, ast.Module):
             return [Switch((), ())]  # a local flag nothing reads decides nothing
+        # A read one platform alone reaches decides nothing on AMD: on NVIDIA only, or in a
+        # ROCm-only branch that means AMD's own numbers (`SYSTEM == "rocm" and is_sm90`).
+        shared = [load for load in loads if not ctx.gated(ctx.span_of(load).start)]
+        if loads and not shared and not (isinstance(scope, ast.Module) and _imported_elsewhere(ctx, name)):
+            return [Switch((), ())]
+        loads = shared
         switches = []
         for load in loads[:8]:
-            found = _test_of(ctx.path_to(load))
+            load_path = ctx.path_to(load)
+            found = _test_of(load_path) or _tuning_argument(load_path) or _helper_parameter(ctx, load_path)
             if found is None:
                 return []  # the flag goes where this file cannot follow
             switches.append(found)
         return switches
+    if isinstance(parent, (ast.Call, ast.keyword)):
+        found = _tuning_argument(compare_path[:i + 2]) or _helper_parameter(ctx, compare_path[:i + 2])
+        return [found] if found is not None else []
     return []
 
 
+def knob_name(name: str) -> bool:
+    """A launch or tuning knob's name (`num_warps`, `warp_specialize`, `BLOCK_M`, `BT`)."""
+    return TUNING_KNOB.fullmatch(name) is not None or _BLOCK_NAME.fullmatch(name) is not None
+
+
+def _helper_parameter(ctx, path: list) -> Switch | None:
+    """A flag passed to a module-level function of this file (`_pick_tile(K, V, is_hopper)`):
+    what the function's parameter decides there (one level)."""
+    parent = path[-2] if len(path) > 1 else None
+    call, keyword = (path[-3], parent) if isinstance(parent, ast.keyword) and len(path) > 2 else (parent, None)
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    function = next((stmt for stmt in ctx.tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and stmt.name == call.func.id), None)
+    if function is None or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    positional = function.args.posonlyargs + function.args.args
+    if keyword is not None:
+        parameter = keyword.arg
+    else:
+        index = next((i for i, a in enumerate(call.args) if a is path[-1]), None)
+        parameter = positional[index].arg if index is not None and index < len(positional) else None
+    if parameter is None:
+        return None
+    on: list = []
+    off: list = []
+    for load in ctx.loads_of(parameter, function)[:8]:
+        load_path = ctx.path_to(load)
+        found = _test_of(load_path) or _tuning_argument(load_path)
+        if found is None:
+            return None
+        on.extend(found.on)
+        off.extend(found.off)
+    return Switch(tuple(on), tuple(off))
+
+
+def _imported_elsewhere(ctx, name: str) -> bool:
+    """Another module may import the module-level ``name``: the project says one does, or,
+    with no project model that knows the file, it is public."""
+    model = ctx.python_model
+    if model is not None and model.covers(ctx.path):
+        return model.imported_by_name(name)
+    return not name.startswith("_")
+
+
+def _tuning_argument(path: list) -> Switch | None:
+    """A flag passed as a tuning knob (`kernel[grid](..., warp_specialize=flag)`): it only tunes."""
+    i = len(path) - 1
+    while i > 0 and isinstance(path[i - 1], ast.UnaryOp):
+        i -= 1
+    parent = path[i - 1] if i > 0 else None
+    if isinstance(parent, ast.keyword) and parent.arg and knob_name(parent.arg):
+        return Switch((), ())
+    return None
+
+
 def _test_of(path: list) -> Switch | None:
+    labels = _returns_text_only(next((n for n in reversed(path) if isinstance(n, FUNCTION_DEFS)), None))
     flipped = False
     i = len(path) - 1
     while i > 0:
@@ -65,7 +147,7 @@ def _test_of(path: list) -> Switch | None:
         elif isinstance(parent, (ast.If, ast.While, ast.IfExp)) and parent.test is child:
             body = tuple(parent.body) if isinstance(parent.body, list) else (parent.body,)
             orelse = tuple(parent.orelse) if isinstance(parent.orelse, list) else (parent.orelse,)
-            return Switch(orelse, body) if flipped else Switch(body, orelse)
+            return Switch(orelse, body, labels) if flipped else Switch(body, orelse, labels)
         elif not isinstance(parent, ast.BoolOp):
             return None
         i -= 1
@@ -73,8 +155,22 @@ def _test_of(path: list) -> Switch | None:
 
 
 def tuning_only(switches: list[Switch]) -> bool:
-    """Every side of every switch only chooses tuning values, logs or sets Triton's env."""
-    return bool(switches) and all(_tuning(node) for s in switches for node in (*s.on, *s.off))
+    """Every side of every switch only chooses tuning values, labels, logs or sets Triton's env."""
+    return bool(switches) and all(_tuning(node, s.text_labels) for s in switches for node in (*s.on, *s.off))
+
+
+FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _returns_text_only(function: ast.AST | None) -> bool:
+    """Every `return` of the function gives text (`return "int8 qk, fp16 pv"`, an f-string): it
+    names something for a report. (One that returns None on the good path returns an error
+    message: a refusal, which is not a label.)"""
+    if function is None:
+        return False
+    returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
+    return bool(returns) and all(isinstance(r.value, ast.JoinedStr) or (
+        isinstance(r.value, ast.Constant) and isinstance(r.value.value, str)) for r in returns)
 
 
 def nvidia_feature(nodes) -> str | None:
@@ -90,9 +186,9 @@ def nvidia_feature(nodes) -> str | None:
     return None
 
 
-def _tuning(node: ast.AST) -> bool:
+def _tuning(node: ast.AST, text: bool = False) -> bool:
     if isinstance(node, ast.expr):
-        return _tuning_value(node)
+        return _tuning_value(node, text)
     if isinstance(node, ast.Pass):
         return True
     if isinstance(node, ast.Expr):
@@ -101,26 +197,36 @@ def _tuning(node: ast.AST) -> bool:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if any(_environ_key(t, "TRITON_") for t in targets):
             return True
+        names = [n for t in targets for n in (t.elts if isinstance(t, ast.Tuple) else [t])]
+        if names and all(isinstance(n, ast.Name) and knob_name(n.id) for n in names):
+            return True  # `BC = min(BT, 64)`, `BT, BS, num_warps = ...`: block sizes, whatever the value
         return node.value is not None and _tuning_value(node.value)
     if isinstance(node, ast.Return):
-        return node.value is not None and _tuning_value(node.value)
+        return node.value is not None and _tuning_value(node.value, text)
     if isinstance(node, ast.If):
-        return all(_tuning(n) for n in (*node.body, *node.orelse))
+        return all(_tuning(n, text) for n in (*node.body, *node.orelse))
     return False
 
 
-def _tuning_value(node: ast.AST) -> bool:
+def _tuning_value(node: ast.AST, text: bool = False) -> bool:
     """A number (not a flag), a tuple/list/dict of them, or a Triton config."""
     if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):  # a label, not a back end's name
+            return (text and " " in node.value) or _ARCH_LABEL.fullmatch(node.value) is not None
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.JoinedStr):
+        return text  # an f-string: text for a person or a report
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return _tuning_value(node.operand)
     if isinstance(node, (ast.Tuple, ast.List)):
         return bool(node.elts) and all(_tuning_value(e) for e in node.elts)
     if isinstance(node, ast.Dict):
+        if node.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str) and knob_name(k.value)
+                             for k in node.keys):
+            return True  # `{"BV": pick(...), "threads": 256}`: a launch configuration
         return bool(node.values) and all(_tuning_value(v) for v in node.values)
     if isinstance(node, ast.IfExp):
-        return _tuning_value(node.body) and _tuning_value(node.orelse)
+        return _tuning_value(node.body, text) and _tuning_value(node.orelse, text)
     if isinstance(node, ast.Call):
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""

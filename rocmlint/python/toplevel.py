@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ..literals import literal_matcher
+from .backends import NVIDIA_ONLY_IMPORTS
 
 SKIP_NAME = re.compile(r"skip\w*(rocm|hip|amd)|(rocm|hip|amd)\w*skip", re.IGNORECASE)
 DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
@@ -13,8 +14,12 @@ ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
 _TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
 # What a gate helper's definition must contain; `hip` counts as a word of its own (`is_hip()`,
 # `IS_HIP`, `"hip"`), not inside `ownership` or `chip` (``_WORD_ONLY``).
+# An optional import of an NVIDIA-only package (`try: import flash_attn_interface ... except
+# ImportError: return False`) is a platform fact too; CUTLASS's names are left out: its own
+# Python trees say "cutlass" in every file, where no helper tests for it.
 GATE_WORDS = (b"version.hip", b"rocm", b"ROCM", b"Rocm", b"get_device_capability", b"version.cuda",
-              b"hip", b"HIP", b"Hip", b"get_current_target", b"gcnArchName", b"nvcc", b"CUDA_HOME")
+              b"hip", b"HIP", b"Hip", b"get_current_target", b"gcnArchName", b"nvcc", b"CUDA_HOME",
+              *(root.encode() for root in NVIDIA_ONLY_IMPORTS if not root.startswith("cutlass")))
 _WORD_ONLY = frozenset({b"hip", b"HIP", b"Hip"})
 # Gate helpers are short predicates; long test functions are not worth parsing here.
 MAX_HELPER_BYTES = 3000

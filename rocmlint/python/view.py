@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import ast
 
-from .gates import GateEvaluator
+from .gates import GateEvaluator, catches_import_error
 
-_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
 class _NvidiaFolder(ast.NodeTransformer):
@@ -71,15 +70,6 @@ class _NvidiaFolder(ast.NodeTransformer):
     visit_BoolOp = _fold_condition
     visit_UnaryOp = _fold_condition
     visit_Compare = _fold_condition
-
-
-def catches_import_error(handler: ast.ExceptHandler) -> bool:
-    """``except:``, ``except ImportError``, ``except (ModuleNotFoundError, ...)``, ``except Exception``."""
-    caught = handler.type
-    if caught is None:
-        return True
-    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
-    return any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names)
 
 
 def is_import_guard(node: ast.Try) -> bool:
