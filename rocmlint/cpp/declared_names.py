@@ -10,8 +10,7 @@ import re
 from functools import lru_cache
 from typing import Callable
 
-from ..cache import stat_stamp
-from .included_switches import MAX_DEPTH, MAX_HEADERS, _INCLUDE_LINE, _quoted_includes
+from .included_switches import MAX_DEPTH, _INCLUDE_LINE, _quoted_includes, headers_in_order
 
 # On the name's line, before it: a type (`Tensor `, `team_t* `, `int &`), not a statement word
 # (`return nvshmem_ptr(...)`); after it: what follows a declared name (`(`, `;`, `=`, `,`, `)`, `[`, `{`).
@@ -91,20 +90,7 @@ def declared_in_includes(path: str, source: bytes, name: str, skip_prefix: str =
     word = name.encode()
     path = os.path.abspath(path)
     queue = [(_resolve(path, n, resolve), 1) for n in _included_names(source)]
-    seen: set[str] = set()
-    while queue and len(seen) < MAX_HEADERS:
-        header, depth = queue.pop(0)
-        if header in seen:
-            continue
-        seen.add(header)
-        try:
-            stat = os.stat(header)
-        except OSError:
-            if record is not None:
-                record("file", header, "False")
-            continue
-        if record is not None:
-            record("file-content", header, stat_stamp(stat))
+    for header, depth, stat in headers_in_order(queue, record):
         if skip_prefix and os.path.basename(header).lower().startswith(skip_prefix):
             continue
         if _header_declares(header, stat.st_mtime_ns, stat.st_size, word):

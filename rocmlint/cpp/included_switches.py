@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
+from typing import Iterator
 
 from ..cache import stat_stamp
 from .preprocessor import directives, macro_name
@@ -77,16 +78,11 @@ def _read_header(header: str, _mtime: int, _size: int, dead_in) -> tuple[dict[st
     return dead, live, tuple(_quoted_includes(found, os.path.dirname(header)))
 
 
-def macros_dead_in_includes(path: str, source: bytes, dead_in, record=None) -> dict[str, str]:
-    """Macros the quoted headers of ``path`` define, and only in branches the AMD build never
-    takes (``dead_in(directives)`` names those of one header), never live in any of them.
-    ``record(kind, path, value)`` notes each header read or missing: the result depends on it.
-    Returns each such macro with the ``#define`` that was passed over (``path:line``)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    queue = [(p, 1) for p in _quoted_includes(directives(source), folder)]
+def headers_in_order(queue: list[tuple[str, int]], record=None) -> Iterator[tuple[str, int, os.stat_result]]:
+    """(header, depth, stat) breadth first, each header once, at most MAX_HEADERS; the caller
+    may extend ``queue`` as it goes. ``record(kind, path, value)`` notes each header read or
+    missing (a result that depends on them is stored with them)."""
     seen: set[str] = set()
-    dead: dict[str, str] = {}
-    live: set[str] = set()
     while queue and len(seen) < MAX_HEADERS:
         header, depth = queue.pop(0)
         if header in seen:
@@ -100,6 +96,19 @@ def macros_dead_in_includes(path: str, source: bytes, dead_in, record=None) -> d
             continue
         if record is not None:
             record("file-content", header, stat_stamp(stat))
+        yield header, depth, stat
+
+
+def macros_dead_in_includes(path: str, source: bytes, dead_in, record=None) -> dict[str, str]:
+    """Macros the quoted headers of ``path`` define, and only in branches the AMD build never
+    takes (``dead_in(directives)`` names those of one header), never live in any of them.
+    ``record(kind, path, value)`` notes each header read or missing: the result depends on it.
+    Returns each such macro with the ``#define`` that was passed over (``path:line``)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    queue = [(p, 1) for p in _quoted_includes(directives(source), folder)]
+    dead: dict[str, str] = {}
+    live: set[str] = set()
+    for header, depth, stat in headers_in_order(queue, record):
         read = _read_header(header, stat.st_mtime_ns, stat.st_size, dead_in)
         if read is None:
             continue
