@@ -54,12 +54,18 @@ def fold_rewrite_headers(results: list["FileResult"]) -> int:
         for name in result.includes or ():
             naming.setdefault(os.path.basename(name), []).append((i, name))
     includers: dict[int, set[int]] = {}
+    folders = [os.path.dirname(path) for path in paths]
+    resolved: dict[tuple[str, str, bool], list[int]] = {}  # thousands of includers share a folder and a name
     todo, seen = list(wanted), set(wanted)
     while todo:  # the includers of each wanted header, then of the headers that include it
         target = todo.pop()
         found: set[int] = set()
         for includer, name in naming.get(os.path.basename(paths[target]), ()):
-            if target in _resolve(paths, by_name, index, includer, name, unique=includer in rewrite):
+            key = (folders[includer], name, includer in rewrite)
+            leads = resolved.get(key)
+            if leads is None:
+                leads = resolved[key] = _resolve(paths, by_name, index, key[0], name, unique=key[2])
+            if target in leads:
                 found.add(includer)
         includers[target] = found
         for includer in found - rewrite - seen:
@@ -94,11 +100,11 @@ def fold_rewrite_headers(results: list["FileResult"]) -> int:
     return given
 
 
-def _resolve(paths: list[str], by_name: dict[str, list[int]], index: dict[str, int], includer: int, name: str,
+def _resolve(paths: list[str], by_name: dict[str, list[int]], index: dict[str, int], folder: str, name: str,
              unique: bool) -> list[int]:
-    """The checked files ``#include name`` in ``includer`` may be: next to it, else any whose
-    path ends with the name (``unique``: only where exactly one does)."""
-    local = index.get(os.path.normpath(os.path.join(os.path.dirname(paths[includer]), name)))
+    """The checked files ``#include name`` in a file of ``folder`` may be: next to it, else any
+    whose path ends with the name (``unique``: only where exactly one does)."""
+    local = index.get(os.path.normpath(os.path.join(folder, name)))
     if local is not None:
         return [local]
     tail = os.sep + os.path.normpath(name)
