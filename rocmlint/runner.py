@@ -218,6 +218,18 @@ def run_batch(batch: tuple[Job, ...]) -> list[FileResult]:
     return results
 
 
+def run_in_process(jobs: Iterable[Job]) -> list[FileResult]:
+    """The jobs one after the other here, the collector run as a worker runs it: a pass over
+    the young generation after each file (its contexts' cycles), never full passes over a heap
+    that grows with the results and the model (a third of a one-process run's time on CUTLASS)."""
+    results = []
+    with collector_paused():
+        for job in jobs:
+            results.append(run_job(job))
+            gc.collect(0)
+    return results
+
+
 def batches(items: Iterable[Item], size: int) -> Iterator[tuple[Item, ...]]:
     """``items`` in consecutive groups of ``size`` (the last may be shorter)."""
     iterator = iter(items)
@@ -506,7 +518,7 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
                     project.before_fork()  # lazy parts are built once here and shared by the workers
             fresh = run_parallel(every_job, jobs)
     else:
-        fresh = [run_job(job) for job in every_job]
+        fresh = run_in_process(every_job)
     if cache is not None:
         for result in fresh:
             if result.content_hash is not None:
