@@ -4,13 +4,14 @@ No libcst here: deciding whether a fix needs re-wrapping must not import it.
 """
 from __future__ import annotations
 
-import re
 import sys
 from functools import lru_cache
 from pathlib import Path
 
+from rocmlint.lazy_re import lazy_compile
+
 MIN_LINE_LENGTH = 88  # black's and ruff's default, for files whose own lines are all shorter
-_OPEN_BRACKET_WITH_CONTENT = re.compile(r"[(\[{]\s*[^\s)\]}]")
+_OPEN_BRACKET_WITH_CONTENT = lazy_compile(r"[(\[{]\s*[^\s)\]}]")
 
 
 def line_length(ctx, needed: int = 0) -> int:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 from .config import ConfigResolver, Settings, is_excluded
 from .languages import extra_languages, language_for
+from .lazy_re import lazy_compile
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -143,12 +144,12 @@ def _pattern_regex(line: str) -> "re.Pattern[str] | None":
     return regex if isinstance(regex, re.Pattern) and isinstance(regex.pattern, str) else _ANY_PATH
 
 
-_ANY_PATH = re.compile("")
+_ANY_PATH = lazy_compile("")
 
 
 # Parts of a pattern that a matching path need not hold verbatim: wildcards and bracket
 # expressions (a piece still holding a bracket is not trusted).
-_WILDCARDS = re.compile(r"[*?]+|\[[!^]?\]?[^\]]*\]")
+_WILDCARDS = lazy_compile(r"[*?]+|\[[!^]?\]?[^\]]*\]")
 
 
 def _required_pieces(line: str) -> set[str]:

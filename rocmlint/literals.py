@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import sys
 
+from .lazy_re import lazy_compile
+
 if sys.version_info >= (3, 11):
     from re import _constants as C  # type: ignore[attr-defined]
     from re import _parser as P  # type: ignore[attr-defined]
@@ -144,7 +146,7 @@ def substring_matcher(words: list[str]):
     return lambda text: {index for index, _start, _end in automaton.find_matches_as_indexes(text, overlapping=True)}
 
 
-_WORD_BYTE = re.compile(rb"\w")
+_WORD_BYTE = lazy_compile(rb"\w")
 
 
 def word_uses(words: list[bytes], source: bytes, matcher=None) -> list[tuple[int, int]]:

@@ -6,9 +6,10 @@ column exist only for output and are computed with :class:`LineIndex`.
 from __future__ import annotations
 
 import bisect
-import re
 import enum
 from dataclasses import dataclass, field
+
+from .lazy_re import lazy_compile
 
 
 class Applicability(str, enum.Enum):
@@ -100,7 +101,7 @@ class Finding:
         return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
 
 
-_NEWLINE = re.compile(b"\n")
+_NEWLINE = lazy_compile(b"\n")
 
 
 class LineIndex:

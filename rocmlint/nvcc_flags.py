@@ -23,10 +23,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from typing import Iterator
+
+from .lazy_re import lazy_compile
 
 HIP_VERSION = "5.2.21153"  # `hipcc --version` (HIP version: 5.2.21153-0, Debian's hipcc 5.2.3)
 HIPCC_CLANG_VERSION = "15.0.6"  # the clang HIP 5.2's hipcc runs
@@ -125,7 +125,7 @@ TABLE: tuple[FlagForm, ...] = (
     _form("-res-usage", r"-res-usage", R, R, "print register and memory use"),
     _form("--resource-usage", r"--resource-usage", R, R, "print register and memory use"),
 )
-_MATCHERS = tuple((re.compile(form.word), form) for form in TABLE)
+_MATCHERS = tuple((lazy_compile(form.word), form) for form in TABLE)
 # Words some reported form starts with (the rule's prefilter is built from these).
 LEADING_WORDS = tuple(sorted({form.name for form in TABLE if form.reported}))
 
@@ -170,6 +170,9 @@ _CLANG = ("clang++-19", "-x", "hip", "--offload-arch=gfx942", "--cuda-device-onl
 
 
 def _verdict(command: tuple[str, ...], kernel: str, words: tuple[str, ...]) -> str:
+    import subprocess  # only the table's probe runs compilers; a lint never does
+    import tempfile
+
     with tempfile.TemporaryDirectory() as folder:
         with open(os.path.join(folder, "k.hip"), "w") as handle:
             handle.write(kernel)

@@ -22,19 +22,21 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .lazy_re import lazy_compile
+
 _ABSENT = r"(?<!no_)(?<!no-)(?<!non_)(?<!without_)"
 
 READERS: dict[str, "re.Pattern[str]"] = {
-    "python-gate": re.compile(r"(?<![a-z0-9])(?:hip|rocm|amd)(?![a-z0-9])", re.IGNORECASE),
-    "manifest": re.compile(r"(?i)(?:^|[^a-z])(?:rocm|amd(?!64)|hip|mi\d{3}x?)(?:$|[^a-z])"),
-    "python-build": re.compile(r"(?<![a-z])(?:hip|rocm)(?![a-z])", re.IGNORECASE),
-    "cmake-hip": re.compile(_ABSENT + r"(?<![a-z])(?:hip(?:cc|ify|blas|blaslt|sparse|fft|rand|cub)?|rocm"
-                            r"|roc(?:blas|prim|thrust|wmma)|amdgpu|__hip_platform_amd__)(?![a-z])", re.IGNORECASE),
-    "cmake-cuda": re.compile(_ABSENT + r"(?<![a-z])(?:cuda(?:toolkit|_arch)?|nvcc|cublas(?:lt)?|cudnn|cudart|nccl"
-                             r"|cutlass|nvidia|cusolver(?:sp|dn)?|cusparse|cufft|curand|cupti|nvtx3?|nvml)"
-                             r"(?![a-z])", re.IGNORECASE),
-    "cmake-other": re.compile(_ABSENT + r"(?<![a-z])(?:sycl|dpcpp|oneapi|level_?zero|metal)(?![a-z])",
-                              re.IGNORECASE),
+    "python-gate": lazy_compile(r"(?<![a-z0-9])(?:hip|rocm|amd)(?![a-z0-9])", re.IGNORECASE),
+    "manifest": lazy_compile(r"(?i)(?:^|[^a-z])(?:rocm|amd(?!64)|hip|mi\d{3}x?)(?:$|[^a-z])"),
+    "python-build": lazy_compile(r"(?<![a-z])(?:hip|rocm)(?![a-z])", re.IGNORECASE),
+    "cmake-hip": lazy_compile(_ABSENT + r"(?<![a-z])(?:hip(?:cc|ify|blas|blaslt|sparse|fft|rand|cub)?|rocm"
+                              r"|roc(?:blas|prim|thrust|wmma)|amdgpu|__hip_platform_amd__)(?![a-z])", re.IGNORECASE),
+    "cmake-cuda": lazy_compile(_ABSENT + r"(?<![a-z])(?:cuda(?:toolkit|_arch)?|nvcc|cublas(?:lt)?|cudnn|cudart|nccl"
+                               r"|cutlass|nvidia|cusolver(?:sp|dn)?|cusparse|cufft|curand|cupti|nvtx3?|nvml)"
+                               r"(?![a-z])", re.IGNORECASE),
+    "cmake-other": lazy_compile(_ABSENT + r"(?<![a-z])(?:sycl|dpcpp|oneapi|level_?zero|metal)(?![a-z])",
+                                re.IGNORECASE),
 }
 
 

@@ -12,7 +12,6 @@ modes: in guard mode (a HIP build exists) it shows what is left.
 """
 from __future__ import annotations
 
-import html
 import posixpath
 from collections import Counter
 from dataclasses import dataclass, field
@@ -133,6 +132,8 @@ def _treemap(plan: Plan, width: int = 960) -> str:
     verdict, wrapped to the width; each square's tooltip names the file), the folders laid
     side by side in shelves. Names are never cut: a group is as wide as its name, the chart
     as wide as the widest group."""
+    import html  # html.entities costs start-up; only the HTML page needs it
+
     folders = plan.folders()
     width = max(width, int(CHAR_WIDTH * max((len(f) for f in folders), default=0)) + 8)
     per_line = max(1, width // (BOX + GAP))
@@ -159,6 +160,8 @@ def _treemap(plan: Plan, width: int = 960) -> str:
 
 
 def render_html(plan: Plan) -> str:
+    import html
+
     legend = " ".join(f'<span class="key" style="background:{COLOURS[v]}"></span>{v} '
                       f"({len(plan.by_verdict(v))})" for v in VERDICTS)
     rows = []

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable
 
-_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+from .lazy_re import lazy_compile
+
+_CODING = lazy_compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
     (codecs.BOM_UTF32_LE, "utf-32-le"),

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import re
 
+from .lazy_re import lazy_compile
+
 _CODE_LIST = r"[A-Z]+[0-9]*(?:[\s,]+[A-Z]+[0-9]*)*"
-_SAME_LINE = re.compile(
+_SAME_LINE = lazy_compile(
     rf"(?:#|//|/\*)\s*(?:noqa(?::\s*(?P<noqa>{_CODE_LIST}))?"
     rf"|NOLINT(?!NEXTLINE)(?:\((?P<nolint>[^)]*)\))?"
     rf"|rocmlint:\s*ignore(?:\[(?P<ignore>[^\]]*)\])?)",
     re.IGNORECASE,
 )
-_NEXT_LINE = re.compile(r"(?://|/\*|#)\s*NOLINTNEXTLINE(?:\((?P<codes>[^)]*)\))?")
+_NEXT_LINE = lazy_compile(r"(?://|/\*|#)\s*NOLINTNEXTLINE(?:\((?P<codes>[^)]*)\))?")
 
 ALL: frozenset[str] = frozenset()  # the empty set means "every code"
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from .lazy_re import lazy_compile
 from .model import Finding
 
 WITNESSED, NOT_WITNESSED, NOT_RUN = "witnessed", "not witnessed", "not run"
-_STOPPED_IN = re.compile(r"\[in kernel (\S+) launched at")
+_STOPPED_IN = lazy_compile(r"\[in kernel (\S+) launched at")
 
 
 def is_wave_finding(f: Finding) -> bool:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-import re
-
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Span, Applicability, Edit
 from rocmlint.cpp.markers import GPU_CODE_MARKERS
 from rocmlint.rule import Example, Rule
@@ -9,7 +8,7 @@ from rocmlint.rule import Example, Rule
 # 32-bit bit-manipulation intrinsics and their 64-bit HIP counterparts (HIP 5 to 7).
 WIDE_INTRINSICS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll",
                    "__brev": "__brevll", "__fns": "__fns64"}
-_NARROW_ONE = re.compile(r"^\(?\s*(?:(1)[uU]?|(-1)|(~0)[uU]?)\s*\)?$")
+_NARROW_ONE = lazy_compile(r"^\(?\s*(?:(1)[uU]?|(-1)|(~0)[uU]?)\s*\)?$")
 
 
 class MaskOp32Bit(Rule):
@@ -181,7 +180,7 @@ class MaskOp32Bit(Rule):
         return None
 
 
-_WAVE_VOTE = re.compile(rb"\b__(?:ballot|activemask|any|all)\w*\s*\(")
+_WAVE_VOTE = lazy_compile(rb"\b__(?:ballot|activemask|any|all)\w*\s*\(")
 
 
 def _returned_mask_edits(ctx, shift, is_int32_type) -> list[Edit]:

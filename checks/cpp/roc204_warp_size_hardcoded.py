@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability, Edit, Span
 from rocmlint.cpp.markers import GPU_CODE_MARKERS
 from rocmlint.rule import Example, Rule
@@ -235,15 +236,15 @@ def _constant_definition(ctx, name: str) -> Span | None:
     return None
 
 
-_THIRTY_TWO = re.compile(rb"\(?32[uUlL]*\)?")
+_THIRTY_TWO = lazy_compile(rb"\(?32[uUlL]*\)?")
 
 
 _MIN_CALLS = frozenset({"min", "std::min", "MIN", "std::min<int>", "fmin", "umin", "::min"})
-_WARP_SIZE_TEXT = re.compile(r"(?i)warp_?size|wave_?(?:front_?)?size")
-_WARP_SIZE_BYTES = re.compile(_WARP_SIZE_TEXT.pattern.encode())  # the file-level pre-check
+_WARP_SIZE_TEXT = lazy_compile(r"(?i)warp_?size|wave_?(?:front_?)?size")
+_WARP_SIZE_BYTES = lazy_compile(_WARP_SIZE_TEXT.pattern.encode())  # the file-level pre-check
 
 
-_MIN_NAME_BEFORE = re.compile(rb"(?:min|MIN)\s*(?:<[^<>()]*>\s*)?$")
+_MIN_NAME_BEFORE = lazy_compile(rb"(?:min|MIN)\s*(?:<[^<>()]*>\s*)?$")
 _LOOK_BACK = 2048  # bytes searched for the call's opening parenthesis
 
 

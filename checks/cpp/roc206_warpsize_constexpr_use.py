@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import re
 
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability, Edit
 from rocmlint.rule import Example, Rule
 
 _CONSTANT_CONTEXTS = frozenset({"template_argument_list", "static_assert_declaration", "enumerator",
                                 "case_statement"})
 LAUNCH_BOUNDS = "a `__launch_bounds__` argument"
-_LAUNCH_BOUNDS = re.compile(rb"__launch_bounds__\s*\([^)]*$")
+_LAUNCH_BOUNDS = lazy_compile(rb"__launch_bounds__\s*\([^)]*$")
 
 
 class WarpSizeConstexprUse(Rule):

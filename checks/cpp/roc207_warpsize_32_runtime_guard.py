@@ -2,14 +2,15 @@ from __future__ import annotations
 
 import re
 
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Span
 from rocmlint.rule import Example, Rule
 
 # What a branch does when it refuses to go on: a return counts only with a failure value
 # (`if (warpSize == 32) return kernels32();` dispatches, it does not refuse).
-_FAILS = re.compile(r"\b(?:throw|abort|exit|assert|\w*CHECK\w*|\w*ASSERT\w*|std::terminate|"
-                    r"fprintf|printf|error)\b"
-                    r"|\breturn\s*(?:;|-\s*\d|[01]\s*;|false\b|nullptr\b|NULL\b|EXIT_FAILURE\b|\w*[Ee]rr\w*)")
+_FAILS = lazy_compile(r"\b(?:throw|abort|exit|assert|\w*CHECK\w*|\w*ASSERT\w*|std::terminate|"
+                      r"fprintf|printf|error)\b"
+                      r"|\breturn\s*(?:;|-\s*\d|[01]\s*;|false\b|nullptr\b|NULL\b|EXIT_FAILURE\b|\w*[Ee]rr\w*)")
 
 
 class WarpSize32RuntimeGuard(Rule):
@@ -125,10 +126,10 @@ class WarpSize32RuntimeGuard(Rule):
         return False
 
 
-_DISPATCH_64 = re.compile(r"(?i)warp_?size\w*\s*(?:\(\s*\))?\s*[!=]=\s*64\b|\b64\s*[!=]=\s*\w*warp_?size")
+_DISPATCH_64 = lazy_compile(r"(?i)warp_?size\w*\s*(?:\(\s*\))?\s*[!=]=\s*64\b|\b64\s*[!=]=\s*\w*warp_?size")
 _CONDITION_WRAPPERS = frozenset({"parenthesized_expression", "binary_expression", "unary_expression"})
-_AFTER = re.compile(rb"\s*(?:\(\s*\))?\s*[!=]=\s*([\w:]+)")
-_BEFORE = re.compile(rb"(\w+)\s*[!=]=\s*[\w:.>-]*$")
+_AFTER = lazy_compile(rb"\s*(?:\(\s*\))?\s*[!=]=\s*([\w:]+)")
+_BEFORE = lazy_compile(rb"(\w+)\s*[!=]=\s*[\w:.>-]*$")
 
 
 def _else_if(branch) -> bool:

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 
 from rocmlint.cpp.lexical import starts_word
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.rule import Example, Rule
 
-_INCLUDE_PREFIX = re.compile(rb"[ \t]*#[ \t]*include[ \t]*[<\"]")
+_INCLUDE_PREFIX = lazy_compile(rb"[ \t]*#[ \t]*include[ \t]*[<\"]")
 
 
 class CutlassUsage(Rule):

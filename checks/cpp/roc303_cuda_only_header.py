@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import os
-import re
 
 from rocmlint.cpp.cuda_headers import counterpart, include_pattern, literal_names, lookup
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability, Edit, Span
 from rocmlint.rule import Example, Rule
 
-_INCLUDE = re.compile(r"#\s*include\s*([<\"])([^>\"]+)[>\"]")
+_INCLUDE = lazy_compile(r"#\s*include\s*([<\"])([^>\"]+)[>\"]")
 
 
 class CudaOnlyHeader(Rule):

@@ -8,14 +8,15 @@ from typing import Any
 from rocmlint.cpp.lexical import blank, blank_non_code
 from rocmlint.cpp.dataflow import declared_identifier, function_declarator, parameter_declarations
 from rocmlint.cpp.markers import GPU_CODE_MARKERS
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Span
 from rocmlint.rule import Rule
 
-_IDENT = re.compile(rb"[A-Za-z_]\w*")
+_IDENT = lazy_compile(rb"[A-Za-z_]\w*")
 # asm("" : "+r"(x) :: "memory"): a compiler barrier that changes no value
-_EMPTY_ASM = re.compile(rb"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*\(\s*\"\"[^;]*;")
-_VOID = re.compile(r"\bvoid\b")
-_CONST_POINTEE = re.compile(r"^\s*(?:\w+\s+)*const\b|\bconst\s*[&*]")
+_EMPTY_ASM = lazy_compile(rb"\b(?:asm|__asm__)\s*(?:volatile|__volatile__)?\s*\(\s*\"\"[^;]*;")
+_VOID = lazy_compile(r"\bvoid\b")
+_CONST_POINTEE = lazy_compile(r"^\s*(?:\w+\s+)*const\b|\bconst\s*[&*]")
 # What the AMD build may still compile in a function that does nothing there: local
 # declarations and returns (of a value the missing code would have computed).
 _LIVE_KINDS = frozenset({"declaration", "return_statement"})
@@ -183,15 +184,15 @@ def _unit_local(ctx, chain) -> bool:
     return False
 
 
-_BRACE = re.compile(rb"[{}]")
-_DIRECTIVE_LINE = re.compile(rb"[ \t]*#")
-_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_BRACE = lazy_compile(rb"[{}]")
+_DIRECTIVE_LINE = lazy_compile(rb"[ \t]*#")
+_COMMENT = lazy_compile(rb"//[^\n]*|/\*.*?\*/", re.DOTALL)
 # Heads of blocks that hold declarations, never statements (no parenthesis: ``struct
 # alignas(16) S`` or a function returning a struct is left to the parse).
-_DECLARATION_BLOCK = re.compile(rb"(?:inline\s+)?namespace(?:\s+[A-Za-z_][\w:]*)?|extern\s*\"C(?:\+\+)?\""
-                                rb"|(?:template\s*<[^(){};=\"]*>\s*)?(?:struct|class|union|enum(?:\s+class|\s+struct)?)"
-                                rb"\b[^(){};=\"]*")
-_ACCESS_LABEL = re.compile(rb"(?:public|private|protected)\s*:")
+_DECLARATION_BLOCK = lazy_compile(rb"(?:inline\s+)?namespace(?:\s+[A-Za-z_][\w:]*)?|extern\s*\"C(?:\+\+)?\""
+                                  rb"|(?:template\s*<[^(){};=\"]*>\s*)?(?:struct|class|union|enum(?:\s+class|\s+struct)?)"
+                                  rb"\b[^(){};=\"]*")
+_ACCESS_LABEL = lazy_compile(rb"(?:public|private|protected)\s*:")
 
 
 def _outside_functions(ctx) -> tuple[set[int], dict[int, tuple[int, int]]]:
@@ -242,9 +243,9 @@ def _outside_functions(ctx) -> tuple[set[int], dict[int, tuple[int, int]]]:
 # A call or a control statement: a name right after an operator, a parenthesis, a statement
 # start or `return` and before `(` (`T d(c)` has a type before the name: a declaration);
 # operators on types (`sizeof(T)`) and functional casts (`float(x)`) are not calls.
-_CALL_OR_CONTROL = re.compile(rb"\b(?:if|for|while|switch|do)\b|(?:^|[=(,;{}!&|+\-*/%<>?:]|\breturn)\s*"
-                              rb"(?!(?:sizeof|alignof|alignas|decltype|noexcept|typeid|__typeof__|int|float|double|char|"
-                              rb"bool|short|long|unsigned|signed|void|auto)\b)[A-Za-z_][\w:]*\s*\(")
+_CALL_OR_CONTROL = lazy_compile(rb"\b(?:if|for|while|switch|do)\b|(?:^|[=(,;{}!&|+\-*/%<>?:]|\breturn)\s*"
+                                rb"(?!(?:sizeof|alignof|alignas|decltype|noexcept|typeid|__typeof__|int|float|double|char|"
+                                rb"bool|short|long|unsigned|signed|void|auto)\b)[A-Za-z_][\w:]*\s*\(")
 
 
 def _runs_code(ctx, opened: int, closed: int) -> bool:
@@ -265,7 +266,7 @@ def _runs_code(ctx, opened: int, closed: int) -> bool:
 
 
 # A preprocessor line with its continuation lines
-_DIRECTIVE_SPAN = re.compile(rb"^[ \t]*#[^\n]*(?:(?:(?<=\\)|(?<=\\\r))\n[^\n]*)*", re.MULTILINE)
+_DIRECTIVE_SPAN = lazy_compile(rb"^[ \t]*#[^\n]*(?:(?:(?<=\\)|(?<=\\\r))\n[^\n]*)*", re.MULTILINE)
 
 
 def _code_view(ctx) -> bytes:
@@ -373,7 +374,7 @@ def _empty_on_amd(ctx, function) -> _Empty | None:
 
 
 # A compile-time check spelled out whole (one level of nested parentheses, as written)
-_COMPILE_TIME_ONLY = re.compile(rb"\bstatic_assert\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\s*;")
+_COMPILE_TIME_ONLY = lazy_compile(rb"\bstatic_assert\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\s*;")
 
 
 def _code_on(ctx, start: int, end: int) -> bytes:
@@ -390,7 +391,7 @@ def _calls(ctx, statement) -> bool:
     return any(True for _ in ctx.descendants(statement, {"call_expression", "ERROR"}))
 
 
-_INVOCATION = re.compile(rb"\s*[A-Za-z_]\w*\s*\(")
+_INVOCATION = lazy_compile(rb"\s*[A-Za-z_]\w*\s*\(")
 
 
 def _invokes(ctx, statement) -> bool:
@@ -399,7 +400,7 @@ def _invokes(ctx, statement) -> bool:
     return statement.type == "declaration" and _INVOCATION.match(ctx.source, statement.start_byte) is not None
 
 
-_RETURN = re.compile(rb"\breturn\b")
+_RETURN = lazy_compile(rb"\breturn\b")
 
 
 def _written(code: bytes, name: bytes) -> bool:
@@ -450,7 +451,7 @@ def _used_on_amd(ctx, function, declarator) -> str | None:
     return f"the AMD build {verb} {what} at {site.where()}"
 
 
-_EXPORTED = re.compile(rb'extern\s*"C(?:\+\+)?"|visibility\s*\(\s*"default"\s*\)|dllexport|\b[A-Z][A-Z0-9_]*_(?:API|EXPORT)\b')
+_EXPORTED = lazy_compile(rb'extern\s*"C(?:\+\+)?"|visibility\s*\(\s*"default"\s*\)|dllexport|\b[A-Z][A-Z0-9_]*_(?:API|EXPORT)\b')
 
 
 def _chains_holding(pp, lines: list[int]) -> list | None:

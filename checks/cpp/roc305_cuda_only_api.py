@@ -6,21 +6,22 @@ from typing import NamedTuple
 
 from rocmlint.cpp import cuda_only_apis as table
 from rocmlint.cpp.lexical import WORD_BYTES, starts_word
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability, Edit, Fix, Span
 from rocmlint.rule import Example, Rule
 
-_INCLUDE_LINE = re.compile(rb"[ \t]*#[ \t]*include\b")
+_INCLUDE_LINE = lazy_compile(rb"[ \t]*#[ \t]*include\b")
 # a variable a `this_cluster()` call initialises, or one declared a cluster_group
-_CLUSTER_VARIABLE = re.compile(
+_CLUSTER_VARIABLE = lazy_compile(
     rb"\bcluster_group\s*&?\s*(\w+)\s*[=;({),]"
     rb"|\bauto\s*&?\s*(\w+)\s*=\s*(?:[\w:]*::)?this_cluster\s*\(")
 # `device.device_type == kDLCUDA`, `case kDLCUDA:`: what the unsafe fix rewrites
-_DLPACK_COMPARISON = re.compile(
+_DLPACK_COMPARISON = lazy_compile(
     rb"(?<![\w.>)\]])(\w+(?:\(\))?(?:\s*(?:\.|->)\s*\w+(?:\(\))?)*)\s*(==|!=)\s*kDLCUDA\b(?!\s*[.(\[])")
 # what precedes or follows a name the file defines: `#define NAME`, `NAME = 2,`, `static __device__ T NAME(`
-_MACRO_HEAD = re.compile(rb"[ \t]*#[ \t]*define[ \t]+")
-_ENUMERATOR_TAIL = re.compile(rb"[ \t]*(?:=(?!=)|,)")
-_FUNCTION_HEAD = re.compile(rb"\b(?:__device__|__host__|__forceinline__|inline|static)\b[^;{}()=]*$")
+_MACRO_HEAD = lazy_compile(rb"[ \t]*#[ \t]*define[ \t]+")
+_ENUMERATOR_TAIL = lazy_compile(rb"[ \t]*(?:=(?!=)|,)")
+_FUNCTION_HEAD = lazy_compile(rb"\b(?:__device__|__host__|__forceinline__|inline|static)\b[^;{}()=]*$")
 _ONE_LINE_STATEMENTS = frozenset({"return_statement", "expression_statement", "declaration"})
 
 

@@ -3,24 +3,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability, Span
 from rocmlint.rule import Rule
 
 # Platform tests a condition may combine with the capability (`!is_hip && prop.major >= 9`,
 # `GGML_CUDA_CC_IS_NVIDIA(cc)`, `strstr(prop.gcnArchName, "gfx")`): words of its identifiers.
-_PLATFORM_WORD = re.compile(r"^(?:hip|rocm|amd|amdgpu|gcn|gfx\d*\w*|cdna\d*|rdna\d*|nvidia|nv|hcc)$", re.IGNORECASE)
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_PLATFORM_WORD = lazy_compile(r"^(?:hip|rocm|amd|amdgpu|gcn|gfx\d*\w*|cdna\d*|rdna\d*|nvidia|nv|hcc)$", re.IGNORECASE)
+_WORDS = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_IDENTIFIER = lazy_compile(r"[A-Za-z_]\w*")
 # `#if` conditions that decide the platform: code under them was written for one of the two.
-_PLATFORM_MACRO = re.compile(r"(?i)hip|rocm|amd|__CUDA_ARCH__|nvidia|nvcc")
+_PLATFORM_MACRO = lazy_compile(r"(?i)hip|rocm|amd|__CUDA_ARCH__|nvidia|nvcc")
 # NVIDIA-only features a branch names (`launch_gemm_sm90`, `cpAsyncCopy`, `use_tma`).
-_NVIDIA_FEATURE = re.compile(
+_NVIDIA_FEATURE = lazy_compile(
     r"(?<![a-z0-9])(tma|wgmma|tcgen05|cluster_?launch|cp_?async|async_?cop(?:y|ies)|fa3|flash_?attn_?3|"
     r"flash_?attention_?3|hopper|blackwell|ampere|sm_?(?:80|86|89|90a?|100a?|120)|cutlass|cute|warpgroup|mbarrier|"
     r"tensor_?memory|ldmatrix|mma_?sync|wmma|tensor_?cores?)(?![a-z0-9])", re.IGNORECASE)
 # A side that only picks a number or a flag (tile sizes, stages): at worst slower on AMD.
 _VALUE = r"(?:-?\d[\w.']*|true|false)"
-_TUNING = re.compile(rf"^\s*\{{?\s*(?:(?:[\w.\[\]>-]+\s*[-+*/]?=\s*{_VALUE}|return\s+{_VALUE}|break)\s*;\s*)*\}}?\s*$")
+_TUNING = lazy_compile(rf"^\s*\{{?\s*(?:(?:[\w.\[\]>-]+\s*[-+*/]?=\s*{_VALUE}|return\s+{_VALUE}|break)\s*;\s*)*\}}?\s*$")
 _ARCHITECTURES = ((7, 0, "Volta"), (7, 5, "Turing"), (8, 0, "Ampere"), (8, 9, "Ada"), (9, 0, "Hopper"),
                   (10, 0, "Blackwell"))
 _CONDITION_PARTS = frozenset({"binary_expression", "unary_expression", "parenthesized_expression"})
@@ -295,7 +296,7 @@ def _includes_cutlass(ctx) -> bool:
     return False
 
 
-_CUTLASS_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]cut(?:lass|e)/", re.MULTILINE)
+_CUTLASS_INCLUDE = lazy_compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]cut(?:lass|e)/", re.MULTILINE)
 
 
 def _platform_decided(ctx, test) -> bool:

@@ -4,6 +4,7 @@ import ast
 import re
 
 from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_edit
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability
 from rocmlint.python.flow import call_of_argument, climb, dict_key, value_sites
 from rocmlint.rule import Example, Rule
@@ -13,7 +14,7 @@ SETTERS = ("setdefault", "putenv")
 # A value expression may be built from pieces: conditionals, f-strings, concatenations.
 CARRIERS = (ast.IfExp, ast.JoinedStr, ast.BinOp)
 # `KEY=...max_split_size_mb...` inside a shell command string.
-_SHELL_ASSIGNMENT = re.compile(r"PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF=\S*max_split_size_mb")
+_SHELL_ASSIGNMENT = lazy_compile(r"PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF=\S*max_split_size_mb")
 _OPTION = r"max_split_size_mb\s*:\s*(?:{value})"
 _LITERAL_VALUE = r"[\w.]+"
 _FSTRING_VALUE = r"[\w.]+|\{[^{}]*\}"

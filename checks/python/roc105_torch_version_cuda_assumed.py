@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 import re
 
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability, Edit, Fix
 from rocmlint.python.flow import value_sites
 from rocmlint.python.gates import CUDA_VERSION, GPU_PRESENT
@@ -159,8 +160,8 @@ def _presence_guarded(ctx, site) -> bool | None:
     return bool(_GPU_USE.search(text))
 
 
-_GPU_USE = re.compile(r"""\.cuda\(|torch\.cuda\.|["']cuda""")
-_TOOLKIT = re.compile(r"nvcc|CUDA_HOME|cupti|nvrtc|ptx|cudnn|version\.cuda|nvidia", re.IGNORECASE)
+_GPU_USE = lazy_compile(r"""\.cuda\(|torch\.cuda\.|["']cuda""")
+_TOOLKIT = lazy_compile(r"nvcc|CUDA_HOME|cupti|nvrtc|ptx|cudnn|version\.cuda|nvidia", re.IGNORECASE)
 
 
 PRESENCE = 'tested as "GPU present" (false on AMD GPUs)'

@@ -4,6 +4,7 @@ import ast
 import re
 
 from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_edit
+from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability
 from rocmlint.python.flow import climb
 from rocmlint.python.fp8_flow import dtype_reaches_compute
@@ -13,17 +14,17 @@ OCP_E4M3 = "torch.float8_e4m3fn"
 FNUZ = b"e4m3fnuz"
 # Code about a format that mandates OCP E4M3 whatever the GPU (MX block formats, NVFP4's
 # E4M3 block scales, E8M0/E2M1 companions): the dtype is the format's, not the GPU's.
-FORMAT_WORDS = re.compile(r"mx(?:fp|_|\b)|MX[A-Z_]|nvfp4|fp4|e8m0|e2m1|float4|microscal", re.IGNORECASE)
+FORMAT_WORDS = lazy_compile(r"mx(?:fp|_|\b)|MX[A-Z_]|nvfp4|fp4|e8m0|e2m1|float4|microscal", re.IGNORECASE)
 # Code that never runs on a GPU or only emulates a format numerically.
-CPU_WORDS = re.compile(r"x86|onednn|mkldnn|\bdnnl|_cpu\b|\bcpu_", re.IGNORECASE)
-EMULATION_WORDS = re.compile(r"fake[ _-]?quant|emulat|\bqat\b|_qat\b|\bqat_|simulat|qdq", re.IGNORECASE)
+CPU_WORDS = lazy_compile(r"x86|onednn|mkldnn|\bdnnl|_cpu\b|\bcpu_", re.IGNORECASE)
+EMULATION_WORDS = lazy_compile(r"fake[ _-]?quant|emulat|\bqat\b|_qat\b|\bqat_|simulat|qdq", re.IGNORECASE)
 # `x.to(torch.float8_e4m3fn).to(torch.float)`: a reference that only emulates FP8 rounding.
-ROUND_TRIP = re.compile(r"\.to\(\s*torch\.float8_e4m3fn\s*\)\s*\.(?:to|float|half|bfloat16|double)\(")
-TEST_FILE = re.compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test)\.py$")
-_DEVICE_CPU = re.compile(r"""["']cpu["']""")
-_GPU_WORDS = re.compile(r"cuda|gpu|triton|device", re.IGNORECASE)
+ROUND_TRIP = lazy_compile(r"\.to\(\s*torch\.float8_e4m3fn\s*\)\s*\.(?:to|float|half|bfloat16|double)\(")
+TEST_FILE = lazy_compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test)\.py$")
+_DEVICE_CPU = lazy_compile(r"""["']cpu["']""")
+_GPU_WORDS = lazy_compile(r"cuda|gpu|triton|device", re.IGNORECASE)
 # `torch.<dtype>` as written (`torch.float8_e5m2`, `torch.bfloat16`, `torch.int8`, `torch.bool`).
-_TORCH_DTYPE = re.compile(r"(?:b?float|u?int|complex)\d*(?:_\w+)?|half|double|bool")
+_TORCH_DTYPE = lazy_compile(r"(?:b?float|u?int|complex)\d*(?:_\w+)?|half|double|bool")
 
 
 def _translation_table(table: ast.Dict) -> bool:
@@ -152,7 +153,7 @@ class Fp8E4m3fnHardcoded(Rule):
                 declaration = self._declaration(path)
                 if declaration is not None:
                     if declaration in declared:
-                        continue  # the file's convention for this parameter or field is reported once
+                          continue  # the file's convention for this parameter or field is reported once
                     declared.add(declaration)
                 self._report(ctx, path)
             elif not self._round_trip(path):
@@ -222,8 +223,8 @@ class Fp8E4m3fnHardcoded(Rule):
                 for compare in ast.walk(parent.test):
                     if isinstance(compare, ast.Compare) and len(compare.ops) == 1 and any(
                             ctx.qualname(side) == OCP_E4M3 for side in (compare.left, *compare.comparators)):
-                        positive = isinstance(compare.ops[0], (ast.Eq, ast.Is, ast.In))
-                        if positive == in_body:
+                          positive = isinstance(compare.ops[0], (ast.Eq, ast.Is, ast.In))
+                          if positive == in_body:
                             return True
         return False
 

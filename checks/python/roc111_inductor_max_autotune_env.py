@@ -4,6 +4,7 @@ import ast
 import re
 
 from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_edit, wrap_statement_edit
+from rocmlint.lazy_re import lazy_compile
 
 from rocmlint.model import Applicability, Edit, Fix, Span
 from rocmlint.python.flow import call_of_argument, value_of_key
@@ -12,13 +13,13 @@ from rocmlint.rule import Example, Rule
 VARIABLES = frozenset({"TORCHINDUCTOR_MAX_AUTOTUNE", "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM"})
 _ON = frozenset({"1", "true", "True", "TRUE"})
 # Shell and Dockerfile lines: `export V=1`, `V=1 python ...`, `ENV V=1`, `ENV V 1`.
-_SHELL_SET = re.compile(
+_SHELL_SET = lazy_compile(
     r"""^(?P<indent>[ \t]*)(?P<lead>(?:export[ \t]+|ENV[ \t]+|env[ \t]+)?)"""
     r"""(?P<name>TORCHINDUCTOR_MAX_AUTOTUNE(?:_GEMM)?)(?:=|[ \t]+(?=["']?1))["']?(?:1|true|True)\b["']?""",
     re.MULTILINE)
-_SHELL_IF = re.compile(r"^\s*(?:if|elif)\b(?P<condition>.*)$")
-_ONE_LINE_IF = re.compile(r";\s*fi\s*(?:#.*)?$")
-_VENDOR_WORD = re.compile(r"(?i)rocm|(?<![a-z])hip(?![a-z])|amd|nvidia|cuda|/dev/kfd")
+_SHELL_IF = lazy_compile(r"^\s*(?:if|elif)\b(?P<condition>.*)$")
+_ONE_LINE_IF = lazy_compile(r";\s*fi\s*(?:#.*)?$")
+_VENDOR_WORD = lazy_compile(r"(?i)rocm|(?<![a-z])hip(?![a-z])|amd|nvidia|cuda|/dev/kfd")
 
 
 class InductorMaxAutotuneEnv(Rule):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ..lazy_re import lazy_compile
+
 if TYPE_CHECKING:
     from .context import CppContext
 
@@ -17,9 +19,9 @@ _TID = r"threadIdx\.x"
 _SMALL = r"(?:[1-9]|[12]\d|3[0-2])"  # 1..32
 # NAME = threadIdx.x / NAME = __lane_id() ... in the function's text
 _ASSIGNED = r"\b{name}\s*=\s*([^;,]+);"
-_LANE_SOURCES = re.compile(r"^\(*\s*(?:__lane_id\s*\(\s*\)|threadIdx\.x\s*(?:%\s*warpSize|&\s*\(\s*warpSize\s*-\s*1\s*\)))"
-                           r"\s*\)*$")
-_WARP_INDEX = re.compile(r"^\(*\s*threadIdx\.x\s*(?:/\s*32|>>\s*5)\s*\)*$")
+_LANE_SOURCES = lazy_compile(r"^\(*\s*(?:__lane_id\s*\(\s*\)|threadIdx\.x\s*(?:%\s*warpSize|&\s*\(\s*warpSize\s*-\s*1\s*\)))"
+                             r"\s*\)*$")
+_WARP_INDEX = lazy_compile(r"^\(*\s*threadIdx\.x\s*(?:/\s*32|>>\s*5)\s*\)*$")
 
 
 def _assigned(function_text: str, name: str) -> str | None:

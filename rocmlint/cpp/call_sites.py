@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
+from ..lazy_re import lazy_compile
 from ..model import Span
 from .lexical import word_matches
 
@@ -24,15 +25,15 @@ if TYPE_CHECKING:
 MAX_FILES = 3000
 MAX_BYTES = 96_000_000
 MAX_FILE_BYTES = 4_000_000
-_AFTER = re.compile(rb"\s*(?:<[^;{}()]*>\s*)?(?:\(|<<<|[,)])")  # called, launched or passed on
+_AFTER = lazy_compile(rb"\s*(?:<[^;{}()]*>\s*)?(?:\(|<<<|[,)])")  # called, launched or passed on
 # A declaration's head: words (a type, qualifiers, a template head) and `*`/`&` only. A word
 # ends at a non-word byte and template arguments nest (three levels) without crossing a `>`:
 # each text has one reading, so a head that is not one fails at once (`__launch_bounds__(256)`
 # before a kernel's name took minutes when a word could be split anywhere).
 _TEMPLATE_ARGUMENTS = rb"<(?:[^;{}()<>]|<(?:[^;{}()<>]|<[^;{}()<>]*>)*>)*>"
-_DECLARATION_HEAD = re.compile(rb"\s*(?:(?:[A-Za-z_][\w:]*(?![\w:])(?:\s*" + _TEMPLATE_ARGUMENTS
-                               + rb")?|\(\([^;{}]*\)\))[\s*&]*)+")
-_QUALIFIER = re.compile(rb"(?:[A-Za-z_]\w*\s*(?:<[^;{}()]*>)?\s*::\s*)+\Z")
+_DECLARATION_HEAD = lazy_compile(rb"\s*(?:(?:[A-Za-z_][\w:]*(?![\w:])(?:\s*" + _TEMPLATE_ARGUMENTS
+                                 + rb")?|\(\([^;{}]*\)\))[\s*&]*)+")
+_QUALIFIER = lazy_compile(rb"(?:[A-Za-z_]\w*\s*(?:<[^;{}()]*>)?\s*::\s*)+\Z")
 _STATEMENT_WORDS = frozenset({b"return", b"else", b"case", b"throw", b"co_return", b"co_yield", b"do", b"goto",
                               b"new", b"delete", b"sizeof", b"decltype", b"typeid"})
 

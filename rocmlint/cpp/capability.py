@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..lazy_re import lazy_compile
+
 # A device-properties object: its type, or what it is initialised from.
-PROPERTIES = re.compile(r"(?i)device_?prop|dprop")
+PROPERTIES = lazy_compile(r"(?i)device_?prop|dprop")
 # A name that holds device properties (`prop`, `props`, `deviceProp`, `dprops`, `properties`).
-PROPERTIES_NAME = re.compile(r"(?i)^(?:d|dev|device|cur|gpu|cuda|hip)?_?prop(?:s|erties)?_?$|^deviceprop\w*$")
+PROPERTIES_NAME = lazy_compile(r"(?i)^(?:d|dev|device|cur|gpu|cuda|hip)?_?prop(?:s|erties)?_?$|^deviceprop\w*$")
 # Attribute queries: which part of the capability the written value is.
 ATTRIBUTES = {
     "cudaDevAttrComputeCapabilityMajor": 0, "cudaDevAttrComputeCapabilityMinor": 1,
@@ -25,7 +27,7 @@ ATTRIBUTES = {
     "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR": 0, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR": 1,
 }
 PART = {"major": 0, "minor": 1}
-_NUMBER = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
+_NUMBER = lazy_compile(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*")
 _ARITHMETIC = {
     "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
     "/": lambda a, b: int(a / b), "%": lambda a, b: a % b, "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
@@ -257,7 +259,7 @@ class Values:
 
 
 _DECLARATIONS = frozenset({"declaration", "parameter_declaration", "field_declaration", "optional_parameter_declaration"})
-_MENTIONS = re.compile(r"\b(?:major|minor)\b|ComputeCapabilityM|COMPUTE_CAPABILITY_M")
+_MENTIONS = lazy_compile(r"\b(?:major|minor)\b|ComputeCapabilityM|COMPUTE_CAPABILITY_M")
 
 
 def _declared_name(ctx, declaration) -> str | None:

@@ -17,20 +17,21 @@ import re
 from functools import cached_property, lru_cache
 from typing import Any, Iterator
 
+from ..lazy_re import lazy_compile
 from .lexical import word_matches
 from .preprocessor import Conditionals, Evaluator
 
 # The file's CppContext (cpp/context.py imports this module: typed loosely to keep one direction).
 CppContext = Any
 
-_CONSTANT = re.compile(r"(?:^|[{;])[ \t]*(?:(?:static|inline|constexpr|const)\s+)+(?:bool|int|unsigned|auto|size_t|int\w*_t)\s+"
-                       r"(\w+)\s*(?:=\s*([^;{}]+?)|\{\s*([^;{}]*?)\s*\})\s*;", re.MULTILINE)
+_CONSTANT = lazy_compile(r"(?:^|[{;])[ \t]*(?:(?:static|inline|constexpr|const)\s+)+(?:bool|int|unsigned|auto|size_t|int\w*_t)\s+"
+                         r"(\w+)\s*(?:=\s*([^;{}]+?)|\{\s*([^;{}]*?)\s*\})\s*;", re.MULTILINE)
 # _CONSTANT after its first byte: `^` after a newline stands as the newline itself, so the scan
 # starts with a character class (re then skips ahead fast; 3-4x faster than _CONSTANT.finditer).
-_CONSTANT_SCAN = re.compile(r"[\n{;]" + _CONSTANT.pattern[len("(?:^|[{;])"):])
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_QUALIFIER = re.compile(r"\b(?:\w+\s*::\s*)+(?=\w)")
-_SPECIALISATION = re.compile(rb"template\s*<\s*>\s*(?:struct|class)\s+(\w+)\s*<\s*(true|false|0|1)\s*>")
+_CONSTANT_SCAN = lazy_compile(r"[\n{;]" + _CONSTANT.pattern[len("(?:^|[{;])"):])
+_IDENT = lazy_compile(r"[A-Za-z_]\w*")
+_QUALIFIER = lazy_compile(r"\b(?:\w+\s*::\s*)+(?=\w)")
+_SPECIALISATION = lazy_compile(rb"template\s*<\s*>\s*(?:struct|class)\s+(\w+)\s*<\s*(true|false|0|1)\s*>")
 _NOT_NAMES = frozenset({"true", "false", "sizeof", "defined", "static_cast", "const", "constexpr"})
 MAX_HEADERS = 24  # included project headers searched for a constant's definition
 MAX_HEADER_BYTES = 1 << 20
@@ -183,9 +184,9 @@ class ConstantGates:
         return f"`{condition}` is {'true' if value else 'false'} on AMD ({', '.join(names)})"
 
 
-_IF_OPEN = re.compile(rb"if\s*(?:constexpr\s*)?\(")  # a word start (lexical.word_matches)
-_DIRECTIVE_BEFORE_IF = re.compile(rb"[ \t]*#[ \t]*")
-_PAREN = re.compile(rb"[()]")
+_IF_OPEN = lazy_compile(rb"if\s*(?:constexpr\s*)?\(")  # a word start (lexical.word_matches)
+_DIRECTIVE_BEFORE_IF = lazy_compile(rb"[ \t]*#[ \t]*")
+_PAREN = lazy_compile(rb"[()]")
 MAX_CONDITION_BYTES = 2000
 
 

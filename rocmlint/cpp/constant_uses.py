@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+from ..lazy_re import lazy_compile
+
+_WORD = lazy_compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # Name words that make a 32 a warp size, and those that make it a tile, data or word size.
 WARP_WORDS = frozenset({"warp", "wave", "wavefront", "ws", "kws", "simd", "warpsize", "wavesize",
                         "wavefrontsize"})
@@ -28,10 +30,10 @@ DATA_WORDS = frozenset({
 TILE_WORDS = frozenset({"tile", "tiles", "rows", "row", "cols", "col", "columns", "dim", "shape", "mma", "mfma",
                         "wmma", "i", "j", "k", "m", "n"})
 _COUNT_PREFIXES = frozenset({"num", "n", "max", "total"})  # NumThreadsPerWarp: threads per warp
-_DEVICE_ONLY = re.compile(r"\b__global__\b|\b__device__\b")
-_HOST = re.compile(r"\b__host__\b")
-_DEVICE_MACRO = re.compile(r"\b[A-Z0-9_]*DEVICE[A-Z0-9_]*\b")
-_HOST_MACRO = re.compile(r"\b[A-Z0-9_]*HOST[A-Z0-9_]*\b")
+_DEVICE_ONLY = lazy_compile(r"\b__global__\b|\b__device__\b")
+_HOST = lazy_compile(r"\b__host__\b")
+_DEVICE_MACRO = lazy_compile(r"\b[A-Z0-9_]*DEVICE[A-Z0-9_]*\b")
+_HOST_MACRO = lazy_compile(r"\b[A-Z0-9_]*HOST[A-Z0-9_]*\b")
 
 
 def name_words(name: str) -> list[str]:

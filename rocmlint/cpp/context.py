@@ -9,6 +9,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterator
 
 from ..evidence import Verdict
+from ..lazy_re import lazy_compile
 from ..model import Span
 from ..rule import FileContext
 from .lexical import NonCode
@@ -34,11 +35,11 @@ _CLAUSES = frozenset({"else_clause", "condition_clause", "for_range_loop"})
 # Longest statement a gated fix duplicates into both branches.
 MAX_GATED_LINES = 24
 FUNCTION_LIKE = frozenset({"function_definition", "lambda_expression"})
-_HIP_INCLUDE = re.compile(r"^hip/hip_runtime(?:_api)?\.h$")
-_CUDA_INCLUDE = re.compile(r"^(?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h)")
-_BRACKETS = re.compile(rb"[(){}\[\]]")
-_NOT_CODE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
-_STRAY_QUOTE = re.compile(rb"\"|(?<![0-9A-Fa-f])'")  # digit separators (1'000) are not quotes
+_HIP_INCLUDE = lazy_compile(r"^hip/hip_runtime(?:_api)?\.h$")
+_CUDA_INCLUDE = lazy_compile(r"^(?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h)")
+_BRACKETS = lazy_compile(rb"[(){}\[\]]")
+_NOT_CODE = lazy_compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
+_STRAY_QUOTE = lazy_compile(rb"\"|(?<![0-9A-Fa-f])'")  # digit separators (1'000) are not quotes
 _INT_HEADERS = ("cstdint", "stdint.h", "cinttypes", "inttypes.h", "hip/hip_runtime.h")
 
 

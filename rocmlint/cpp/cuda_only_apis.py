@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..lazy_re import lazy_compile
+
 
 @dataclass(frozen=True)
 class CudaOnlyApi:
@@ -139,7 +141,7 @@ CUDA_ONLY_APIS: tuple[CudaOnlyApi, ...] = (
                 "a ROCm tensor reports `kDLROCM`: accept it too"),
 )
 
-DLPACK_ROCM = re.compile(rb"\bkDLROCM")
+DLPACK_ROCM = lazy_compile(rb"\bkDLROCM")
 # the note of a DLPack entry where the code names the device rather than checks it
 DLPACK_NAMED_NOTE = "a tensor this code exports from the AMD build is on `{rocm}`: name that there"
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..lazy_re import lazy_compile
+
 BALLOT_FUNCTIONS = frozenset({
     "__ballot", "__ballot_sync", "__activemask", "__lanemask_lt", "__lanemask_le",
     "__lanemask_gt", "__lanemask_ge", "__lanemask_eq",
@@ -17,15 +19,15 @@ INT32_TYPES = frozenset({
 _CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast"})
 _MASK_OPERATORS = frozenset({"&", "|", "^"})
 _SHIFT_OPERATORS = frozenset({"<<", ">>"})
-LANE_NAME = re.compile(r"(?i)lane")
-_LANE_VALUE = re.compile(r"__lane_id\s*\(|%%?laneid|&\s*31\b|%\s*32\b|%\s*warpSize\b|&\s*\(\s*warpSize\s*-\s*1\s*\)")
-_THREAD_VALUE = re.compile(r"\bthreadIdx\b|__lane_id\s*\(|\blaneid\b|\bthread_rank\s*\(")
-THREAD_NAME = re.compile(r"(?i)^(?:tid|t_?id|thread_?id(?:x)?|thread_?idx|lane\w*|\w*_lane|lid|local_?id|warp_?id|wid)$")
+LANE_NAME = lazy_compile(r"(?i)lane")
+_LANE_VALUE = lazy_compile(r"__lane_id\s*\(|%%?laneid|&\s*31\b|%\s*32\b|%\s*warpSize\b|&\s*\(\s*warpSize\s*-\s*1\s*\)")
+_THREAD_VALUE = lazy_compile(r"\bthreadIdx\b|__lane_id\s*\(|\blaneid\b|\bthread_rank\s*\(")
+THREAD_NAME = lazy_compile(r"(?i)^(?:tid|t_?id|thread_?id(?:x)?|thread_?idx|lane\w*|\w*_lane|lid|local_?id|warp_?id|wid)$")
 # In a file's bytes, a necessary condition of ``holds_index`` anywhere in it (the union of
 # the patterns above): keep it in step with them (ROC204 skips the parse without it).
-INDEX_SOURCE_TEXT = re.compile(rb"threadIdx|__lane_id|thread_rank|(?i:lane)"
-                               rb"|(?i:\b(?:tid|t_?id|thread_?idx?|lid|local_?id|warp_?id|wid)\b)"
-                               rb"|&\s*31\b|%\s*32\b|%\s*warpSize\b|&\s*\(\s*warpSize")
+INDEX_SOURCE_TEXT = lazy_compile(rb"threadIdx|__lane_id|thread_rank|(?i:lane)"
+                                 rb"|(?i:\b(?:tid|t_?id|thread_?idx?|lid|local_?id|warp_?id|wid)\b)"
+                                 rb"|&\s*31\b|%\s*32\b|%\s*warpSize\b|&\s*\(\s*warpSize")
 
 
 @dataclass(frozen=True)
@@ -216,7 +218,7 @@ class ScopeFlow:
         return False
 
 
-_BELOW_32 = re.compile(r"^\(*.*(?:%\s*\(*\s*(?:[1-9]|[12]\d|3[0-2])|&\s*\(*\s*(?:0x1[fF]|31|15|7|3|1))\s*\)*$", re.DOTALL)
+_BELOW_32 = lazy_compile(r"^\(*.*(?:%\s*\(*\s*(?:[1-9]|[12]\d|3[0-2])|&\s*\(*\s*(?:0x1[fF]|31|15|7|3|1))\s*\)*$", re.DOTALL)
 
 
 def below_32(flow: ScopeFlow, node) -> bool:

@@ -6,20 +6,20 @@ headers it includes with quotes (next to it, or below a few of its ancestor fold
 from __future__ import annotations
 
 import os
-import re
 from functools import lru_cache
 from typing import Callable
 
+from ..lazy_re import lazy_compile
 from .included_switches import MAX_DEPTH, _INCLUDE_LINE, _quoted_includes, headers_in_order
 
 # On the name's line, before it: a type (`Tensor `, `team_t* `, `int &`), not a statement word
 # (`return nvshmem_ptr(...)`); after it: what follows a declared name (`(`, `;`, `=`, `,`, `)`, `[`, `{`).
-_TYPE_BEFORE = re.compile(rb"(?:[\w>]\s+|[*&]\s*)$")
-_AFTER = re.compile(rb"\s*(?:/\*.*?\*/\s*)?(?:[(;=,)\[{]|$)")  # (a comment may sit between)
-_MACRO_BEFORE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+$")
+_TYPE_BEFORE = lazy_compile(rb"(?:[\w>]\s+|[*&]\s*)$")
+_AFTER = lazy_compile(rb"\s*(?:/\*.*?\*/\s*)?(?:[(;=,)\[{]|$)")  # (a comment may sit between)
+_MACRO_BEFORE = lazy_compile(rb"^[ \t]*#[ \t]*define[ \t]+$")
 _STATEMENT_WORDS = frozenset({b"return", b"else", b"case", b"throw", b"co_return", b"co_yield", b"do", b"goto",
                               b"new", b"delete", b"sizeof", b"decltype", b"typeid", b"typedef", b"using"})
-_WORD = re.compile(rb"\w+$")
+_WORD = lazy_compile(rb"\w+$")
 
 
 def declares(data: bytes, name: bytes, in_code: Callable[[int], bool] | None = None) -> bool:

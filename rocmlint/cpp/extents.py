@@ -15,15 +15,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable
 
+from ..lazy_re import lazy_compile
+
 if TYPE_CHECKING:
     from .context import CppContext
 
 WAVE_SIZES = (64, 32)
 MAX_THREADS = 1024
 _DEPTH = 5
-_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+|[A-Za-z_]\w*(?:\s*\.\s*[xyz]\b)?(?:\s*\(\s*\))?|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|()<>!~?:])")
-_INT_SUFFIX = re.compile(r"[uUlL]+$")
-_SHARED = re.compile(rb"__shared__\s+(?:(?:volatile|const|static)\s+)*[\w:<>, ]+?[\s*&]+(\w+)\s*\[([^\]\n;]+)\]\s*(?:\[[^\]\n]*\]\s*)?;")
+_TOKEN = lazy_compile(r"\s*(0[xX][0-9a-fA-F]+|\d+|[A-Za-z_]\w*(?:\s*\.\s*[xyz]\b)?(?:\s*\(\s*\))?|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|()<>!~?:])")
+_INT_SUFFIX = lazy_compile(r"[uUlL]+$")
+_SHARED = lazy_compile(rb"__shared__\s+(?:(?:volatile|const|static)\s+)*[\w:<>, ]+?[\s*&]+(\w+)\s*\[([^\]\n;]+)\]\s*(?:\[[^\]\n]*\]\s*)?;")
 _TYPES = r"(?:const\s+)?(?:int|unsigned(?:\s+int)?|auto|uint32_t|int32_t|size_t|long|unsigned\s+long)"
 
 Interval = tuple[int, int]
@@ -455,8 +457,8 @@ def _helper_accesses(ctx: "CppContext", array: bytes, function, names: _Names,
     return out
 
 
-_WAVE_WORD = re.compile(r"\b(?:warpSize|__lane_id|\w*(?:WARP|WAVE)\w*)\b")
-_WORD = re.compile(r"[A-Za-z_]\w*")
+_WAVE_WORD = lazy_compile(r"\b(?:warpSize|__lane_id|\w*(?:WARP|WAVE)\w*)\b")
+_WORD = lazy_compile(r"[A-Za-z_]\w*")
 
 
 def _wave_dependent(names: _Names, text: str, depth: int = 0) -> bool:

@@ -6,15 +6,16 @@ meant it).
 """
 from __future__ import annotations
 
-import re
 from typing import Callable
+
+from ..lazy_re import lazy_compile
 
 ValueOf = Callable[..., "str | None"]  # lanegroups.constant_value: a name's AMD-build value
 
 # 0xffffffff, ~0u, -1u: all ones in 32 bits.
-FULL_MASK_32 = re.compile(r"\(?\s*(?:0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]|~0[uU]?[lL]?\s*\)?|-1[uU])\s*\)?")
+FULL_MASK_32 = lazy_compile(r"\(?\s*(?:0[xX][fF]{8}[uU]?[lL]{0,2}|~0[uU]|~0[uU]?[lL]?\s*\)?|-1[uU])\s*\)?")
 # The same in 64 bits: 0xffffffffffffffffull, ~0ull.
-FULL_MASK_64 = re.compile(r"\(?\s*(?:0[xX][fF]{16}[uU]?[lL]{0,2}|~0[uU]?[lL]{2})\s*\)?")
+FULL_MASK_64 = lazy_compile(r"\(?\s*(?:0[xX][fF]{16}[uU]?[lL]{0,2}|~0[uU]?[lL]{2})\s*\)?")
 # Calls whose value is a mask of lanes.
 MASK_CALLS = frozenset({"__activemask", "__ballot", "__ballot_sync"})
 # HIP's shuffles without a mask (HIP 5 to 7): (value, lane or offset[, width]).

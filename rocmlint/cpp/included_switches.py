@@ -11,12 +11,13 @@ from functools import lru_cache
 from typing import Iterator
 
 from ..cache import stat_stamp
+from ..lazy_re import lazy_compile
 from .preprocessor import directives, macro_name
 
 MAX_DEPTH = 3
 MAX_HEADERS = 24
-_QUOTED = re.compile(r'^\s*"([^"]+)"')
-_INCLUDE_LINE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*("[^"\n]+")', re.MULTILINE)
+_QUOTED = lazy_compile(r'^\s*"([^"]+)"')
+_INCLUDE_LINE = lazy_compile(rb'^[ \t]*#[ \t]*include[ \t]*("[^"\n]+")', re.MULTILINE)
 
 
 MAX_ANCESTORS = 4  # "lib/arch.cuh" from include/lib/x.cuh: the include folder is a few levels up

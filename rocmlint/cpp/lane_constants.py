@@ -7,6 +7,7 @@ import os
 import re
 from typing import Any, Iterator
 
+from ..lazy_re import lazy_compile
 from ..model import Span
 from .dataflow import call_arguments, callee_name
 from .lane_facts import G32, MAX_INCLUDE_DEPTH, SHUFFLE_KINDS, WAVE
@@ -14,7 +15,7 @@ from .lane_includes import included_files
 from .lexical import has_word, word_matches
 
 
-EXITS = re.compile(r"\s*(?:return\b[^;]*|continue|break)\s*;?\s*")
+EXITS = lazy_compile(r"\s*(?:return\b[^;]*|continue|break)\s*;?\s*")
 
 WAVE_FORM = {("%", "32"): "% warpSize", ("/", "32"): "/ warpSize", ("&", "31"): "& (warpSize - 1)",
               (">>", "5"): "/ warpSize"}
@@ -23,8 +24,8 @@ WAVE_FORM = {("%", "32"): "% warpSize", ("/", "32"): "/ warpSize", ("&", "31"): 
 def literal_form(divisor: str) -> str:
     """``WS`` -> ``32``, ``WS - 1`` -> ``31`` (a constant worth 32 written as a literal)."""
     return "31" if re.fullmatch(r"\w+\s*-\s*1", divisor) else "32"
-INDEXED_BY_32 = re.compile(r"%\s*32\b|&\s*31\b")
-BLOCK_SIZE_TEXT = re.compile(r"\(?\s*(?:blockDim\.[xyz]|\w*(?:block_?size|BLOCK_?SIZE|threads_?per_?block|THREADS_?PER_?BLOCK|kBlockSize|BlockSize)\w*)\s*\)?")
+INDEXED_BY_32 = lazy_compile(r"%\s*32\b|&\s*31\b")
+BLOCK_SIZE_TEXT = lazy_compile(r"\(?\s*(?:blockDim\.[xyz]|\w*(?:block_?size|BLOCK_?SIZE|threads_?per_?block|THREADS_?PER_?BLOCK|kBlockSize|BlockSize)\w*)\s*\)?")
 
 
 def data_named(ctx, node) -> bool:
@@ -272,8 +273,8 @@ def unrolled_offsets(ctx, call) -> list[str]:
 
 # Macros only the device pass defines (or, for the deprecated wavefront-size macro, that
 # the host pass reads as 64): a value chosen by them differs between host and device code.
-DEVICE_PASS_MACRO = re.compile(r"__GFX\d+__|__gfx\w+__|__HIP_DEVICE_COMPILE__|__AMDGCN_WAVEFRONT_SIZE")
-_DEVICE_PASS_BYTES = re.compile(DEVICE_PASS_MACRO.pattern.encode())
+DEVICE_PASS_MACRO = lazy_compile(r"__GFX\d+__|__gfx\w+__|__HIP_DEVICE_COMPILE__|__AMDGCN_WAVEFRONT_SIZE")
+_DEVICE_PASS_BYTES = lazy_compile(DEVICE_PASS_MACRO.pattern.encode())
 
 
 def wave_dependent_macros(ctx) -> dict[str, str]:

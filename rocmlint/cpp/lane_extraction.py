@@ -8,6 +8,7 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
+from ..lazy_re import lazy_compile
 from ..model import Span
 from .active_lanes import first_32_lanes_only
 from .dataflow import (call_arguments, callee_name, declared_identifier, flow_for, function_declarator,
@@ -20,17 +21,17 @@ from .lane_facts import Fact, FunctionLanes, G32, SHUFFLE_KINDS, VOTES, WAVE
 from .lane_includes import ShuffleWrapper, shuffle_wrappers
 
 
-_TILE = re.compile(rb"\b(?:tiled_partition|thread_block_tile)\s*<\s*(\w+)\s*>")
-_WAVE_LANE_TEXT = re.compile(r"__lane_id\s*\(|\b__builtin_amdgcn_mbcnt|%\s*warpSize\b|&\s*\(\s*warpSize\s*-\s*1\s*\)")
-_THREAD_TEXT = re.compile(r"\bthreadIdx\b|\bthread_rank\s*\(")
-_BLOCK_OF_32 = re.compile(rb"\(*(?:blockDim\.x==32|32==blockDim\.x)\)*")
+_TILE = lazy_compile(rb"\b(?:tiled_partition|thread_block_tile)\s*<\s*(\w+)\s*>")
+_WAVE_LANE_TEXT = lazy_compile(r"__lane_id\s*\(|\b__builtin_amdgcn_mbcnt|%\s*warpSize\b|&\s*\(\s*warpSize\s*-\s*1\s*\)")
+_THREAD_TEXT = lazy_compile(r"\bthreadIdx\b|\bthread_rank\s*\(")
+_BLOCK_OF_32 = lazy_compile(rb"\(*(?:blockDim\.x==32|32==blockDim\.x)\)*")
 # `threadIdx.x < 32 ? a : b`: a value chosen by which half of a 64-lane wavefront a lane is in
-_HALF_SELECT = re.compile(rb"(?:threadIdx\.x|\blane\w*|__lane_id\s*\(\s*\))\s*(?:<|>=)\s*32\s*\?")
-_WAVE_SIZE_TERM = re.compile(rb"\bwarpSize\b|(?i:warp_?size|wave_?size|wavefront_?size)|__AMDGCN_WAVEFRONT_SIZE")
-_LANE_TERM = re.compile(rb"\bthreadIdx\b|(?i:\blane|\btid\b)|__lane_id")
+_HALF_SELECT = lazy_compile(rb"(?:threadIdx\.x|\blane\w*|__lane_id\s*\(\s*\))\s*(?:<|>=)\s*32\s*\?")
+_WAVE_SIZE_TERM = lazy_compile(rb"\bwarpSize\b|(?i:warp_?size|wave_?size|wavefront_?size)|__AMDGCN_WAVEFRONT_SIZE")
+_LANE_TERM = lazy_compile(rb"\bthreadIdx\b|(?i:\blane|\btid\b)|__lane_id")
 # A block's size: `blockSize >= 2 * warpSize` picks code by the block, on any wave size.
-_BLOCK_TERM = re.compile(rb"\bblockDim\b|(?i:block_?size|threads_?per_?block|block_?threads)")
-_COMPARISON = re.compile(rb"==|!=|<|>")
+_BLOCK_TERM = lazy_compile(rb"\bblockDim\b|(?i:block_?size|threads_?per_?block|block_?threads)")
+_COMPARISON = lazy_compile(rb"==|!=|<|>")
 
 
 def _selects_wave_size(condition: bytes) -> bool:
@@ -39,8 +40,8 @@ def _selects_wave_size(condition: bytes) -> bool:
     return _WAVE_SIZE_TERM.search(condition) is not None and _COMPARISON.search(condition) is not None \
         and _LANE_TERM.search(condition) is None and _BLOCK_TERM.search(condition) is None
 # Words in a function's text that make it worth modelling (the rest have no lane facts).
-_RELEVANT = re.compile(rb"threadIdx|__lane_id|__shfl|__ballot|__any|__all|__activemask|warpSize|lane|Lane|LANE"
-                       rb"|warp|Warp|WARP|tid\b|thread_rank")
+_RELEVANT = lazy_compile(rb"threadIdx|__lane_id|__shfl|__ballot|__any|__all|__activemask|warpSize|lane|Lane|LANE"
+                         rb"|warp|Warp|WARP|tid\b|thread_rank")
 # Index arithmetic: operator -> (literal meaning 32-lane groups, what it computes).
 _INDEX_OPERATORS = {"%": ("32", "lane"), "&": ("31", "lane"), "/": ("32", "warp"), ">>": ("5", "warp")}
 _WAVE_INDEX_OPERATORS = {"%": "lane", "/": "warp"}
@@ -52,10 +53,10 @@ _COMPARE = frozenset({"==", "!=", "<", "<=", ">", ">="})
 _GROUP_WORDS = frozenset({"warp", "wave", "wavefront", "subgroup"})
 _RESULT_WORDS = frozenset({"sum", "max", "min", "reduce", "reduction", "allreduce", "all", "any", "scan", "prefix",
                            "broadcast", "bcast", "prod", "product", "argmax", "argmin"})
-_NAME_TOKENS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_DOC_GROUP = re.compile(r"(?i)\b(?:warp|wave ?front|wave)s?\b")
-_DOC_RESULT = re.compile(r"(?i)\b(?:sum|max(?:imum)?|min(?:imum)?|reduc\w*|all|any|scan|prefix|broadcasts?)\b")
-_DOC_32 = re.compile(r"\b32\b|(?i:\bhalf\b)")
+_NAME_TOKENS = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_DOC_GROUP = lazy_compile(r"(?i)\b(?:warp|wave ?front|wave)s?\b")
+_DOC_RESULT = lazy_compile(r"(?i)\b(?:sum|max(?:imum)?|min(?:imum)?|reduc\w*|all|any|scan|prefix|broadcasts?)\b")
+_DOC_32 = lazy_compile(r"\b32\b|(?i:\bhalf\b)")
 _SPELLED_32 = frozenset({"index", "tile", "stride", "loop", "width"})
 
 
@@ -256,7 +257,7 @@ class LaneExtractor:
             text = ctx.node_text(loop)  # a slot read by the loop's counter, not slot[0] inside any loop
             if any(re.search(rf"(?<![\w.]){re.escape(name)}\s*\[\s*{counter.group(1)}\s*\]", text) for name in slots):
                 self._add(G32, "slot-loop", Span(condition.start_byte, condition.end_byte),
-                          "a loop over the per-warp slots with a bound the lane groups do not set")
+                            "a loop over the per-warp slots with a bound the lane groups do not set")
 
     # helpers ------------------------------------------------------------------------
     half_aware = False
@@ -447,11 +448,11 @@ class LaneExtractor:
                 if size == WAVE and self._also_reads_lane_32(node, left):
                     size = G32  # `lane == 0 || lane == 32`: one reader per 32 lanes
                 self._add(size, "read", Span(node.start_byte, node.end_byte),
-                          f"a read by lane 0 of each {'32 lanes' if size == G32 else 'wavefront'}")
+                            f"a read by lane 0 of each {'32 lanes' if size == G32 else 'wavefront'}")
             elif value_size_31(ctx, value) and size == G32:
                 self._add(G32, "last-lane", Span(right.start_byte, right.end_byte), "the last lane of 32",
-                          wave_edit=(Span(right.start_byte, right.end_byte), "warpSize - 1"),
-                          constant="" if value == "31" else value)
+                            wave_edit=(Span(right.start_byte, right.end_byte), "warpSize - 1"),
+                            constant="" if value == "31" else value)
 
     def _lane_of_half(self, node) -> bool:
         """``lane % 32`` / ``lane & 31`` of a lane of the whole wavefront (its place in its half)."""
@@ -618,7 +619,7 @@ class LaneExtractor:
         if len(rest) > 1:
             width = mapping.get(rest[1])
             self._width_fact(width, self.ctx.node_text(width) if width is not None else rest[1],
-                             Span(node.start_byte, node.end_byte), False)
+                               Span(node.start_byte, node.end_byte), False)
             return
         second = mapping.get(rest[0])
         if second is None:
@@ -727,8 +728,8 @@ class LaneExtractor:
             else:
                 self._add(G32, "scan", span, "a `__shfl_up` scan over 32 lanes", wave_edit=edit)
                 self._add(WAVE, "unguarded-scan", Span(node.start_byte, node.end_byte),
-                          f"`{name}` with no width and no per-32 lane guard",
-                          wave_edit=self._width_edit(node, args))
+                            f"`{name}` with no width and no per-32 lane guard",
+                            wave_edit=self._width_edit(node, args))
             return
         if offset.type == "number_literal" and kind == "xor" and exchanged_only(ctx, node, args[0] if args else None):
             return  # `other = __shfl_xor(v, 16)` swaps values inside each 32-lane half: no reduction
@@ -770,7 +771,7 @@ class LaneExtractor:
             width = self._data_width(call, arg)
             if width is not None and width[0] == WAVE:
                 self._add(WAVE, "data", width[2], f"data of the whole wavefront ({width[1]}), passed to "
-                          f"`{callee}`", value_from=callee)
+                            f"`{callee}`", value_from=callee)
                 return
 
     def _data_width(self, call, value) -> tuple[str, str, Span] | None:
@@ -799,7 +800,7 @@ class LaneExtractor:
         if not wave:
             return None
         evidence = ", ".join(f"`{' '.join(ctx.node_text(n).split())}` at line {ctx.line_of(n.start_byte) + 1}"
-                             for n in wave[:3])
+                               for n in wave[:3])
         at = ([n for size, n in folds if size == WAVE] or wave)[0]
         return WAVE, evidence, Span(at.start_byte, at.end_byte)
 

@@ -12,6 +12,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterator
 
 from ..cache import stat_stamp
+from ..lazy_re import lazy_compile
 from .device_code import has_device_code, names_project_macro
 from .lane_facts import MAX_INCLUDED_BYTES, MAX_INCLUDE_DEPTH, SHUFFLE_KINDS
 from .markers import WAVE_OPERATIONS
@@ -20,19 +21,19 @@ if TYPE_CHECKING:
     from .context import CppContext
 
 
-_WAVE_OPERATION_TEXT = re.compile(b"|".join(WAVE_OPERATIONS))
-CALLED_WORD = re.compile(rb"\b(\w+)\s*\(")
+_WAVE_OPERATION_TEXT = lazy_compile(b"|".join(WAVE_OPERATIONS))
+CALLED_WORD = lazy_compile(rb"\b(\w+)\s*\(")
 # What can make a lane group wave-sized (``value_size``, ``_index_of``, ``_WAVE_LANE_TEXT``):
 # a wave-wide operation or lane index, the wave size, or a constant worth 64 (see _defines_64).
 _WAVE_SIZED_WORDS = WAVE_OPERATIONS + (b"__lane_id", b"__builtin_amdgcn", b"__AMDGCN_WAVEFRONT_SIZE", b"warpSize",
                                        b"tiled_partition", b"thread_block_tile")
-_WAVE_SIZED_TEXT = re.compile(b"|".join(_WAVE_SIZED_WORDS))  # what _may_be_wave_sized finds by one DFA pass
-_WAVEFRONT_SIZE_TEXT = re.compile(rb"(?i)wave_?front_?size")
+_WAVE_SIZED_TEXT = lazy_compile(b"|".join(_WAVE_SIZED_WORDS))  # what _may_be_wave_sized finds by one DFA pass
+_WAVEFRONT_SIZE_TEXT = lazy_compile(rb"(?i)wave_?front_?size")
 # A macro body that is the wave size (``value_size`` reads a warp-named 64 so too).
 _WAVE_SIZE_BODY = r"warpSize|(?i:wave_?front_?size)|__AMDGCN_WAVEFRONT_SIZE|^[(\s]*64[uUlL]*[)\s]*$"
 # explain shows the lane facts of any file that may hold some, consistent or not.
-_LANE_TEXT = re.compile(b"|".join(WAVE_OPERATIONS) + rb'|__lane_id|\bwarpSize\b|tiled_partition|thread_block_tile'
-                        rb'|#\s*include\s*"')
+_LANE_TEXT = lazy_compile(b"|".join(WAVE_OPERATIONS) + rb'|__lane_id|\bwarpSize\b|tiled_partition|thread_block_tile'
+                          rb'|#\s*include\s*"')
 
 
 def may_hold_lane_facts(ctx: "CppContext") -> bool:
@@ -80,7 +81,7 @@ class _HeaderFlags:
 
 
 _HEADER_FLAGS: dict[tuple[str, int, int], _HeaderFlags] = {}
-_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+_QUOTED_INCLUDE = lazy_compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 
 
 def _header_flags(path: str, stat: os.stat_result) -> _HeaderFlags:
@@ -137,10 +138,10 @@ def _constant_64(source: bytes) -> bool:
     return False
 
 
-_VALUE_64 = re.compile(rb"[={][\s(]*64[uUlL]*\b")
-_CONST_WORD = re.compile(rb"const(?:expr)?\b")
+_VALUE_64 = lazy_compile(rb"[={][\s(]*64[uUlL]*\b")
+_CONST_WORD = lazy_compile(rb"const(?:expr)?\b")
 _STOPS = (b";", b"{", b"}", b"(", b")", b"=")  # what the run between keyword and value never holds
-_DEFINE_64 = re.compile(rb"define[ \t]+\w+[ \t]+[( \t]*64[uUlL]*\b")  # a literal start: a fast scan
+_DEFINE_64 = lazy_compile(rb"define[ \t]+\w+[ \t]+[( \t]*64[uUlL]*\b")  # a literal start: a fast scan
 
 
 def _names_wave_size_macro(ctx: "CppContext") -> bool:
@@ -162,7 +163,7 @@ class ShuffleWrapper:
         return index < len(self.params) and self.params[index] not in self.arguments
 
 
-_WRAPPER = re.compile(r"(\w+)\s*\(([^)]*)\)\s+(__shfl\w*)\s*\(([^()]*)\)\s*;?\s*$")
+_WRAPPER = lazy_compile(r"(\w+)\s*\(([^)]*)\)\s+(__shfl\w*)\s*\(([^()]*)\)\s*;?\s*$")
 
 
 def shuffle_wrappers(ctx, depth: int = 0) -> dict[str, ShuffleWrapper]:

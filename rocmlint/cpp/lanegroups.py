@@ -382,12 +382,17 @@ def _included_files(ctx, depth: int, names: set[str]) -> list["FileLanes"]:
     out = []
     words = {n for n in names if n and frozenset(n.encode()) <= WORD_BYTES}
     others = sorted(names - words)  # `ns::f`: searched for as written
-    spelled = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in others) + rb")\s*\(") if others else None
+    spelled: re.Pattern[bytes] | None = None  # compiled only for a header the words do not settle
     for included in included_files(ctx):
         if not included.has_wave_operation:
             continue
-        if not (words & included.called_words or (spelled is not None and spelled.search(included.data))):
-            continue
+        if not words & included.called_words:
+            if not others:
+                continue
+            if spelled is None:
+                spelled = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in others) + rb")\s*\(")
+            if not spelled.search(included.data):
+                continue
         header = included.ctx
         lanes = header.cache.get("lane-groups")
         if lanes is None:

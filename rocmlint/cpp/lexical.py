@@ -9,6 +9,8 @@ import re
 from bisect import bisect_right
 from typing import Iterator
 
+from ..lazy_re import lazy_compile
+
 # One alternation, left to right, so a `//` inside a string or a `"` inside a comment is
 # read as part of the enclosing token. Line comments continue over a backslash-newline.
 # Every alternative starts with a literal character, which keeps ``re`` fast; the block
@@ -21,9 +23,9 @@ _COMMENTS_AND_LITERALS = (
     rb"|\"[^\"\\\n]*(?:\\.[^\"\\\n]*)*\""
     rb"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
 )
-_NOT_CODE = re.compile(_COMMENTS_AND_LITERALS, re.DOTALL)
-_NOT_CODE_RAW = re.compile(rb"(?:u8|[uUL])?R\"([^()\\\s\"]{0,16})\(.*?\)\1\"|" + _COMMENTS_AND_LITERALS,
-                           re.DOTALL)
+_NOT_CODE = lazy_compile(_COMMENTS_AND_LITERALS, re.DOTALL)
+_NOT_CODE_RAW = lazy_compile(rb"(?:u8|[uUL])?R\"([^()\\\s\"]{0,16})\(.*?\)\1\"|" + _COMMENTS_AND_LITERALS,
+                             re.DOTALL)
 WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # bytes of an identifier
 
 _BLANK = bytes(byte if byte in b"\r\n" else 0x20 for byte in range(256))  # a span's bytes to spaces, line breaks kept

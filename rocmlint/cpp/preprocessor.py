@@ -12,15 +12,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
+from ..lazy_re import lazy_compile
 from .platform_names import NVIDIA_TOOLKIT_PREFIXES, value_by_name
 
 # Conditions naming one of these pick code by wave size: wave-size rules stay quiet inside.
-WAVE_SIZE_MACRO = re.compile(
+WAVE_SIZE_MACRO = lazy_compile(
     r"__GFX\d+__|__gfx\w+__|(?i:wave_?front_?size|wave_?size|warp_?size|wave(?:32|64))"
 )
-_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(\w+)(.*)$", re.DOTALL)
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-_DEFINE = re.compile(r"^(\w+)(?!\()(?:[ \t]+(.*))?$", re.DOTALL)
+_DIRECTIVE = lazy_compile(rb"^[ \t]*#[ \t]*(\w+)(.*)$", re.DOTALL)
+_IDENTIFIER = lazy_compile(r"[A-Za-z_]\w*")
+_DEFINE = lazy_compile(r"^(\w+)(?!\()(?:[ \t]+(.*))?$", re.DOTALL)
 
 
 @dataclass
@@ -115,7 +116,7 @@ def _line_end(data: bytes, pos: int, size: int) -> int:
 
 
 # A superset of those lines (any '#'); no anchor, so ``re`` scans fast.
-_INTERESTING = re.compile(rb"#|/\*|\*/")
+_INTERESTING = lazy_compile(rb"#|/\*|\*/")
 
 
 def _ends_in_comment(line: bytes, in_comment: bool) -> bool:
@@ -143,13 +144,13 @@ def _strip_comments(text: bytes) -> bytes:
 
 
 # In this order (``//*x*/`` keeps its first slash): closed block comments, an unclosed one, a line comment.
-_CLOSED_COMMENT = re.compile(rb"/\*.*?\*/")
-_OPEN_COMMENT = re.compile(rb"/\*.*$")
-_LINE_COMMENT = re.compile(rb"//.*$")
+_CLOSED_COMMENT = lazy_compile(rb"/\*.*?\*/")
+_OPEN_COMMENT = lazy_compile(rb"/\*.*$")
+_LINE_COMMENT = lazy_compile(rb"//.*$")
 
 
 # --- three-valued #if expressions ---------------------------------------------------
-_TOKEN = re.compile(
+_TOKEN = lazy_compile(
     r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|\d+)[uUlL]*|(?P<id>[A-Za-z_]\w*)|(?P<op>&&|\|\||==|!=|>=|<=|<<|>>|[-+*/%()!<>~&|^?:,]))"
 )
 # C++'s alternative spellings of operators (<iso646.h> macros in C): operators in #if too
@@ -360,9 +361,9 @@ def _apply(op: str, a, b):
 
 
 BOTH_WAVE_SIZES = frozenset({32, 64})
-_WAVE_COMPARISON = re.compile(r"^\(?\s*(\w+)\s*\)?\s*(==|!=|>=|<=|>|<)\s*\(?\s*(\d+)\s*\)?$")
-_WAVE64_NAME = re.compile(r"__GFX9__|__gfx9\w*__|(?i:wave_?(?:front_?)?(?:size_?)?64)")
-_WAVE32_NAME = re.compile(r"__GFX1[0-2]__|__gfx1[0-2]\w*__|(?i:wave_?(?:front_?)?(?:size_?)?32)")
+_WAVE_COMPARISON = lazy_compile(r"^\(?\s*(\w+)\s*\)?\s*(==|!=|>=|<=|>|<)\s*\(?\s*(\d+)\s*\)?$")
+_WAVE64_NAME = lazy_compile(r"__GFX9__|__gfx9\w*__|(?i:wave_?(?:front_?)?(?:size_?)?64)")
+_WAVE32_NAME = lazy_compile(r"__GFX1[0-2]__|__gfx1[0-2]\w*__|(?i:wave_?(?:front_?)?(?:size_?)?32)")
 
 
 def _sizes_selected(kind: str, condition: str) -> frozenset[int] | None:
@@ -472,7 +473,7 @@ def define_parts(rest: str) -> tuple[str, str | None, str] | None:
     return m.group(1), m.group(2), (m.group(3) or "").strip()
 
 
-_DEFINE_ANY = re.compile(r"^(\w+)(?:\(([^)]*)\))?(?:[ \t]+(.*))?$", re.DOTALL)
+_DEFINE_ANY = lazy_compile(r"^(\w+)(?:\(([^)]*)\))?(?:[ \t]+(.*))?$", re.DOTALL)
 
 
 class ChainWalker:

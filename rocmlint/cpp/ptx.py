@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..lazy_re import lazy_compile
 from ..model import Span
 
 # PTX ISA opcodes (the part before the first '.'). PTX spells nearly every instruction with
@@ -44,17 +45,17 @@ reduce ld_reduce st alloc dealloc relinquish_alloc_permit shift cp ld commit rep
 fp16 1d 2d 3d a1d a2d b p r g a width height depth texref samplerref surfref
 """.split())
 # State spaces and special registers only PTX has.
-_PTX_DIRECTIVE = re.compile(r"^\.(?:reg|pred|shared|local|param|global|const)\b")
-_SPECIAL_REGISTER = re.compile(
+_PTX_DIRECTIVE = lazy_compile(r"^\.(?:reg|pred|shared|local|param|global|const)\b")
+_SPECIAL_REGISTER = lazy_compile(
     r"%%?(?:laneid|warpid|nwarpid|smid|nsmid|gridid|lanemask_(?:eq|le|lt|ge|gt)|clock(?:64)?|"
     r"globaltimer(?:_lo|_hi)?|ntid|nctaid|ctaid|tid|clusterid|cluster_ctarank|dynamic_smem_size)\b"
 )
-_INSTRUCTION = re.compile(r"^(?:@!?%*\w+\s+)?([a-z][a-z0-9]*)((?:\.[\w:]+)+)")
-_LABEL = re.compile(r"^\$?\w+:\s*")
+_INSTRUCTION = lazy_compile(r"^(?:@!?%*\w+\s+)?([a-z][a-z0-9]*)((?:\.[\w:]+)+)")
+_LABEL = lazy_compile(r"^\$?\w+:\s*")
 # Escapes inside the template's string literals; line breaks become spaces.
 _ESCAPES = {"n": " ", "t": " ", "r": " ", "\\": "\\", '"': '"', "'": "'", "\n": ""}
 # Tokens that matter when walking an asm statement: literals and comments are skipped whole.
-_TOKEN = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/|[():,]', re.DOTALL)
+_TOKEN = lazy_compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/|[():,]', re.DOTALL)
 # An asm statement longer than this is broken input: read no further.
 _MAX_ASM_BYTES = 64 * 1024
 
@@ -120,7 +121,7 @@ def _literal_text(chunk: bytes) -> str:
     return " ".join(joined.split())
 
 
-_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_ESCAPE = lazy_compile(r"\\(.)", re.DOTALL)
 
 
 def _operand_expression(piece: bytes) -> str | None:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from ..lazy_re import lazy_compile
+
 if TYPE_CHECKING:
     from .context import CppContext
 
@@ -28,7 +30,7 @@ def _blocker(label: str, instead: str, *anchors: str, tail: bytes = rb"\w*\b", d
     """Spellings that are an anchor followed by ``tail`` (the rest of a name, by default)."""
     encoded = tuple(a.encode() for a in anchors)
     return Blocker(label, instead, encoded,
-                   re.compile(b"(?:" + b"|".join(re.escape(a) for a in encoded) + b")" + tail), device_only)
+                   lazy_compile(b"(?:" + b"|".join(re.escape(a) for a in encoded) + b")" + tail), device_only)
 
 
 BLOCKERS = (
@@ -101,7 +103,7 @@ def rewrite_blockers(ctx: "CppContext") -> list[Found]:
 
 
 _FUNCTIONS = frozenset({"function_definition", "lambda_expression"})
-_DEVICE_QUALIFIER = re.compile(rb"__device__|__global__|\b(?:\w+_)?DEVICE(?:_\w+)?\b")
+_DEVICE_QUALIFIER = lazy_compile(rb"__device__|__global__|\b(?:\w+_)?DEVICE(?:_\w+)?\b")
 
 
 def in_device_function(ctx: "CppContext", at: int) -> bool:

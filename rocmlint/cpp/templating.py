@@ -7,12 +7,13 @@ the AMD build never compiles it.
 """
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
-_TAG = re.compile(rb"\{%-?\s*(if|elif|else|endif)\b(.*?)-?%\}")
-_TERM_SPLIT = re.compile(r"\s+and\s+")
-_NEGATED = re.compile(r"not\s+(\w+)")
+from ..lazy_re import lazy_compile
+
+_TAG = lazy_compile(rb"\{%-?\s*(if|elif|else|endif)\b(.*?)-?%\}")
+_TERM_SPLIT = lazy_compile(r"\s+and\s+")
+_NEGATED = lazy_compile(r"not\s+(\w+)")
 
 
 def nvidia_only_lines(source: bytes, gate_names: Iterable[str]) -> set[int]:

@@ -14,15 +14,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from ..lazy_re import lazy_compile
+
 # Branch conditions: what a ROCm build takes (HIP words) and never takes (CUDA words).
-_HIP_WORD = re.compile(r"(?i)rocm|(?<![a-z])hip(?![a-z])|amdgpu|gfx\d")
-_CUDA_WORD = re.compile(r"(?i)cuda|nvcc|nvidia|(?<![a-z])cu\d|cutlass")
-_HIP_VARIABLE = re.compile(r"CMAKE_HIP_FLAGS(?:_[A-Z]+)?|HIP_HIPCC_FLAGS(?:_[A-Z]+)?|HIP_CLANG_FLAGS")
-_CUDA_VARIABLE = re.compile(r"CMAKE_CUDA_FLAGS(?:_[A-Z]+)?|CUDA_NVCC_FLAGS(?:_[A-Z]+)?")
-_LANGUAGE_GENEX = re.compile(r"\$<\$<COMPILE_LANGUAGE:(CUDA|HIP)>:(?:SHELL:)?")
-_VAR_REF = re.compile(r"\$\{(\w+)\}")
-_COMMAND = re.compile(r"([A-Za-z_]\w*)[ \t]*\(")
-_BRACKET_OPEN = re.compile(r"\[(=*)\[")
+_HIP_WORD = lazy_compile(r"(?i)rocm|(?<![a-z])hip(?![a-z])|amdgpu|gfx\d")
+_CUDA_WORD = lazy_compile(r"(?i)cuda|nvcc|nvidia|(?<![a-z])cu\d|cutlass")
+_HIP_VARIABLE = lazy_compile(r"CMAKE_HIP_FLAGS(?:_[A-Z]+)?|HIP_HIPCC_FLAGS(?:_[A-Z]+)?|HIP_CLANG_FLAGS")
+_CUDA_VARIABLE = lazy_compile(r"CMAKE_CUDA_FLAGS(?:_[A-Z]+)?|CUDA_NVCC_FLAGS(?:_[A-Z]+)?")
+_LANGUAGE_GENEX = lazy_compile(r"\$<\$<COMPILE_LANGUAGE:(CUDA|HIP)>:(?:SHELL:)?")
+_VAR_REF = lazy_compile(r"\$\{(\w+)\}")
+_COMMAND = lazy_compile(r"([A-Za-z_]\w*)[ \t]*\(")
+_BRACKET_OPEN = lazy_compile(r"\[(=*)\[")
 _SET_KEYWORDS = frozenset({"CACHE", "PARENT_SCOPE", "FORCE", "STRING", "INTERNAL", "BOOL", "PATH", "FILEPATH"})
 
 

@@ -1,8 +1,7 @@
 """conda environment files (PyYAML's composer keeps each value's position)."""
 from __future__ import annotations
 
-import re
-
+from ..lazy_re import lazy_compile
 from ..model import ParseFailure
 from .model import Dependency, Manifest, PackageIndex
 from .requirement import parse_requirement
@@ -10,7 +9,7 @@ from .requirements_file import pip_line
 from .text import Located
 
 # A conda spec: `[channel::]name[ version[ build]]` or `name=version=build`.
-_CONDA_SPEC = re.compile(r"^(?:(?P<channel>[\w.-]+)::)?(?P<name>[A-Za-z0-9_.-]+)\s*(?P<rest>.*)$")
+_CONDA_SPEC = lazy_compile(r"^(?:(?P<channel>[\w.-]+)::)?(?P<name>[A-Za-z0-9_.-]+)\s*(?P<rest>.*)$")
 
 
 def read(located: Located) -> Manifest:

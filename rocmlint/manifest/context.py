@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..lazy_re import lazy_compile
 from ..rule import FileContext
 from .kinds import manifest_kind, named_for_another_platform, named_for_rocm, rocm_variants
 from .model import Include, Manifest
@@ -34,7 +35,7 @@ class Included:
         return self.chain[-1]
 
 # A Dockerfile builds one image for one platform: it matters here when that is ROCm.
-_ROCM_TEXT = re.compile(rb"(?i)rocm|(?<![a-z])hip(?![a-z])|amdgpu|gfx9\d\d")
+_ROCM_TEXT = lazy_compile(rb"(?i)rocm|(?<![a-z])hip(?![a-z])|amdgpu|gfx9\d\d")
 
 
 class ManifestContext(FileContext):

@@ -6,12 +6,13 @@ import io
 import re
 import shlex
 
+from ..lazy_re import lazy_compile
 from .model import Dependency, Manifest, PackageIndex
 from .requirement import PIP_INDEX_OPTIONS, parse_requirement
 from .text import Located
 
-_PIP = re.compile(r"(?:.*/)?pip(?:3(?:\.\d+)?)?")
-_PYTHON = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
+_PIP = lazy_compile(r"(?:.*/)?pip(?:3(?:\.\d+)?)?")
+_PYTHON = lazy_compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
 _SEPARATORS = {"&&", "||", ";", "|", "&", "(", ")"}
 # pip install options that take a value (the value is not a requirement).
 _VALUE_OPTIONS = PIP_INDEX_OPTIONS | {

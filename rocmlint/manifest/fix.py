@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_re import lazy_compile
 from ..model import Applicability, Edit, Fix, Span
 from .model import Dependency
 from .text import key_position, table_region
 
-_ALONE_ON_LINE = re.compile(r"""[ \t]*(["'])[^"'\n]*\1[ \t]*,?[ \t]*(?:#[^\n]*)?\r?\n""")
+_ALONE_ON_LINE = lazy_compile(r"""[ \t]*(["'])[^"'\n]*\1[ \t]*,?[ \t]*(?:#[^\n]*)?\r?\n""")
 
 
 def move_to_cuda_extra(ctx, dependency: Dependency) -> Fix | None:

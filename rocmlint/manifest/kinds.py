@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..lazy_re import lazy_compile
 from ..platform_words import READERS
 
 # Each kind's file names; `requirements/` folders hold requirement files of any name.
@@ -16,8 +17,8 @@ _NAMES = (
     ("shell", re.compile(r"(?i)[\w.-]+\.(?:sh|bash)")),
     ("cmake", re.compile(r"CMakeLists\.txt|[\w.-]+\.cmake")),
 )
-_REQUIREMENTS_FOLDER = re.compile(r"(?i)(?:requirements|reqs)")
-_REQUIREMENTS_SUFFIX = re.compile(r"(?i)[\w.-]+\.(?:txt|in)")
+_REQUIREMENTS_FOLDER = lazy_compile(r"(?i)(?:requirements|reqs)")
+_REQUIREMENTS_SUFFIX = lazy_compile(r"(?i)[\w.-]+\.(?:txt|in)")
 # A file named for NVIDIA holds what NVIDIA machines install (requirements-cuda.txt,
 # requirements/cu121.txt, Dockerfile.cuda); one named for another platform than ROCm
 # (Intel XPU, Gaudi, NPUs, TPUs, CPU-only, macOS, Colab's NVIDIA GPUs) is never installed on
@@ -29,13 +30,13 @@ NVIDIA_PRODUCTS = ("tensorrt", "trt", "trtllm", "jetson")
 # A library a CUDA backend calls: its C++ callers are what a port rewrites (MIOpen), not
 # another backend; a Python module named for it is cuDNN-only code.
 NVIDIA_LIBRARIES = ("cudnn",)
-NOT_ROCM_CODE_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:%s)(?:$|[^a-z])"
-                                % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS + NVIDIA_LIBRARIES))
+NOT_ROCM_CODE_NAME = lazy_compile(r"(?i)(?:^|[^a-z])(?:%s)(?:$|[^a-z])"
+                                  % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS + NVIDIA_LIBRARIES))
 # C-family backends written in another GPU language: the HIP build never compiles them.
 OTHER_GPU_LANGUAGES = ("sycl", "oneapi", "dpcpp")
-NOT_ROCM_BACKEND_NAME = re.compile(r"(?i)(?:^|[^a-z])(?:%s)(?:$|[^a-z])"
-                                   % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS + OTHER_GPU_LANGUAGES))
-_OTHER_PLATFORM_NAME = re.compile(
+NOT_ROCM_BACKEND_NAME = lazy_compile(r"(?i)(?:^|[^a-z])(?:%s)(?:$|[^a-z])"
+                                     % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS + OTHER_GPU_LANGUAGES))
+_OTHER_PLATFORM_NAME = lazy_compile(
     r"(?i)(?:^|[^a-z])(?:cuda|cu\d{2,3}|nvidia|intel|%s"
     r"|cpu|mac|macos|darwin|windows|colab)(?:$|[^a-z])" % "|".join(OTHER_ACCELERATORS + NVIDIA_PRODUCTS
                                                                    + NVIDIA_LIBRARIES))

@@ -7,14 +7,15 @@ import re
 
 from packaging.utils import canonicalize_name
 
+from ..lazy_re import lazy_compile
 from .model import Dependency
 
 # `cu121`, `cu118`, `cu12` as a token (not `cuda`, not `cu1234`).
-_CU_TOKEN = re.compile(r"(?i)(?<![a-z0-9])cu\d{2,3}(?![0-9a-z])")
-_CUDA_INDEX = re.compile(r"(?i)(?<![a-z0-9])cu\d{2,3}(?![0-9])|pypi(?:\.ngc)?\.nvidia\.com|jax_cuda_releases")
-_CUDA_EXTRA = re.compile(r"(?i)(?:and-)?cuda\d*(?:[-_.].*)?")
-_CUDA_SUFFIX = re.compile(r"-(?:cu\d{2,3}|cuda\d*x?)$")
-_NVIDIA_LIBRARY = re.compile(
+_CU_TOKEN = lazy_compile(r"(?i)(?<![a-z0-9])cu\d{2,3}(?![0-9a-z])")
+_CUDA_INDEX = lazy_compile(r"(?i)(?<![a-z0-9])cu\d{2,3}(?![0-9])|pypi(?:\.ngc)?\.nvidia\.com|jax_cuda_releases")
+_CUDA_EXTRA = lazy_compile(r"(?i)(?:and-)?cuda\d*(?:[-_.].*)?")
+_CUDA_SUFFIX = lazy_compile(r"-(?:cu\d{2,3}|cuda\d*x?)$")
+_NVIDIA_LIBRARY = lazy_compile(
     r"nvidia-(?:cublas|cuda-[\w-]+|cudnn|cufft|cufile|curand|cusolver|cusparse|cusparselt|nccl|nvjitlink|nvtx"
     r"|nvshmem|cutlass|dali)[\w-]*")
 # Distributions published for CUDA only.

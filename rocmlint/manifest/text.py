@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_re import lazy_compile
 from ..model import Span
 
 
@@ -43,7 +44,7 @@ def header_pattern(names: tuple[str, ...], array: bool = False) -> re.Pattern[st
     return re.compile(rf"^[ \t]*{brackets[0]}\s*{parts}\s*{brackets[1]}", re.MULTILINE)
 
 
-_ANY_HEADER = re.compile(r"^[ \t]*\[", re.MULTILINE)
+_ANY_HEADER = lazy_compile(r"^[ \t]*\[", re.MULTILINE)
 
 
 def table_region(text: str, names: tuple[str, ...], array: bool = False, after: int = 0) -> tuple[int, int] | None:

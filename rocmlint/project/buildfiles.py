@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..config import ConfigError
 from ..cpp.preprocessor import c_integer
 from ..evidence import KIND_BUILD_FILE
+from ..lazy_re import lazy_compile
 from . import Evidence
 from .conditions import SUFFIX
 
@@ -305,8 +306,8 @@ def merge_build_facts(facts: BuildFacts, uses: list, definitions: dict,
             facts.nvidia_defines.setdefault(macro, found[0][2])
 
 
-_TORCH_EXTENSION = re.compile(r"\b(?:CUDAExtension|BuildExtension|hipify_python|torch\.utils\.hipify)\b")
-_EXPLICIT_HIPIFY = re.compile(r"\b(?:hipify_python|torch\.utils\.hipify)\b")
+_TORCH_EXTENSION = lazy_compile(r"\b(?:CUDAExtension|BuildExtension|hipify_python|torch\.utils\.hipify)\b")
+_EXPLICIT_HIPIFY = lazy_compile(r"\b(?:hipify_python|torch\.utils\.hipify)\b")
 
 
 def read_setup_py(facts: BuildFacts, rel_file: str, text: str, folder: str | None = None) -> None:
@@ -323,7 +324,7 @@ def read_setup_py(facts: BuildFacts, rel_file: str, text: str, folder: str | Non
 
 
 # hipify_torch's custom map: `custom_map_list=...json` (Python) or `CUSTOM_MAP_FILE ...json` (CMake).
-_CUSTOM_MAP = re.compile(r"(?:\bcustom_map_list\s*=|\bCUSTOM_MAP_FILE\b)[^\n]*?([\w.+-]+\.json)")
+_CUSTOM_MAP = lazy_compile(r"(?:\bcustom_map_list\s*=|\bCUSTOM_MAP_FILE\b)[^\n]*?([\w.+-]+\.json)")
 MAX_CUSTOM_MAP_BYTES = 1 << 20
 
 
@@ -363,7 +364,7 @@ def read_hipify_custom_map(facts: BuildFacts, rel: str, text: str) -> None:
                 f"the project's hipify custom map renames it to {target}", rel, KIND_BUILD_FILE)))
 
 
-_LOCAL_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\w+)[\w.]*[ \t]+import\b|import[ \t]+(\w+))", re.MULTILINE)
+_LOCAL_IMPORT = lazy_compile(r"^[ \t]*(?:from[ \t]+(\w+)[\w.]*[ \t]+import\b|import[ \t]+(\w+))", re.MULTILINE)
 MAX_HELPER_FILES = 256
 
 

@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from ..evidence import KIND_BUILD_FILE, Evidence
+from ..lazy_re import lazy_compile
 from ..platform_words import READERS
 from .conditions import MAX_HIP_BUILD_EVIDENCE, TRUE, Cond, SourceUse, and3, branch_taken, describe, or3
 from ..cpp.platform_names import value_by_name
@@ -38,12 +39,12 @@ ROOT = "@ROOT@"  # stands for the project root in paths (CMAKE_SOURCE_DIR and fr
 # Platform work, read from a branch's commands (what the branch does, not names of projects).
 # A stub named for a platform's absence (no_cuda.cpp, the else of a CUDA switch) is not its work.
 _HIP_WORD = READERS["cmake-hip"]
-_STRONG_HIP = re.compile(r"(?:^|[/\s])[\w.-]+\.hip$|^hip::|hipify|^HIP$|^hip$|__HIP_PLATFORM_AMD__|USE_ROCM|^rocm$",
-                         re.IGNORECASE)
+_STRONG_HIP = lazy_compile(r"(?:^|[/\s])[\w.-]+\.hip$|^hip::|hipify|^HIP$|^hip$|__HIP_PLATFORM_AMD__|USE_ROCM|^rocm$",
+                           re.IGNORECASE)
 _CUDA_WORD = READERS["cmake-cuda"]
 # Another GPU vendor's work (SYCL/oneAPI, Level Zero, Metal): never the ROCm build's branch.
 _OTHER_GPU_WORD = READERS["cmake-other"]
-_SOURCE_EXT = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx|c\+\+|h|hh|hpp|hxx|inl)$", re.IGNORECASE)
+_SOURCE_EXT = lazy_compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx|c\+\+|h|hh|hpp|hxx|inl)$", re.IGNORECASE)
 # commands whose COMMAND words run a program at build or configure time
 _RUNS_PROGRAMS = ("add_custom_command", "add_custom_target", "execute_process")
 _FALSE_CONSTANTS = {"", "0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND"}
@@ -62,17 +63,17 @@ _NOT_A_USE = {"set", "list", "message", "set_property", "set_source_files_proper
 _INERT = frozenset(_NOT_A_USE - {"set", "list", "message", "file", "option", "configure_file", "unset", "return",
                                  "include", "add_subdirectory", "if", "elseif", "while", "foreach"})
 # Keyword arguments of project helpers that mark sources for one platform only.
-_CUDA_SOURCES_KEYWORD = re.compile(r"^CUDA_(?:SPECIFIC_|ONLY_)?(?:SRCS|SOURCES|FILES)$")
-_KEYWORD = re.compile(r"^[A-Z][A-Z0-9_]+$")
-_VAR_REF = re.compile(r"\$\{([^${}]+)\}")
+_CUDA_SOURCES_KEYWORD = lazy_compile(r"^CUDA_(?:SPECIFIC_|ONLY_)?(?:SRCS|SOURCES|FILES)$")
+_KEYWORD = lazy_compile(r"^[A-Z][A-Z0-9_]+$")
+_VAR_REF = lazy_compile(r"\$\{([^${}]+)\}")
 # Commands whose paths are relative to the current folder (besides sources: ``_uses``).
 _FOLDER_COMMANDS = frozenset({"file", "add_subdirectory", "include"})
 _INCLUDE_DIR_COMMANDS = frozenset({"include_directories", "target_include_directories"})
 _INCLUDE_DIR_KEYWORDS = frozenset({"SYSTEM", "BEFORE", "AFTER", "INTERFACE", "PUBLIC", "PRIVATE"})
-_C_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-_PLAIN_NAME = re.compile(r"\$\{(\w+)\}|(\w+)")
-_VARIABLE_NAME = re.compile(r"[A-Za-z_][\w.+-]*")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_C_IDENTIFIER = lazy_compile(r"[A-Za-z_]\w*")
+_PLAIN_NAME = lazy_compile(r"\$\{(\w+)\}|(\w+)")
+_VARIABLE_NAME = lazy_compile(r"[A-Za-z_][\w.+-]*")
+_NUMBER = lazy_compile(r"-?\d+(?:\.\d+)?")
 # A toolkit having been found stays unknown (see the module docstring); the platforms' own
 # compilers too. Built-in variables whose value on a Linux ROCm machine is known:
 _BUILTIN = {"UNIX": "1", "LINUX": "1", "WIN32": "", "APPLE": "", "MSVC": "", "MSYS": "", "CYGWIN": "",
@@ -83,9 +84,9 @@ _BUILTIN = {"UNIX": "1", "LINUX": "1", "WIN32": "", "APPLE": "", "MSVC": "", "MS
 _HIP_LANGUAGE_COMMANDS = ("enable_language(", "project(", "set_source_files_properties(", "hip_add_")
 # Words of a command that compile for AMD as HIP (a HIP build, design §2e): the HIP language,
 # hipcc or amdclang++ as the compiler, HIP's device target, .hip sources, hipify.
-_HIP_BUILD_WORD = re.compile(r"^(?:HIP|HIPCC)$|(?:^|/)(?:hipcc|amdclang\+\+)(?:\.exe)?$|^hip::device$|^blt::hip"
-                             r"|^hip-lang::|\.hip$|hipify|^CMAKE_HIP_(?:ARCHITECTURES|COMPILER|FLAGS)|^HIP_HIPCC_FLAGS",
-                             re.MULTILINE)  # searched in a command's arguments joined by newlines
+_HIP_BUILD_WORD = lazy_compile(r"^(?:HIP|HIPCC)$|(?:^|/)(?:hipcc|amdclang\+\+)(?:\.exe)?$|^hip::device$|^blt::hip"
+                               r"|^hip-lang::|\.hip$|hipify|^CMAKE_HIP_(?:ARCHITECTURES|COMPILER|FLAGS)|^HIP_HIPCC_FLAGS",
+                               re.MULTILINE)  # searched in a command's arguments joined by newlines
 
 
 class Item(NamedTuple):  # a tuple: built by the thousand, 5x cheaper than a frozen dataclass

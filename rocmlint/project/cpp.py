@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
 from ..cpp.platform_names import describe_by_name, value_by_name
+from ..lazy_re import lazy_compile
 from ..platform_words import names_platform
 from ..cpp.preprocessor import (
     CUDACC,
@@ -70,8 +71,8 @@ if TYPE_CHECKING:
 MAX_ROUNDS = 5
 PORT_OPTION = "<port>"  # the build facts' cache key of the port configuration (no option is named so)
 MAX_FILES = 60000  # above this the root is surely not one project (e.g. a home folder)
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_INCLUDE = re.compile(r'^[<"]([^>"]+)([>"])')
+_IDENT = lazy_compile(r"[A-Za-z_]\w*")
+_INCLUDE = lazy_compile(r'^[<"]([^>"]+)([>"])')
 # What torch hipify rewrites: sources and the headers they include (hipify_python.py)
 _HIPIFIED_EXTENSIONS = (".cu", ".cuh", ".c", ".cc", ".cpp", ".h", ".hpp")
 
@@ -772,7 +773,7 @@ class _Inputs:
         return True
 
 
-_BUILD_COMMENT = re.compile(r"#[^\n]*")
+_BUILD_COMMENT = lazy_compile(r"#[^\n]*")
 
 
 def _names_hip_in_code(rel: str, text: str) -> bool:
@@ -888,7 +889,7 @@ def _read_build_facts(build_texts: dict[str, str], helpers: dict[str, str], opti
     return facts
 
 
-_SOURCE_NAME = re.compile(r"\.(?:cu|cpp|cc|cxx|c|hip)$")
+_SOURCE_NAME = lazy_compile(r"\.(?:cu|cpp|cc|cxx|c|hip)$")
 MAX_PYTHON_BYTES = 64 << 20  # Python text searched for source names (a bigger tree: no verdict)
 
 
@@ -965,8 +966,8 @@ def _builds_for_amd(facts: BuildFacts, database: CompileDatabase | None, stats: 
 
 # Every word by which a build reader recognises an AMD build (the readers' HIP words, a
 # selector's "amd", hipify, a torch extension that hipifies on ROCm), matched loosely.
-_AMD_BUILD_WORDS = re.compile(r"hip|rocm|roc(?:blas|prim|thrust|wmma)|(?<![a-z0-9])amd(?![a-z0-9])|CUDAExtension|BuildExtension",
-                              re.IGNORECASE)
+_AMD_BUILD_WORDS = lazy_compile(r"hip|rocm|roc(?:blas|prim|thrust|wmma)|(?<![a-z0-9])amd(?![a-z0-9])|CUDAExtension|BuildExtension",
+                                re.IGNORECASE)
 
 
 def nothing_to_model(inputs: _Inputs) -> bool:
@@ -1542,7 +1543,7 @@ def _build_verdict(model: CppModel, rel: str, source: bool) -> Evidence | None:
     return model._memo[key]
 
 
-_CUDA_WORD = re.compile(r"cuda|CUDA|Cuda")
+_CUDA_WORD = lazy_compile(r"cuda|CUDA|Cuda")
 
 
 def hip_twin(model: CppModel, rel: str) -> Evidence | None:

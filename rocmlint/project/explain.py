@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING
 
 from ..cpp.platform_names import describe_by_name, value_by_name
 from ..cpp.preprocessor import CUDACC, CUDACC_IN_PORT, NOT_MACROS
+from ..lazy_re import lazy_compile
 
 if TYPE_CHECKING:
     from ..cpp.context import CppContext
     from ..manifest.context import ManifestContext
 
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_IDENT = lazy_compile(r"[A-Za-z_]\w*")
 # the compiler's own questions (`__has_builtin(__match_any_sync)`): no configuration line answers them
-_COMPILER_QUERY = re.compile(r"\b__has_\w+\s*\([^()]*\)")
+_COMPILER_QUERY = lazy_compile(r"\b__has_\w+\s*\([^()]*\)")
 NO_MODEL_PORT = ("no source or build file names HIP: the AMD build is this CUDA code compiled by hipcc, so every "
                  "hazard is porting work")
 _VERDICT = {True: "taken on AMD", False: "NOT taken on AMD", None: "unknown on AMD"}

@@ -12,16 +12,17 @@ import posixpath
 import re
 
 from ..evidence import KIND_BUILD_FILE, Evidence
+from ..lazy_re import lazy_compile
 from .conditions import TRUE, SourceUse
 
 MAKEFILE_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
-_ASSIGN = re.compile(r"^(?:export[ \t]+|override[ \t]+)?([A-Za-z_][\w.-]*)[ \t]*([:+?!]?:?=)[ \t]*(.*)$")
-_RULE = re.compile(r"^([^\t#=:][^=:]*?)[ \t]*::?(?!=)[ \t]*([^;]*)")
-_REFERENCE = re.compile(r"\$[({]([^(){}$]+)[)}]")
-_WILDCARD = re.compile(r"\$[({]wildcard[ \t]+([^)}]+)[)}]")
-_HIP_COMPILER = re.compile(r"(?:^|/)(?:hipcc|amdclang\+\+)(?:[ \t]|$)|\bclang\+\+\S*[ \t].*-x[ \t]*hip\b")
-_SOURCE = re.compile(r"[\w./+-]+\.(?:cu|hip|cpp|cc|cxx|c)\b")
-_OBJECT = re.compile(r"[\w./+-]+\.o\b")
+_ASSIGN = lazy_compile(r"^(?:export[ \t]+|override[ \t]+)?([A-Za-z_][\w.-]*)[ \t]*([:+?!]?:?=)[ \t]*(.*)$")
+_RULE = lazy_compile(r"^([^\t#=:][^=:]*?)[ \t]*::?(?!=)[ \t]*([^;]*)")
+_REFERENCE = lazy_compile(r"\$[({]([^(){}$]+)[)}]")
+_WILDCARD = lazy_compile(r"\$[({]wildcard[ \t]+([^)}]+)[)}]")
+_HIP_COMPILER = lazy_compile(r"(?:^|/)(?:hipcc|amdclang\+\+)(?:[ \t]|$)|\bclang\+\+\S*[ \t].*-x[ \t]*hip\b")
+_SOURCE = lazy_compile(r"[\w./+-]+\.(?:cu|hip|cpp|cc|cxx|c)\b")
+_OBJECT = lazy_compile(r"[\w./+-]+\.o\b")
 MAX_EXPANSION = 8
 
 
@@ -165,9 +166,9 @@ def read(texts: dict[str, str]) -> tuple[list[SourceUse], list[Evidence], list[t
     return uses, found, hipified
 
 
-_DEFINE_FLAG = re.compile(r"(?:^|\s)-D\s*([A-Za-z_]\w*)")
-_NVIDIA_ARCH_FLAG = re.compile(r"-gencode\b|--generate-code\b|\barch=compute_\d+|-arch[= ]sm_\d+|"
-                               r"--gpu-architecture[= ]sm_\d+|\bcode=sm_\d+")
+_DEFINE_FLAG = lazy_compile(r"(?:^|\s)-D\s*([A-Za-z_]\w*)")
+_NVIDIA_ARCH_FLAG = lazy_compile(r"-gencode\b|--generate-code\b|\barch=compute_\d+|-arch[= ]sm_\d+|"
+                                 r"--gpu-architecture[= ]sm_\d+|\bcode=sm_\d+")
 
 
 def nvidia_arch_defines(texts: dict[str, str]) -> dict[str, Evidence]:

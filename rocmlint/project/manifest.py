@@ -11,7 +11,9 @@ import os
 import re
 from pathlib import Path
 
-_INCLUDE = re.compile(rb"^[ \t]*(?:-r|--requirement|-c|--constraint)(?:[ \t]*=[ \t]*|[ \t]+)(\S+)", re.MULTILINE)
+from ..lazy_re import lazy_compile
+
+_INCLUDE = lazy_compile(rb"^[ \t]*(?:-r|--requirement|-c|--constraint)(?:[ \t]*=[ \t]*|[ \t]+)(\S+)", re.MULTILINE)
 
 
 class ManifestPart:

@@ -14,21 +14,22 @@ import re
 from typing import Any
 
 from ..evidence import KIND_BUILD_FILE, Evidence
+from ..lazy_re import lazy_compile
 from .cmake import _names_platform
 from .conditions import MAX_HIP_BUILD_EVIDENCE, TRUE, Cond, SourceUse, and3, branch_taken, describe, or3
 from .templates import template_lines
 
-_SOURCE = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx|h|hpp|inc)$")
-_HIP = re.compile(r"(?<![a-z])(?:hip(?:cc|blas|blaslt|rand|sparse|cub)?|rocm|roc(?:blas|prim|wmma)|amdgpu)(?![a-z])"
-                  r"|\.hip$|__HIP_PLATFORM_AMD__", re.IGNORECASE)
-_CUDA = re.compile(r"(?<![a-z])(?:cuda|cudnn|cublas|cudart|nvcc|cutlass)(?![a-z])|\.cu$", re.IGNORECASE)
-_DEFINE = re.compile(r"^-D([A-Za-z_]\w*)(?:=(.*))?$")
+_SOURCE = lazy_compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx|h|hpp|inc)$")
+_HIP = lazy_compile(r"(?<![a-z])(?:hip(?:cc|blas|blaslt|rand|sparse|cub)?|rocm|roc(?:blas|prim|wmma)|amdgpu)(?![a-z])"
+                    r"|\.hip$|__HIP_PLATFORM_AMD__", re.IGNORECASE)
+_CUDA = lazy_compile(r"(?<![a-z])(?:cuda|cudnn|cublas|cudart|nvcc|cutlass)(?![a-z])|\.cu$", re.IGNORECASE)
+_DEFINE = lazy_compile(r"^-D([A-Za-z_]\w*)(?:=(.*))?$")
 MAX_DEPTH = 16
 
 
 # What compiles as HIP (a HIP build, design §2e): hipcc/amdclang++ found as a program, HIP's
 # language package, .hip sources. Linking the HIP runtime from another compiler is not one.
-_HIP_BUILD = re.compile(r"(?:^|/)(?:hipcc|amdclang\+\+)$|^hip-lang$|\.hip$|hipify", re.IGNORECASE)
+_HIP_BUILD = lazy_compile(r"(?:^|/)(?:hipcc|amdclang\+\+)$|^hip-lang$|\.hip$|hipify", re.IGNORECASE)
 
 
 class _Facts:

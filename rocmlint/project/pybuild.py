@@ -20,16 +20,17 @@ import posixpath
 import re
 
 from ..evidence import KIND_BUILD_FILE, Evidence
+from ..lazy_re import lazy_compile
 from ..platform_words import READERS
 from .cmake import hipify_folders
 from .conditions import SUFFIX, TRUE, Cond, SourceUse, and3, describe, or3
 
 _ROCM_WORD = READERS["python-build"]
-_EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|SyclExtension)$")
-_SOURCE = re.compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx)$")
+_EXTENSIONS = lazy_compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|SyclExtension)$")
+_SOURCE = lazy_compile(r"\.(?:cu|cuh|hip|c|cc|cpp|cxx)$")
 MAX_SOURCE_BYTES = 1 << 20
-_NVCC_ONLY = re.compile(r"^-gencode|^-arch=(?:sm|compute)_|^-Xptxas|^--use_fast_math$|^-code=sm_|^--ptxas-options"
-                        r"|^--extended-lambda$|^--expt-relaxed-constexpr$")
+_NVCC_ONLY = lazy_compile(r"^-gencode|^-arch=(?:sm|compute)_|^-Xptxas|^--use_fast_math$|^-code=sm_|^--ptxas-options"
+                          r"|^--extended-lambda$|^--expt-relaxed-constexpr$")
 
 
 def rocm_test(node: ast.AST, rocm_names: set[str]) -> bool | None:
@@ -425,7 +426,7 @@ class _BuilderReader(_Reader):
 
 
 # NVIDIA-only libraries an op builder may require before it builds (module or attribute names).
-_NVIDIA_LIBRARY = re.compile(r"\bcutlass", re.IGNORECASE)
+_NVIDIA_LIBRARY = lazy_compile(r"\bcutlass", re.IGNORECASE)
 
 
 def _needs_nvidia_library(cls: ast.ClassDef) -> tuple[str, int] | None:
@@ -447,7 +448,7 @@ def _needs_nvidia_library(cls: ast.ClassDef) -> tuple[str, int] | None:
 
 
 # Builder base classes of other accelerators' builds (Intel SYCL/XPU, Huawei NPU, Habana HPU, ...).
-_OTHER_ACCELERATOR_BASE = re.compile(r"(?:SYCL|XPU|NPU|HPU|MLU|MPS)\w*Builder$")
+_OTHER_ACCELERATOR_BASE = lazy_compile(r"(?:SYCL|XPU|NPU|HPU|MLU|MPS)\w*Builder$")
 
 
 def _other_accelerator_base(cls: ast.ClassDef) -> str | None:

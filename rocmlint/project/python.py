@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..evidence import Evidence, Verdict
+from ..lazy_re import lazy_compile
 from ..python.gates import SOME, Fact
 from ..literals import literal_matcher, word_uses
 from ..python.toplevel import (
@@ -52,16 +53,16 @@ if TYPE_CHECKING:
 # `SM90_OR_LATER = is_sm_at_least_90()`). The literal first byte keeps the scan at memchr
 # speed (a MULTILINE `^` would be tried at every byte), and the look-ahead drops indented
 # and blank lines before the alternatives are tried (half the time of the scan).
-_TOP_LINE = re.compile(rb"\n(?=\w)(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w.]+)"
-                       rb"|(?:async[ \t]+)?def[ \t]+(\w+)|(\w*[sS]kip\w*|[A-Z][A-Z0-9_]*)[ \t]*=[ \t]*[\w.]+\()")
-_WORD = re.compile(rb"\w+")
+_TOP_LINE = lazy_compile(rb"\n(?=\w)(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([^\n#]*)|import[ \t]+([\w.]+)"
+                         rb"|(?:async[ \t]+)?def[ \t]+(\w+)|(\w*[sS]kip\w*|[A-Z][A-Z0-9_]*)[ \t]*=[ \t]*[\w.]+\()")
+_WORD = lazy_compile(rb"\w+")
 # A module's name set from another module, to what a function returns (column 0, one call):
 # `devices.backend = devices.get_backend(cmd_opts)`.
-_ATTRIBUTE_CALL = re.compile(rb"\n[A-Za-z_]\w*\.(\w+)[ \t]*=[ \t]*(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\([^\n]*\)[ \t]*(?=\n|#|$)")
+_ATTRIBUTE_CALL = lazy_compile(rb"\n[A-Za-z_]\w*\.(\w+)[ \t]*=[ \t]*(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\([^\n]*\)[ \t]*(?=\n|#|$)")
 # `hip` as a word of its own (`IS_HIP_EXTENSION`, `version.hip`, hipcc, hipify), not inside
 # `shipped`, `chip` or `ownership`
-_ROCM_BUILD = re.compile(rb"(?<![a-z])hip(?:cc|ify)?(?![a-z])|rocm", re.IGNORECASE)
-_NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
+_ROCM_BUILD = lazy_compile(rb"(?<![a-z])hip(?:cc|ify)?(?![a-z])|rocm", re.IGNORECASE)
+_NVCC_FLAG = lazy_compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
 SUMMARY_VERSION = "10"
 
 
@@ -258,8 +259,8 @@ def _blocks_around(source: bytes, positions: list[int]):
             yield head.group(1).decode(), _line_of(source, start), tree.body[0]
 
 
-_BLOCK_LINE = re.compile(rb"(if|try)\b")
-_CONTINUATION = re.compile(rb"(?:elif|else|except|finally)\b")
+_BLOCK_LINE = lazy_compile(rb"(if|try)\b")
+_CONTINUATION = lazy_compile(rb"(?:elif|else|except|finally)\b")
 
 
 def _compound_end(source: bytes, starts: list[int], index: int) -> int:
@@ -300,8 +301,8 @@ def _dotted(node: ast.AST) -> str | None:
     return dotted_name(node)
 
 
-_ANY_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))"
-                         rb"|(?:import_module|find_spec)\([ \t]*[\"']([\w.]+)[\"']", re.MULTILINE)
+_ANY_IMPORT = lazy_compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))"
+                           rb"|(?:import_module|find_spec)\([ \t]*[\"']([\w.]+)[\"']", re.MULTILINE)
 
 
 def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
@@ -325,7 +326,7 @@ def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
     return None
 
 
-_NVIDIA_ROOT = re.compile(r"(?:%s)(?:\.|$)" % "|".join(re.escape(r) for r in NVIDIA_ONLY_IMPORTS))
+_NVIDIA_ROOT = lazy_compile(r"(?:%s)(?:\.|$)" % "|".join(re.escape(r) for r in NVIDIA_ONLY_IMPORTS))
 _NVIDIA_WORDS = [root.encode() for root in NVIDIA_ONLY_IMPORTS]
 _NVIDIA_SCAN = None
 

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 from ..cpp.cuda_headers import lookup as cuda_header
 from ..cpp.preprocessor import NOT_MACROS, gate_polarity
+from ..lazy_re import lazy_compile
 from . import Evidence
 
-_INCLUDED = re.compile(r'^\s*[<"]([^>"]+)[>"]')
+_INCLUDED = lazy_compile(r'^\s*[<"]([^>"]+)[>"]')
 _CONDITIONS = ("if", "ifdef", "ifndef", "elif")
 
 
@@ -73,7 +74,7 @@ def _macro(branch: _Branch) -> tuple[str, bool] | None:
     return None if polarity is None else (names[0], polarity)
 
 
-_SELECTOR = re.compile(r"^\(*\s*([A-Za-z_]\w*)\s*==\s*(\d+)\s*\)*$")
+_SELECTOR = lazy_compile(r"^\(*\s*([A-Za-z_]\w*)\s*==\s*(\d+)\s*\)*$")
 
 
 def _selector(branch: _Branch) -> tuple[str, int] | None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from functools import cached_property
 
 from ..cpp.preprocessor import NOT_MACROS, directives, include_guard
 from ..languages import EXTENSIONS
+from ..lazy_re import lazy_compile
 from .summary_cache import cached_summaries
 
 from .tree import C_FAMILY_EXTENSIONS as C_FAMILY_EXTENSIONS  # re-exported for the C++ part
@@ -17,15 +17,15 @@ from .tree import C_FAMILY_EXTENSIONS as C_FAMILY_EXTENSIONS  # re-exported for 
 SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip"})
 _KEPT = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif", "define", "undef", "include", "error"})
 _CONDITIONS = frozenset({"if", "ifdef", "ifndef", "elif"})
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_INCLUDED = re.compile(r'[<"]([^>"]+)[>"]')  # what an #include names
-_INCLUDE_NAME = re.compile(rb'#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]')
+_IDENT = lazy_compile(r"[A-Za-z_]\w*")
+_INCLUDED = lazy_compile(r'[<"]([^>"]+)[>"]')  # what an #include names
+_INCLUDE_NAME = lazy_compile(rb'#[ \t]*include[ \t]*[<"]([^>"\r\n]+)[>"]')
 # __HIP covers __HIPCC__; each alternative starts with its literal (the word start is checked
 # behind it: a leading \b makes ``re`` try every position, 7x slower on 9,443 torch headers)
-_HIP_MARK = re.compile(r"hip(?<!\whip)/|__HIP|USE_ROCM(?<!\wUSE_ROCM)\b|__AMDGCN__")
+_HIP_MARK = lazy_compile(r"hip(?<!\whip)/|__HIP|USE_ROCM(?<!\wUSE_ROCM)\b|__AMDGCN__")
 # A CUDA path: a CUDA toolkit header, or a test of an nvcc-only macro.
-_CUDA_MARK = re.compile(r"[<\"](?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h|cute/|cutlass/)"
-                        r"|__CUDACC__|__NVCC__|__CUDA_ARCH__")
+_CUDA_MARK = lazy_compile(r"[<\"](?:cuda[\w/]*\.h|cuda/|cub/|cublas|cufft|curand|cusparse|cudnn|nccl|mma\.h|cute/|cutlass/)"
+                          r"|__CUDACC__|__NVCC__|__CUDA_ARCH__")
 MAX_SUMMARY_BYTES = 8 << 20  # a file larger than this is summarised as empty
 
 

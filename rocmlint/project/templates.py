@@ -7,11 +7,13 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from ..lazy_re import lazy_compile
+
 # Files a build turns into headers: config.h.in, foo_config.hpp.in, AMReX_Config.H.in, x.h.cmakein
-_TEMPLATE_NAME = re.compile(r"\.(?:h|hh|hpp|hxx|cuh|inc|inl)\.(?:in|cmake|cmakein)$|^config\.h\.in$", re.IGNORECASE)
-_LINE = re.compile(r"^[ \t]*#[ \t]*(cmakedefine01|cmakedefine|mesondefine|define|undef)[ \t]+([A-Za-z_]\w*)"
-                   r"(?:[ \t]+(.*?))?[ \t]*(?://.*|/\*.*)?$", re.MULTILINE)
-_VARIABLE = re.compile(r"@([A-Za-z_][\w.+-]*)@|\$\{([A-Za-z_][\w.+-]*)\}")
+_TEMPLATE_NAME = lazy_compile(r"\.(?:h|hh|hpp|hxx|cuh|inc|inl)\.(?:in|cmake|cmakein)$|^config\.h\.in$", re.IGNORECASE)
+_LINE = lazy_compile(r"^[ \t]*#[ \t]*(cmakedefine01|cmakedefine|mesondefine|define|undef)[ \t]+([A-Za-z_]\w*)"
+                     r"(?:[ \t]+(.*?))?[ \t]*(?://.*|/\*.*)?$", re.MULTILINE)
+_VARIABLE = lazy_compile(r"@([A-Za-z_][\w.+-]*)@|\$\{([A-Za-z_][\w.+-]*)\}")
 MAX_TEMPLATE_BYTES = 1 << 20
 
 
@@ -60,7 +62,7 @@ def substitute(rest: str, value_of) -> str | None:
     return None if unknown else text
 
 
-_WRITTEN = re.compile(rb"^[ \t]*#[ \t]*(?:cmakedefine01|cmakedefine|mesondefine)\b[^\n]*", re.MULTILINE)
+_WRITTEN = lazy_compile(rb"^[ \t]*#[ \t]*(?:cmakedefine01|cmakedefine|mesondefine)\b[^\n]*", re.MULTILINE)
 
 
 def as_header(text: str) -> bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..config import DEFAULT_EXCLUDES
 from ..evidence import Evidence
@@ -65,19 +66,24 @@ def walk(root: str, extra_c_family: frozenset[str] = frozenset()) -> ProjectFile
     return ProjectFiles(dict(sorted(c_family.items())), dict(sorted(build.items())), dict(sorted(python.items())))
 
 
+@lru_cache(maxsize=8192)
+def _names_other_platform(name: str, compiled: bool) -> bool:
+    """One folder or file stem (memoised: every file of a folder asks for its folders' names)."""
+    from ..manifest.kinds import NOT_ROCM_BACKEND_NAME, NOT_ROCM_CODE_NAME
+
+    return (NOT_ROCM_BACKEND_NAME if compiled else NOT_ROCM_CODE_NAME).search(name) is not None
+
+
 def named_for_other_platform(rel: str, compiled: bool = False) -> Evidence | None:
     """A folder or file named for an accelerator other than GPUs or for an NVIDIA-only product
     (`backends/gaudi/`, `tpu_worker.py`, `trtllm_rollout/`, `backends/tensorrt/`): the project
     keeps that platform's code there, which no ROCm build runs or compiles (weaker evidence:
     the name). ``compiled``: said of C-family code, where a file named for cuDNN is part of
     the CUDA backend a port rewrites."""
-    from ..manifest.kinds import NOT_ROCM_BACKEND_NAME, NOT_ROCM_CODE_NAME
-
-    named = NOT_ROCM_BACKEND_NAME if compiled else NOT_ROCM_CODE_NAME
     parts = rel.split("/")
     for index, part in enumerate(parts):
         stem = part.rsplit(".", 1)[0] if index == len(parts) - 1 else part
-        if named.search(stem):
+        if _names_other_platform(stem, compiled):
             where = "/".join(parts[: index + 1]) + ("/" if index < len(parts) - 1 else "")
             kinds = "another accelerator, an NVIDIA-only product" + (" or another GPU language" if compiled else "")
             return Evidence(f"`{where}` is named for a platform other than ROCm ({kinds}): the ROCm build never "

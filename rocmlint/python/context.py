@@ -13,12 +13,13 @@ import re
 from functools import cached_property
 from typing import Protocol, TypeGuard
 
+from ..lazy_re import lazy_compile
 from ..model import Span
 from ..rule import FileContext
 from ..evidence import Evidence
 from .gates import ROCM_MARK, Fact, GateEvaluator, conditions_on_path, dotted_name
 
-_IMPORT_WORD = re.compile(rb"import\b")  # a literal first: fast
+_IMPORT_WORD = lazy_compile(rb"import\b")  # a literal first: fast
 _NO_POSITION = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # A back end's availability test: false on ROCm, the back end never runs there.

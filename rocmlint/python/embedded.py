@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterator
 
+from ..lazy_re import lazy_compile
 from ..literals import KERNEL_SOURCE_WORDS
 from ..model import Finding, Fix, LineIndex, Span
 from .kernel_text import KernelText, Piece
@@ -65,7 +66,7 @@ CONSTRUCTORS: dict[tuple[str, str], tuple[Slot, ...]] = {
                                     Slot("preamble", 8)),
 }
 _NAMES = frozenset(name for _family, name in CONSTRUCTORS)
-_TRIGGER = re.compile(rb"\b(?:%s)\b" % b"|".join(sorted(n.encode() for n in _NAMES)))
+_TRIGGER = lazy_compile(rb"\b(?:%s)\b" % b"|".join(sorted(n.encode() for n in _NAMES)))
 _FAMILIES = {"cupy": "cupy", "cupyx": "cupy", "torch": "torch", "pycuda": "pycuda"}
 # torch's JIT build runs hipify over load_inline's sources before hipcc compiles them.
 HIPIFIED = frozenset({("torch", "load_inline")})

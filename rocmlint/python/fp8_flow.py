@@ -13,8 +13,8 @@ import). Everything else is storage.
 from __future__ import annotations
 
 import ast
-import re
 
+from ..lazy_re import lazy_compile
 from .flow import climb
 
 # Calls that make a tensor of the dtype (`dtype=` argument) or read its range.
@@ -33,7 +33,7 @@ _MAX_DEPTH = 6
 # Keywords that name a storage dtype, cast up to a compute dtype before any math (layerwise casting).
 _STORAGE_KEYWORDS = frozenset({"storage_dtype", "weight_storage_dtype"})
 # Kernels of formats whose scales are OCP E4M3 by definition (NVFP4), or MX/FP4 formats.
-_FORMAT_CALL = re.compile(r"(?i)nvfp4|fp4|mxfp|e2m1|float4")
+_FORMAT_CALL = lazy_compile(r"(?i)nvfp4|fp4|mxfp|e2m1|float4")
 
 
 def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, cast
 
+from ..lazy_re import lazy_compile
 from ..platform_words import READERS
 from .backends import NVIDIA_ONLY_IMPORTS
 from .capability import is_capability_call, judge
@@ -41,12 +42,12 @@ _SKIP_UNLESS = frozenset({"skipUnless"})
 # shown by `explain`): `rocm_build()`, `USE_HIP`, `ROCM_HOME`, `is_amd()` are ROCm tests;
 # `is_nvidia()` is false on ROCm. CUDA words say nothing: ROCm runs the `torch.cuda` API.
 ROCM_NAME = READERS["python-gate"]
-NVIDIA_NAME = re.compile(r"(?<![a-z0-9])nvidia(?![a-z0-9])", re.IGNORECASE)
+NVIDIA_NAME = lazy_compile(r"(?<![a-z0-9])nvidia(?![a-z0-9])", re.IGNORECASE)
 # Device-name tests (`"MI300" in torch.cuda.get_device_name()`, `"gfx" in props.gcnArchName`).
 _DEVICE_NAME_CALLS = frozenset({"get_device_name"})
 _DEVICE_NAME_FIELDS = frozenset({"gcnArchName"})
-_AMD_DEVICE_WORD = re.compile(r"(?i)^(?:amd|instinct|radeon|mi\d{2,3}\w*|gfx\w*)$")
-_NVIDIA_DEVICE_WORD = re.compile(r"(?i)^(?:nvidia|geforce|tesla|quadro|rtx\w*|[abhlt]\d{2,3}\w*|gb\d{3}\w*|sm_?\d+)$")
+_AMD_DEVICE_WORD = lazy_compile(r"(?i)^(?:amd|instinct|radeon|mi\d{2,3}\w*|gfx\w*)$")
+_NVIDIA_DEVICE_WORD = lazy_compile(r"(?i)^(?:nvidia|geforce|tesla|quadro|rtx\w*|[abhlt]\d{2,3}\w*|gb\d{3}\w*|sm_?\d+)$")
 
 Values = frozenset  # the values an expression may take on one platform (None in it: Python's None)
 NameResolver = Callable[[ast.Name], "ast.expr | None"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable
 
+from ..lazy_re import lazy_compile
 from ..model import Edit, LineIndex, Span
 from .literal_text import (FIELD, Literal, Unit, apply_layer, escape_for_layers, escape_for_token,
                            layer_text, parse_literal, read_literal)
@@ -29,8 +30,8 @@ _WRAPPERS = {
     "statements": ('extern "C" __global__ void __rocmlint_snippet() {\n', ";\n}\n"),  # `${operation};`
     "expression": ("__device__ void __rocmlint_snippet() {\n(void)(\n", "\n);\n}\n"),
 }
-_PLACEHOLDER = re.compile(r"__rocmlint_field(\d+)__")
-_LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
+_PLACEHOLDER = lazy_compile(r"__rocmlint_field(\d+)__")
+_LINE_REFERENCE = lazy_compile(r"\bline (\d+)\b")
 
 
 @dataclass
@@ -60,7 +61,7 @@ class Piece:
 
 
 # The text and its map --------------------------------------------------------------------------
-_PLACEHOLDER_FIELD = re.compile(FIELD)
+_PLACEHOLDER_FIELD = lazy_compile(FIELD)
 
 
 def _numbered_fields() -> Callable[["re.Match[str]"], str]:

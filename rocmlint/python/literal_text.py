@@ -16,16 +16,18 @@ import unicodedata
 import warnings
 from dataclasses import dataclass, replace
 
+from ..lazy_re import lazy_compile
+
 # An f-string or template field in the decoded text: its value is known only at run time.
 FIELD = "\0"
-_TOKEN_START = re.compile(rb"([A-Za-z]{0,2})('''|\"\"\"|'|\")")
+_TOKEN_START = lazy_compile(rb"([A-Za-z]{0,2})('''|\"\"\"|'|\")")
 _SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n",
                    "r": "\r", "t": "\t", "v": "\v"}
 _OCTAL = b"01234567"
-_HEX = re.compile(rb"[0-9A-Fa-f]+")
-_PERCENT_FIELD = re.compile(r"%(?:\([^)]*\))?[#0 +-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa]")
-_TEMPLATE_FIELD = re.compile(r"\$(?:[_a-zA-Z][_a-zA-Z0-9]*|\{[_a-zA-Z][_a-zA-Z0-9]*\})")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_HEX = lazy_compile(rb"[0-9A-Fa-f]+")
+_PERCENT_FIELD = lazy_compile(r"%(?:\([^)]*\))?[#0 +-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa]")
+_TEMPLATE_FIELD = lazy_compile(r"\$(?:[_a-zA-Z][_a-zA-Z0-9]*|\{[_a-zA-Z][_a-zA-Z0-9]*\})")
+_CONTROL = lazy_compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 LAYERS = ("format", "percent", "template")
 
 

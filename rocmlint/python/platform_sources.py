@@ -15,9 +15,10 @@ Variables that locate a toolkit (``CUDA_HOME``, ``ROCM_PATH``) describe the mach
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from typing import Callable
+
+from ..lazy_re import lazy_compile
 
 
 Resolver = Callable[[ast.Name], "ast.expr | None"]
@@ -25,8 +26,8 @@ Values = frozenset
 SOME = Ellipsis  # gates.SOME: an unknown truthy value (a "gfx942" string)
 
 # Environment variables that say where a toolkit is installed: a fact about the machine.
-TOOLKIT_VARIABLE = re.compile(r"^(?:CUDA_(?:HOME|PATH|ROOT)|CUDA_TOOLKIT_ROOT_DIR|ROCM_(?:PATH|HOME|ROOT)|HIP_PATH)$")
-_NVIDIA_TOOLKIT_VARIABLE = re.compile(r"^(?:CUDA_(?:HOME|PATH|ROOT)|CUDA_TOOLKIT_ROOT_DIR)$")
+TOOLKIT_VARIABLE = lazy_compile(r"^(?:CUDA_(?:HOME|PATH|ROOT)|CUDA_TOOLKIT_ROOT_DIR|ROCM_(?:PATH|HOME|ROOT)|HIP_PATH)$")
+_NVIDIA_TOOLKIT_VARIABLE = lazy_compile(r"^(?:CUDA_(?:HOME|PATH|ROOT)|CUDA_TOOLKIT_ROOT_DIR)$")
 # Executables that exist only with NVIDIA's toolkits (`shutil.which("nvcc")`).
 NVIDIA_TOOLS = frozenset({"nvcc", "nvidia-smi", "ptxas", "cuobjdump", "nvdisasm", "trtexec"})
 

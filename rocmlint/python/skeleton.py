@@ -19,6 +19,7 @@ import re
 from functools import lru_cache
 from typing import Iterator
 
+from ..lazy_re import lazy_compile
 from ..literals import word_uses
 from .toplevel import ASSIGN_LINE, DEF_LINE, MAX_HELPER_BYTES, gate_word_positions, module_statement_starts
 
@@ -70,13 +71,13 @@ def _lines(patterns: tuple[re.Pattern[bytes], re.Pattern[bytes]], source: bytes,
 
 # Blocks kept without an anchor: they may define the file's own gate helpers, which rules
 # read beyond their anchors (found by the words the project model looks for: gate_word_positions).
-_CALLED = re.compile(rb"\b(\w+)[ \t]*\(")
-_DEFINED_NAME = re.compile(rb"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
-_HEADER = re.compile(rb"[ \t]*(?:async[ \t]+def\b|def\b|class\b)")
-_BODY_LINE = re.compile(rb"^([ \t]*)[^ \t\r\n#]", re.MULTILINE)
+_CALLED = lazy_compile(rb"\b(\w+)[ \t]*\(")
+_DEFINED_NAME = lazy_compile(rb"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
+_HEADER = lazy_compile(rb"[ \t]*(?:async[ \t]+def\b|def\b|class\b)")
+_BODY_LINE = lazy_compile(rb"^([ \t]*)[^ \t\r\n#]", re.MULTILINE)
 # `name = [`, `name: Type = {`, `a.b = (` at column 0, the bracket ending its first line.
-_DATA_TABLE = re.compile(rb"^([A-Za-z_][\w.]*(?:[ \t]*:[^=\n]*)?[ \t]*=[ \t]*[\[{(])[ \t]*\r?$",
-                         re.MULTILINE)
+_DATA_TABLE = lazy_compile(rb"^([A-Za-z_][\w.]*(?:[ \t]*:[^=\n]*)?[ \t]*=[ \t]*[\[{(])[ \t]*\r?$",
+                           re.MULTILINE)
 
 
 def skeleton(source: bytes, anchors: list[int], min_size: int = MIN_SIZE) -> bytes | None:
@@ -207,9 +208,9 @@ def _bound_names(source: bytes, statements: list[int], position: int) -> list[by
     return [n for n in names if _WORD.fullmatch(n)]
 
 
-_IMPORT = re.compile(rb"(from[ \t]+[\w.]+[ \t]+)?import[ \t]+")
-_IMPORT_COMMENT = re.compile(rb"#[^\n]*")  # an import statement holds no string: every # starts a comment
-_WORD = re.compile(rb"[A-Za-z_]\w*")
+_IMPORT = lazy_compile(rb"(from[ \t]+[\w.]+[ \t]+)?import[ \t]+")
+_IMPORT_COMMENT = lazy_compile(rb"#[^\n]*")  # an import statement holds no string: every # starts a comment
+_WORD = lazy_compile(rb"[A-Za-z_]\w*")
 
 
 def _bound_name(source: bytes, statements: list[int], position: int, functions_only: bool = False) -> bytes | None:

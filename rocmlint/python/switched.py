@@ -12,23 +12,25 @@ import ast
 import re
 from dataclasses import dataclass
 
+from ..lazy_re import lazy_compile
+
 # Identifier words that name an NVIDIA-architecture feature (underscores separate words).
-NVIDIA_FEATURE = re.compile(
+NVIDIA_FEATURE = lazy_compile(
     r"(?<![a-z0-9])(tma|wgmma|tcgen05|cluster(?:_launch)?|cp_?async|async_?cop(?:y|ies)|"
     r"fa3|flash_?attn_?3|flash_?attention_?3|hopper|blackwell|ampere|sm_?(?:80|89|90a?|100a?|120)|"
     r"cutlass|warpgroup|mbarrier|tensor_?memory)(?![a-z0-9])", re.IGNORECASE)
 # Names of launch and tuning knobs (Triton's compile options and `tl.range` arguments, tile
 # sizes): a flag or value bound to one only tunes.
-TUNING_KNOB = re.compile(
+TUNING_KNOB = lazy_compile(
     r"(?:num_warps|num_stages|num_ctas|maxnreg|warp_specialize|waves_per_eu|matrix_instr_nonkdim|kpack|"
     r"loop_unroll_factor|split_k|group_size_m|(?:num_)?threads|(?:block|tile)(?:_size)?(?:_[mnk])?)",
     re.IGNORECASE)
 # Kernel block-size names as Triton and TileLang code writes them (`BT`, `BV`, `BLOCK_K`).
-_BLOCK_NAME = re.compile(r"B[A-Z]{1,2}|(?:BLOCK|TILE)(?:_[A-Z]+)*")
+_BLOCK_NAME = lazy_compile(r"B[A-Z]{1,2}|(?:BLOCK|TILE)(?:_[A-Z]+)*")
 # An architecture label ("9.0a", "12.0"): a name for a report or a build, not a choice the
 # program acts on (so is text with spaces that a label function returns).
-_ARCH_LABEL = re.compile(r"\d+(?:\.\d+)+[a-z]?")
-_LOG_CALL = re.compile(r"^(?:print|warn|warning|info|debug|error|log|exception|critical)(?:_once)?$")
+_ARCH_LABEL = lazy_compile(r"\d+(?:\.\d+)+[a-z]?")
+_LOG_CALL = lazy_compile(r"^(?:print|warn|warning|info|debug|error|log|exception|critical)(?:_once)?$")
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_re import lazy_compile
 from ..literals import literal_matcher
 from .backends import NVIDIA_ONLY_IMPORTS
 
-SKIP_NAME = re.compile(r"skip\w*(rocm|hip|amd)|(rocm|hip|amd)\w*skip", re.IGNORECASE)
-DEF_LINE = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
-ASSIGN_LINE = re.compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
-_TOP_CODE = re.compile(rb"\n(?=[^ \t\r\n#)\]}])")
+SKIP_NAME = lazy_compile(r"skip\w*(rocm|hip|amd)|(rocm|hip|amd)\w*skip", re.IGNORECASE)
+DEF_LINE = lazy_compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+ASSIGN_LINE = lazy_compile(rb"^(\w+)[ \t]*(?::[^=\n]*)?=[^=]", re.MULTILINE)
+_TOP_CODE = lazy_compile(rb"\n(?=[^ \t\r\n#)\]}])")
 # What a gate helper's definition must contain; `hip` counts as a word of its own (`is_hip()`,
 # `IS_HIP`, `"hip"`), not inside `ownership` or `chip` (``_WORD_ONLY``).
 # An optional import of an NVIDIA-only package (`try: import flash_attn_interface ... except

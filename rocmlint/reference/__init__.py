@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from ..lazy_re import lazy_compile
+
 KERNEL_SUFFIX = ".hip"
 BEFORE_MACRO = "ROCMLINT_BEFORE"
 FORMS = ("before", "after")
 _OUTCOME = r"(pass|fail|no-build)"
-_EXPECT_BEFORE = re.compile(rf"^// expect before: wave64={_OUTCOME} wave32={_OUTCOME}[ \t]*$", re.MULTILINE)
+_EXPECT_BEFORE = lazy_compile(rf"^// expect before: wave64={_OUTCOME} wave32={_OUTCOME}[ \t]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)

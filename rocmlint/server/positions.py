@@ -8,9 +8,10 @@ UTF-8 or UTF-32 (LSP 3.17 ``positionEncoding``). Lines end at ``\\n``, ``\\r\\n`
 from __future__ import annotations
 
 import bisect
-import re
 
-_LINE_END = re.compile(rb"\r\n|\r|\n")
+from ..lazy_re import lazy_compile
+
+_LINE_END = lazy_compile(rb"\r\n|\r|\n")
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
 

@@ -6,14 +6,15 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..lazy_re import lazy_compile
 from .toolchain import Toolchain
 
 BUILD_TIMEOUT_S = 300
 TEST_TIMEOUT_S = 120
 MAX_MESSAGE_LINES = 12
-_NOTES_WAVE = re.compile(r"\.wavefront_size:\s+(\d+)")
-_ASM_WAVE32 = re.compile(r"^\s*\.amdhsa_wavefront_size32\s+(\d)", re.MULTILINE)
-_ERROR_LINE = re.compile(r"\b(?:fatal )?error\b")
+_NOTES_WAVE = lazy_compile(r"\.wavefront_size:\s+(\d+)")
+_ASM_WAVE32 = lazy_compile(r"^\s*\.amdhsa_wavefront_size32\s+(\d)", re.MULTILINE)
+_ERROR_LINE = lazy_compile(r"\b(?:fatal )?error\b")
 FROM_NOTES = "code-object notes"
 FROM_ASSEMBLY = "assembly metadata"
 

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..lazy_re import lazy_compile
 from ..reference import package_folder
 from ..source import write_replacing
 from .build import BUILD_TIMEOUT_S, compiler_message
@@ -45,9 +46,9 @@ COMPILE_FLAGS = ("-std=gnu++17", "-fno-strict-aliasing", "-Werror=vla-cxx-extens
 OPTIMIZE_FLAGS = ("-O1", "-gline-tables-only")  # lines: where a stop happened
 PRELUDE = "rocmlint_prelude.h"        # included before every program; precompiled
 DYNAMIC_SHARED_SYMBOL = "rocmlint_dynamic_shared"
-_LINE_MARKER = re.compile(r'^# \d+ "((?:[^"\\]|\\.)*)"')
-_LIBRARY_SYMBOL = re.compile(r"^(?:__|_ZN?K?St)")
-_UNUSABLE_PCH = re.compile(r"precompiled|\bPCH\b|AST file")
+_LINE_MARKER = lazy_compile(r'^# \d+ "((?:[^"\\]|\\.)*)"')
+_LIBRARY_SYMBOL = lazy_compile(r"^(?:__|_ZN?K?St)")
+_UNUSABLE_PCH = lazy_compile(r"precompiled|\bPCH\b|AST file")
 
 
 def executor_dir() -> Path:
@@ -119,8 +120,8 @@ def program_text(preprocessed: str, header_folder: Path) -> str:
     return "\n".join(kept)
 
 
-_CONSTANT_EXPRESSION = re.compile(r"not (?:an integral )?(?:a )?constant expression|must be initialized by a "
-                                  r"constant expression|variable length array")
+_CONSTANT_EXPRESSION = lazy_compile(r"not (?:an integral )?(?:a )?constant expression|must be initialized by a "
+                                    r"constant expression|variable length array")
 
 
 def _with_notes(output: str, source: str) -> str:
@@ -380,7 +381,7 @@ class Executor:
 
 # A `__device__`/`__managed__` variable (no parenthesis before its `;`, `=` or `[`): kernels may
 # write it, and a worker process's writes to program memory are its own.
-_PROGRAM_VARIABLE = re.compile(r"\b__(?:device|managed)__\s+(?![^;{}=]*\()[^;{}]*?(?:;|=|\[)")
+_PROGRAM_VARIABLE = lazy_compile(r"\b__(?:device|managed)__\s+(?![^;{}=]*\()[^;{}]*?(?:;|=|\[)")
 
 
 def writes_program_memory(text: str) -> bool:
@@ -388,8 +389,8 @@ def writes_program_memory(text: str) -> bool:
     return _PROGRAM_VARIABLE.search(text) is not None
 
 
-_CODE_OFFSET = re.compile(r" ?\[pc \+0x([0-9a-f]+)\]")
-_LOCAL_STATIC = re.compile(r"^_ZZ(?:(\d+)(\w+)|N\w+)E(\d+)(\w+)$")
+_CODE_OFFSET = lazy_compile(r" ?\[pc \+0x([0-9a-f]+)\]")
+_LOCAL_STATIC = lazy_compile(r"^_ZZ(?:(\d+)(\w+)|N\w+)E(\d+)(\w+)$")
 
 
 def shared_array_name(symbol: str) -> str:

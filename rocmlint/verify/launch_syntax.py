@@ -9,11 +9,11 @@ character literals are skipped.
 """
 from __future__ import annotations
 
-import re
+from ..lazy_re import lazy_compile
 
 LAUNCH_OPEN, LAUNCH_CLOSE = "<<<", ">>>"
-_RAW_STRING = re.compile(r'R"([^()\\ ]{0,16})\(')
-_IDENTIFIER_CHAR = re.compile(r"[A-Za-z0-9_]")
+_RAW_STRING = lazy_compile(r'R"([^()\\ ]{0,16})\(')
+_IDENTIFIER_CHAR = lazy_compile(r"[A-Za-z0-9_]")
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 
 

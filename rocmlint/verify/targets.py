@@ -7,11 +7,13 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from ..lazy_re import lazy_compile
+
 DEFAULT_TARGETS = ("gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1151", "gfx1201")
 PROBE_TIMEOUT_S = 30
-_TARGET = re.compile(r"^gfx[0-9a-f]{3,4}(:[a-z0-9+-:]+)?$")
-_AGENT_NAME = re.compile(r"^\s*Name:\s+(gfx[0-9a-f]+)\b", re.MULTILINE)
-_AGENT_LINE = re.compile(r"\b(gfx[0-9a-f]+)\b")
+_TARGET = lazy_compile(r"^gfx[0-9a-f]{3,4}(:[a-z0-9+-:]+)?$")
+_AGENT_NAME = lazy_compile(r"^\s*Name:\s+(gfx[0-9a-f]+)\b", re.MULTILINE)
+_AGENT_LINE = lazy_compile(r"\b(gfx[0-9a-f]+)\b")
 
 
 @dataclass(frozen=True)
