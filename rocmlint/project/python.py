@@ -62,7 +62,7 @@ _ATTRIBUTE_CALL = re.compile(rb"\n[A-Za-z_]\w*\.(\w+)[ \t]*=[ \t]*(?:[A-Za-z_]\w
 # `shipped`, `chip` or `ownership`
 _ROCM_BUILD = re.compile(rb"(?<![a-z])hip(?:cc|ify)?(?![a-z])|rocm", re.IGNORECASE)
 _NVCC_FLAG = re.compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
-SUMMARY_VERSION = "11"
+SUMMARY_VERSION = "12"
 
 
 @dataclass
@@ -97,6 +97,9 @@ class Summary:
     # a file under a folder (or itself a module) named for CUDA: the line of its first ROCm
     # test (`torch.version.hip`, `is_rocm()`), which makes that folder shared rather than NVIDIA's
     rocm_word: int = 0
+    # `weight.view(torch.float8_e4m3fnuz)`: OCP FP8 bits reinterpreted as FNUZ (a load-time
+    # normalisation of e4m3fn checkpoints for MI300): its line
+    fnuz_view: int = 0
 
 
 # Words of a folder or module name (`cuda_impl` -> cuda, impl; `_nvidia` -> nvidia).
@@ -193,6 +196,9 @@ def summarize(rel: str, source: bytes) -> Summary:
     if _named_for_cuda(rel):  # (compiled on first use: re's own cache)
         rocm = re.search(_ROCM_TEST, source)
         summary.rocm_word = _line_of(source, rocm.start()) if rocm else 0
+    if b"e4m3fnuz" in source:
+        view = re.search(rb"\.view\(\s*(?:dtype\s*=\s*)?torch\.float8_e4m3fnuz\s*\)", source)
+        summary.fnuz_view = _line_of(source, view.start()) if view else 0
     positions = gate_word_positions(source)
     if not positions:
         return summary
@@ -559,6 +565,15 @@ class PythonModel:
             evidence = named_for_other_platform(rel)
         return Verdict(False, (evidence,)) if evidence else None
 
+    def fnuz_conversion(self) -> Evidence | None:
+        """Where the project reinterprets OCP FP8 tensors as FNUZ (`w.view(torch.float8_e4m3fnuz)`,
+        after zeroing the NaN pattern): e4m3fn checkpoints are normalised for MI300 there."""
+        if not hasattr(self, "_fnuz"):
+            found = next(((rel, s.fnuz_view) for rel, s in sorted(self.summaries.items()) if s.fnuz_view), None)
+            self._fnuz = None if found is None else Evidence(
+                "the project reinterprets e4m3fn tensors as e4m3fnuz", f"{found[0]}:{found[1]}")
+        return self._fnuz
+
     def covers(self, path: str | Path) -> bool:
         """The model summarised this file (its helpers are in the model)."""
         return self.relative(path) in self.summaries
@@ -686,15 +701,16 @@ def _to_json(summary: Summary) -> list:
     return [summary.module, summary.imports,
             [[h.name, h.fact.kind, _values_json(h.fact.rocm), _values_json(h.fact.nvidia), h.path, h.line,
               h.fact.note] for h in summary.helpers],
-            summary.cuda_build, summary.defs, summary.rocm_build, summary.attribute_calls, summary.rocm_word]
+            summary.cuda_build, summary.defs, summary.rocm_build, summary.attribute_calls, summary.rocm_word,
+            summary.fnuz_view]
 
 
 def _from_json(data: list) -> Summary:
-    module, imports, helpers, cuda_build, defs, rocm_build, attribute_calls, rocm_word = data
+    module, imports, helpers, cuda_build, defs, rocm_build, attribute_calls, rocm_word, fnuz_view = data
     return Summary(module, [(m, line) for m, line in imports],
                    [Helper(name, Fact(kind, _values_from(rocm), _values_from(nvidia), note), path, line)
                     for name, kind, rocm, nvidia, path, line, note in helpers], cuda_build, rocm_build, defs,
-                   [(attribute, function, line) for attribute, function, line in attribute_calls], rocm_word)
+                   [(attribute, function, line) for attribute, function, line in attribute_calls], rocm_word, fnuz_view)
 
 
 def _values_json(values) -> list | None:
