@@ -108,7 +108,7 @@ _CUDA_WORDS = ("cuda", "nvidia")
 # Code that tests for ROCm (not a comment naming it): `torch.version.hip`, `is_hip()`,
 # `IS_ROCM`, `gcnArchName`, a "hip" or "rocm" string compared or returned.
 _ROCM_TEST = rb"version\.hip|gcnArchName|(?i:is_(?:hip|rocm)|on_(?:hip|rocm))|[\"'](?:hip|rocm)[\"']"
-_TEST_PATH = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)")
+_TEST_PATH = r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)"  # compiled on first use
 _AMD_WORDS = ("rocm", "hip", "amd")
 
 
@@ -507,7 +507,7 @@ class PythonModel:
         for own, twin in split.items():
             # (a test copied from elsewhere that tests for ROCm says nothing of the code)
             shared = next((rel for rel in named if (rel.startswith(own) if own.endswith("/") else rel == own)
-                           and self.summaries[rel].rocm_word and not _TEST_PATH.search(rel[len(own):])), None)
+                           and self.summaries[rel].rocm_word and not re.search(_TEST_PATH, rel[len(own):])), None)
             if shared is None:
                 self.cuda_twins[own] = Evidence(
                     f"`{own}` is the CUDA side of a split by platform (its AMD twin: `{twin}`): the ROCm "
