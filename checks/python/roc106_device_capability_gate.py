@@ -218,7 +218,7 @@ class DeviceCapabilityGate(Rule):
         if site is None or len(site) < 2 or not isinstance(site[-2], ast.Compare):
             return None, None
         compare = site[-2]
-        if ctx.gated(ctx.span_of(compare).start):
+        if ctx.gated(ctx.span_of(compare).start) or _rocm_stops_anyway(ctx, site[:-1]):
             return None, None
         if isinstance(compare.ops[0], (ast.In, ast.NotIn)) and compare.left is site[-1] and not isinstance(
                 _resolved_container(ctx, compare.comparators[0], ctx.scope_of(site)), (ast.Tuple, ast.List, ast.Set)):
@@ -274,6 +274,35 @@ def _climb_value(site: list):
             break
         i -= 1
     return site[: i + 1]
+
+
+def _rocm_stops_anyway(ctx, compare_path: list) -> bool:
+    """On ROCm the comparison decides nothing: an ``or`` around it is True there anyway (`cap <
+    (9, 0) or not HAS_DEEP_GEMM` in a skip), an ``and`` False; or it guards a skip, a return or
+    a raise that a following guard of the same block takes on ROCm anyway (`if cap[0] != 10:
+    skip(...)` then `if not has_deep_gemm(): skip(...)`)."""
+    from rocmlint.python.gates import containing_list, terminates
+
+    i = len(compare_path) - 1
+    while i > 0 and isinstance(compare_path[i - 1], (ast.BoolOp, ast.UnaryOp)):
+        parent, child = compare_path[i - 1], compare_path[i]
+        if isinstance(parent, ast.BoolOp):
+            stops = isinstance(parent.op, ast.Or)
+            if any(other is not child and ctx.gates.value(other, True) is stops for other in parent.values):
+                return True
+        i -= 1
+    if i < 2 or not isinstance(compare_path[i - 1], ast.If) or compare_path[i - 1].test is not compare_path[i]:
+        return False
+    guard = compare_path[i - 1]
+    block = containing_list(compare_path[i - 2], guard)
+    if block is None or not terminates(guard.body) or guard.orelse:
+        return False
+    for stmt in block[block.index(guard) + 1:][:4]:
+        if not (isinstance(stmt, ast.If) and terminates(stmt.body)):
+            return False  # code that runs on ROCm comes first
+        if ctx.gates.value(stmt.test, True) is True:
+            return True
+    return False
 
 
 def _returned_value(site: list) -> ast.expr | None:

@@ -129,7 +129,7 @@ class Fp8E4m3fnHardcoded(Rule):
     def check(self, ctx) -> None:
         if FNUZ in ctx.source and self._chooses_fnuz(ctx):
             return  # the file already chooses the FNUZ variant somewhere: ROCm is handled
-        if self._path_context(ctx.path):
+        if self._path_context(ctx.path) or self._normalised_at_load(ctx):
             return
         inline = []
         named = 0
@@ -171,6 +171,16 @@ class Fp8E4m3fnHardcoded(Rule):
             if isinstance(node, (ast.Attribute, ast.Name)) and len(path) > 1 and not cls._only_inspected(path):
                 return True
         return False
+
+    @staticmethod
+    def _normalised_at_load(ctx) -> bool:
+        """Weight-loading code (a folder or module named for loading, checkpoints or weights) of
+        a project that reinterprets e4m3fn tensors as e4m3fnuz elsewhere: the loaded FP8
+        weights are converted for MI300 before any kernel sees them."""
+        model = ctx.python_model
+        rel = model.relative(ctx.path) if model is not None else None
+        return rel is not None and re.search(r"(?i)load|checkpoint|weight", rel) is not None \
+            and model.fnuz_conversion() is not None
 
     @staticmethod
     def _report(ctx, path) -> None:
@@ -310,4 +320,10 @@ class Fp8E4m3fnHardcoded(Rule):
             return any(key is node for key in parent.keys) or not all(
                 isinstance(key, ast.Constant) and isinstance(key.value, str) for key in parent.keys) or \
                 _translation_table(parent)
+        if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1:
+            # `DTYPES["f8_e4m3"] = torch.float8_e4m3fn`: an entry of a table from format names to
+            # dtypes, filled item by item (a role, `cfg["dtype"] = ...`, is a choice)
+            key = parent.targets[0].slice if isinstance(parent.targets[0], ast.Subscript) else None
+            return isinstance(key, ast.Constant) and isinstance(key.value, str) \
+                and not key.value.lower().endswith(("dtype", "type")) and "8" in key.value
         return isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and len(parent.elts) > 1

@@ -141,6 +141,8 @@ class NvccOnlyExtensionFlags(Rule):
             done.add(id(container))
             if ctx.gated(ctx.span_of(container).start) or not self._goes_to_nvcc(ctx, path):
                 continue
+            if _nvidia_architecture_build(ctx, path) is not None:
+                continue  # a CUTLASS or sm_90a/sm_100a extension: no ROCm build of it can exist
             words, owners = _list_words(container)
             found = [f for f in nvcc_flags.find(words) if not ctx.gated(ctx.span_of(container.elts[owners[f.index]]).start)]
             if not found:
@@ -198,6 +200,30 @@ class NvccOnlyExtensionFlags(Rule):
                     ctx.report(Span(word.start, word.start + len(word.text)), self.message.format(
                         flag=f.form.name, where=f"reaches the HIP compile ({how})", compiler=f.form.rejected_by(),
                         remedy="keep it in the CUDA branch"))
+
+
+# What makes an extension one that only NVIDIA can build, whatever its flags: CUTLASS/CuTe
+# (headers, defines) or an architecture-specific target (`sm_90a`, `compute_100a`), whose
+# instructions (wgmma, tcgen05, TMA) no AMD GPU has. Compiled on first use (re's cache).
+_NVIDIA_ARCHITECTURE_BUILD = (r"(?i:cutlass)|\bCUTE_|\bcute/|(?:sm|compute)_?(?:9|10|11|12)\d[af]\b"
+                              r"|\b(?:tcgen05|wgmma)\b")
+_EXTENSION_CALLS = ("CUDAExtension", "CppExtension", "Extension", "load", "load_inline")
+
+
+def _nvidia_architecture_build(ctx, path: list) -> str | None:
+    """The extension call holding the flags (or, when they are set apart from any call, a file
+    that never names ROCm) builds CUTLASS or an sm_90a-style target: its words say which."""
+    call = next((node for node in reversed(path) if isinstance(node, ast.Call) and (
+        (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")) in _EXTENSION_CALLS)),
+        None)
+    if call is not None:
+        text = ctx.text(ctx.span_of(call))
+    else:
+        text = ctx.source.decode("utf-8", "replace")
+        if re.search(r"(?i:rocm)|\bhip", text):
+            return None
+    found = re.search(_NVIDIA_ARCHITECTURE_BUILD, text)
+    return found.group(0) if found else None
 
 
 def _element_at(ctx, offset: int):

@@ -25,7 +25,12 @@ _REQUIREMENTS_SUFFIX = lazy_compile(r"(?i)[\w.-]+\.(?:txt|in)")
 # a ROCm machine.
 # Accelerators other than GPUs of either vendor, and NVIDIA-only products: code and files named
 # for them never reach a ROCm machine.
-OTHER_ACCELERATORS = ("xpu", "ipex", "npu", "hpu", "gaudi", "habana", "tpu", "neuron", "ascend", "mps", "metal")
+OTHER_ACCELERATORS = ("xpu", "ipex", "npu", "hpu", "gaudi", "habana", "tpu", "neuron", "ascend", "mps", "metal",
+                      # other GPU and accelerator vendors' back ends (Cambricon MLU, Moore Threads
+                      # MUSA, Baidu Kunlunxin XPU, Iluvatar, MetaX, Enflame): code selected on their
+                      # hardware only
+                      "mlu", "cambricon", "musa", "mthreads", "kunlunxin", "kunlun", "iluvatar", "metax",
+                      "enflame")
 NVIDIA_PRODUCTS = ("tensorrt", "trt", "trtllm", "jetson")
 # A library a CUDA backend calls: its C++ callers are what a port rewrites (MIOpen), not
 # another backend; a Python module named for it is cuDNN-only code.

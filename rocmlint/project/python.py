@@ -63,7 +63,7 @@ _ATTRIBUTE_CALL = lazy_compile(rb"\n[A-Za-z_]\w*\.(\w+)[ \t]*=[ \t]*(?:[A-Za-z_]
 # `shipped`, `chip` or `ownership`
 _ROCM_BUILD = lazy_compile(rb"(?<![a-z])hip(?:cc|ify)?(?![a-z])|rocm", re.IGNORECASE)
 _NVCC_FLAG = lazy_compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
-SUMMARY_VERSION = "10"
+SUMMARY_VERSION = "12"
 
 
 @dataclass
@@ -95,6 +95,50 @@ class Summary:
     defs: list[str] = field(default_factory=list)  # module-level functions (judged lazily, one level)
     # `devices.backend = devices.get_backend(opts)` at column 0: (attribute, function called, line)
     attribute_calls: list[tuple[str, str, int]] = field(default_factory=list)
+    # a file under a folder (or itself a module) named for CUDA: the line of its first ROCm
+    # test (`torch.version.hip`, `is_rocm()`), which makes that folder shared rather than NVIDIA's
+    rocm_word: int = 0
+    # `weight.view(torch.float8_e4m3fnuz)`: OCP FP8 bits reinterpreted as FNUZ (a load-time
+    # normalisation of e4m3fn checkpoints for MI300): its line
+    fnuz_view: int = 0
+
+
+# Words of a folder or module name (`cuda_impl` -> cuda, impl; `_nvidia` -> nvidia).
+_NAME_WORDS = ("_", "-")
+_CUDA_WORDS = ("cuda", "nvidia")
+# Code that tests for ROCm (not a comment naming it): `torch.version.hip`, `is_hip()`,
+# `IS_ROCM`, `gcnArchName`, a "hip" or "rocm" string compared or returned.
+_ROCM_TEST = rb"version\.hip|gcnArchName|(?i:is_(?:hip|rocm)|on_(?:hip|rocm))|[\"'](?:hip|rocm)[\"']"
+_TEST_PATH = r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)"  # compiled on first use
+_AMD_WORDS = ("rocm", "hip", "amd")
+
+
+def _name_words(name: str) -> list[str]:
+    for separator in _NAME_WORDS[1:]:
+        name = name.replace(separator, _NAME_WORDS[0])
+    return name.lower().split(_NAME_WORDS[0])
+
+
+def _named_for_cuda(rel: str) -> bool:
+    """A folder or the module on the path is named for CUDA (`kernels/cuda/`, `cuda_impl/`,
+    `attn_cuda.py`)."""
+    lowered = rel.lower()
+    if "cuda" not in lowered and "nvidia" not in lowered:
+        return False
+    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
+    return any(word in _CUDA_WORDS for part in parts for word in _name_words(part))
+
+
+def _amd_twins(name: str) -> list[str]:
+    """The names an AMD twin of a CUDA-named folder or module takes (`cuda_impl` ->
+    `rocm_impl`, `hip_impl`, `amd_impl`; `_nvidia` -> `_amd`, ...)."""
+    words = _name_words(name)
+    if not any(word in _CUDA_WORDS for word in words):
+        return []
+    twins = []
+    for amd in _AMD_WORDS:
+        twins.append("_".join(amd if word in _CUDA_WORDS else word for word in words))
+    return twins
 
 
 def _module_name(rel: str) -> str:
@@ -150,6 +194,12 @@ def summarize(rel: str, source: bytes) -> Summary:
         rocm = _ROCM_BUILD.search(source)
         summary.rocm_build = _line_of(source, rocm.start()) if rocm else 0
         summary.cuda_build = 0 if rocm else _nvcc_flag_line(source)
+    if _named_for_cuda(rel):  # (compiled on first use: re's own cache)
+        rocm = re.search(_ROCM_TEST, source)
+        summary.rocm_word = _line_of(source, rocm.start()) if rocm else 0
+    if b"e4m3fnuz" in source:
+        view = re.search(rb"\.view\(\s*(?:dtype\s*=\s*)?torch\.float8_e4m3fnuz\s*\)", source)
+        summary.fnuz_view = _line_of(source, view.start()) if view else 0
     positions = gate_word_positions(source)
     if not positions:
         return summary
@@ -355,6 +405,7 @@ class PythonModel:
         self.helpers: dict[str, Helper] = {}
         self.nvidia_only: dict[str, Evidence] = {}  # rel path -> the import that makes it NVIDIA-only
         self.components: dict[str, Evidence] = {}  # folder/ -> why everything under it is NVIDIA-only
+        self.cuda_twins: dict[str, Evidence] = {}  # folder/ or module rel -> its AMD twin (NVIDIA-only)
         self._imported_names: set[str] | None = None
         self._followed: dict[str, Helper | None] = {}
         self._settled: dict[str, bool] = {}  # function name -> its definitions return one constant
@@ -371,10 +422,12 @@ class PythonModel:
         who imports a name and function bodies of other files, which no digest of the facts
         above covers."""
         self._resolve_components()
+        self._resolve_cuda_twins()
         self._resolve_modules()
         files = (f"{rel}:{m}:{n}" for rel, (m, n) in sorted((stats or {}).items()))
         self._fingerprint = digest(*sorted(f"{h.name}:{h.fact}" for h in self.helpers.values()),
-                                   *sorted(self.nvidia_only), *sorted(self.components), *files)
+                                   *sorted(self.nvidia_only), *sorted(self.components), *sorted(self.cuda_twins),
+                                   *files)
 
     def _resolve_helpers(self) -> None:
         found: dict[str, list[Helper]] = {}
@@ -415,6 +468,51 @@ class PythonModel:
                 self.components[folder + "/"] = Evidence(
                     f"the component's own build compiles CUDA-only extensions, while the project's build "
                     f"({where}:{self.summaries[where].rocm_build}) supports ROCm", f"{rel}:{summary.cuda_build}")
+
+    def _resolve_cuda_twins(self) -> None:
+        """A folder or module named for CUDA beside a twin named for AMD (`impl/cuda/` and
+        `impl/rocm/`, `cuda_impl/` and `rocm_impl/`, `attn_cuda.py` and `attn_rocm.py`): the
+        project splits that code by platform, and the CUDA one is what NVIDIA machines run.
+        Unless a file under it tests for ROCm itself (`torch.version.hip`, `is_rocm`): then the
+        CUDA-named code is shared (kernels "for CUDA devices" that ROCm runs too)."""
+        named = [rel for rel in self.summaries if _named_for_cuda(rel)]
+        if not named:
+            return
+        children: dict[str, set[str]] = {}  # folder -> names of its folders and module stems
+        for rel in self.summaries:
+            parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
+            for index, part in enumerate(parts):
+                children.setdefault("/".join(parts[:index]), set()).add("_".join(_name_words(part)))
+        # Folders that split by platform: one CUDA-named child has its AMD twin there. Their
+        # other CUDA-named children (`cuda_mla_impl/` beside `cuda_impl/` and `rocm_impl/`) are
+        # the CUDA side too.
+        twins: dict[str, str] = {}  # splitting folder -> one AMD twin in it
+        for rel in named:
+            parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
+            for index, part in enumerate(parts):
+                parent = "/".join(parts[:index])
+                twin = next((t for t in _amd_twins(part) if t in children.get(parent, ())), None)
+                if twin is not None:
+                    twins.setdefault(parent, f"{parent}/{twin}" if parent else twin)
+        if not twins:
+            return
+        split: dict[str, str] = {}  # CUDA-named folder/ or module rel -> the AMD twin beside it
+        for rel in named:
+            parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
+            for index, part in enumerate(parts):
+                parent = "/".join(parts[:index])
+                if parent in twins and any(word in _CUDA_WORDS for word in _name_words(part)):
+                    own = "/".join(parts[: index + 1]) + ("/" if index < len(parts) - 1 else ".py")
+                    split.setdefault(own, twins[parent])
+                    break
+        for own, twin in split.items():
+            # (a test copied from elsewhere that tests for ROCm says nothing of the code)
+            shared = next((rel for rel in named if (rel.startswith(own) if own.endswith("/") else rel == own)
+                           and self.summaries[rel].rocm_word and not re.search(_TEST_PATH, rel[len(own):])), None)
+            if shared is None:
+                self.cuda_twins[own] = Evidence(
+                    f"`{own}` is the CUDA side of a split by platform (its AMD twin: `{twin}`): the ROCm "
+                    "build runs the twin", own)
 
     def _resolve_modules(self) -> None:
         by_module: dict[str, str] = {}
@@ -461,9 +559,21 @@ class PythonModel:
         evidence = self.nvidia_only.get(rel)
         if evidence is None:
             evidence = next((e for folder, e in self.components.items() if rel.startswith(folder)), None)
+        if evidence is None and self.cuda_twins:
+            evidence = next((e for own, e in self.cuda_twins.items()
+                             if (rel.startswith(own) if own.endswith("/") else rel == own)), None)
         if evidence is None:
             evidence = named_for_other_platform(rel)
         return Verdict(False, (evidence,)) if evidence else None
+
+    def fnuz_conversion(self) -> Evidence | None:
+        """Where the project reinterprets OCP FP8 tensors as FNUZ (`w.view(torch.float8_e4m3fnuz)`,
+        after zeroing the NaN pattern): e4m3fn checkpoints are normalised for MI300 there."""
+        if not hasattr(self, "_fnuz"):
+            found = next(((rel, s.fnuz_view) for rel, s in sorted(self.summaries.items()) if s.fnuz_view), None)
+            self._fnuz = None if found is None else Evidence(
+                "the project reinterprets e4m3fn tensors as e4m3fnuz", f"{found[0]}:{found[1]}")
+        return self._fnuz
 
     def covers(self, path: str | Path) -> bool:
         """The model summarised this file (its helpers are in the model)."""
@@ -592,15 +702,16 @@ def _to_json(summary: Summary) -> list:
     return [summary.module, summary.imports,
             [[h.name, h.fact.kind, _values_json(h.fact.rocm), _values_json(h.fact.nvidia), h.path, h.line,
               h.fact.note] for h in summary.helpers],
-            summary.cuda_build, summary.defs, summary.rocm_build, summary.attribute_calls]
+            summary.cuda_build, summary.defs, summary.rocm_build, summary.attribute_calls, summary.rocm_word,
+            summary.fnuz_view]
 
 
 def _from_json(data: list) -> Summary:
-    module, imports, helpers, cuda_build, defs, rocm_build, attribute_calls = data
+    module, imports, helpers, cuda_build, defs, rocm_build, attribute_calls, rocm_word, fnuz_view = data
     return Summary(module, [(m, line) for m, line in imports],
                    [Helper(name, Fact(kind, _values_from(rocm), _values_from(nvidia), note), path, line)
                     for name, kind, rocm, nvidia, path, line, note in helpers], cuda_build, rocm_build, defs,
-                   [(attribute, function, line) for attribute, function, line in attribute_calls])
+                   [(attribute, function, line) for attribute, function, line in attribute_calls], rocm_word, fnuz_view)
 
 
 def _values_json(values) -> list | None:

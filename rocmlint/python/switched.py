@@ -42,11 +42,12 @@ class Switch:
     text_labels: bool = False  # in a function that only returns text: its strings are labels
 
 
-def switched_code(ctx, compare_path: list) -> list[Switch]:
+def switched_code(ctx, compare_path: list, depth: int = 0) -> list[Switch]:
     """The branches the comparison at ``compare_path[-1]`` decides: the ``if`` or conditional
     expression whose test it is part of, or, for a flag (`HOPPER = cap >= (9, 0)`), every
-    ``if`` testing that flag in the file (one empty switch for a local flag nothing reads).
-    Empty when where it goes is not visible here."""
+    ``if`` testing that flag in the file (one empty switch for a local flag nothing reads), or,
+    for a predicate (`def _is_blackwell(): ... return major >= 10`), what its callers in this
+    file switch with its answer. Empty when where it goes is not visible here."""
     found = _test_of(compare_path)
     if found is not None:
         return [found]
@@ -54,6 +55,8 @@ def switched_code(ctx, compare_path: list) -> list[Switch]:
     while i > 0 and isinstance(compare_path[i], (ast.BoolOp, ast.UnaryOp)):
         i -= 1
     parent = compare_path[i] if i >= 0 else None
+    if isinstance(parent, ast.Return) and depth < 2:
+        return _predicate_callers(ctx, compare_path[:i + 1], depth)
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         name = parent.targets[0].id
         if knob_name(name):
@@ -80,6 +83,26 @@ def switched_code(ctx, compare_path: list) -> list[Switch]:
         found = _tuning_argument(compare_path[:i + 2]) or _helper_parameter(ctx, compare_path[:i + 2])
         return [found] if found is not None else []
     return []
+
+
+def _predicate_callers(ctx, return_path: list, depth: int) -> list[Switch]:
+    """What the callers of a module-level predicate switch with its answer, when every caller
+    is in this file (the function is private, or no other module imports it by name)."""
+    function = next((n for n in reversed(return_path) if isinstance(n, (*FUNCTION_DEFS, ast.Lambda))), None)
+    if not isinstance(function, FUNCTION_DEFS) or len(return_path) < 2 or return_path[1] is not function \
+            or _imported_elsewhere(ctx, function.name):
+        return []
+    switches: list[Switch] = []
+    loads = ctx.loads_of(function.name, ctx.tree)
+    for load in loads[:8]:
+        call_path = ctx.path_to(load)[:-1]
+        if not (call_path and isinstance(call_path[-1], ast.Call) and call_path[-1].func is load):
+            return []  # passed on or stored: where it goes is not visible
+        found = switched_code(ctx, call_path, depth + 1)
+        if not found:
+            return []
+        switches.extend(found)
+    return switches if len(loads) <= 8 else []
 
 
 def knob_name(name: str) -> bool:
@@ -202,6 +225,9 @@ def _tuning(node: ast.AST, text: bool = False) -> bool:
         names = [n for t in targets for n in (t.elts if isinstance(t, ast.Tuple) else [t])]
         if names and all(isinstance(n, ast.Name) and knob_name(n.id) for n in names):
             return True  # `BC = min(BT, 64)`, `BT, BS, num_warps = ...`: block sizes, whatever the value
+        if names and all(isinstance(n, ast.Name) for n in names) and node.value is not None \
+                and _number_made(node.value):
+            return True  # `min_freq = int(os.environ.get("X", "4096"))`: a local number, computed
         return node.value is not None and _tuning_value(node.value)
     if isinstance(node, ast.Return):
         return node.value is not None and _tuning_value(node.value, text)
@@ -233,6 +259,36 @@ def _tuning_value(node: ast.AST, text: bool = False) -> bool:
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         return name == "Config"  # triton.Config(...): a tuning point
+    return False
+
+
+# Functions that make a number of numbers, text or environment values.
+_NUMBER_MAKERS = frozenset({"int", "float", "min", "max", "round", "abs", "str", "getenv", "next_power_of_2",
+                            "cdiv", "ceil", "floor"})
+
+
+def _number_made(node: ast.AST, in_call: bool = False) -> bool:
+    """An expression that computes a number from numbers, names and the environment (`int(
+    os.environ.get("X", str(DEFAULT)))`, `8 if n >= limit else 4`, `max(BT, 16) * 2`): no flag
+    (a bool), no call that does anything else."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, str):
+            return in_call  # text only as what a number is read from
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _number_made(node.operand, in_call)
+    if isinstance(node, ast.BinOp):
+        return _number_made(node.left, in_call) and _number_made(node.right, in_call)
+    if isinstance(node, ast.IfExp):
+        return _number_made(node.body, in_call) and _number_made(node.orelse, in_call)
+    if isinstance(node, ast.Call) and not node.keywords:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        environ = name == "get" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) \
+            and func.value.attr == "environ"
+        return (environ or name in _NUMBER_MAKERS) and all(_number_made(a, True) for a in node.args)
     return False
 
 
