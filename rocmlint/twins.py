@@ -34,6 +34,18 @@ def _read(result: "FileResult") -> bytes | None:
         return None
 
 
+def _sharing_all(own: int, holder_sets: list[set[int]]) -> list[int]:
+    """The other files in every one of ``holder_sets`` (smallest first); none where more than
+    ``MAX_CANDIDATES`` do (the lines are an idiom: the search stops there)."""
+    found = []
+    for index in holder_sets[0]:
+        if index != own and all(index in holders for holders in holder_sets[1:]):
+            found.append(index)
+            if len(found) > MAX_CANDIDATES:
+                return []
+    return found
+
+
 def drop_generated_copies(results: list["FileResult"]) -> int:
     """Drop the findings of a file that contains another file's whole text verbatim when the
     source carries the same finding; returns how many were dropped. A copy carries every
@@ -49,24 +61,33 @@ def drop_generated_copies(results: list["FileResult"]) -> int:
         for key in keys[index]:
             holders[key].add(index)
     texts: dict[int, bytes | None] = {}
+    stripped: dict[int, bytes] = {}
 
     def text(index: int) -> bytes | None:
         if index not in texts:
             texts[index] = _read(with_findings[index])
         return texts[index]
 
+    def body(index: int) -> bytes | None:  # the text without its outer blank space, made once
+        if index not in stripped:
+            data = text(index)
+            if data is None:
+                return None
+            stripped[index] = data.strip()
+        return stripped[index]
+
     copies: dict[int, set[int]] = defaultdict(set)  # generated copy -> its sources
     for source_index, own in keys.items():
-        candidates = set.intersection(*(holders[key] for key in own)) - {source_index}
-        if not candidates or len(candidates) > MAX_CANDIDATES:
+        candidates = _sharing_all(source_index, sorted((holders[key] for key in own), key=len))
+        if not candidates:
             continue
-        source = text(source_index)
-        if source is None or len(source.strip()) < _MIN_SOURCE_BYTES:
+        source = body(source_index)
+        if source is None or len(source) < _MIN_SOURCE_BYTES:
             continue  # a tiny file is pasted everywhere by chance, not a generated copy
         for copy_index in candidates:
-            copy = text(copy_index)
+            copy = body(copy_index)
             # an identical file is a vendored copy, each reported; a generated one adds more
-            if copy is not None and len(copy.strip()) > len(source.strip()) and source.strip() in copy:
+            if copy is not None and len(copy) > len(source) and source in copy:
                 copies[copy_index].add(source_index)
     dropped = 0
     for copy_index, sources in copies.items():

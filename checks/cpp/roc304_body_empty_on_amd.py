@@ -184,7 +184,7 @@ def _unit_local(ctx, chain) -> bool:
     return False
 
 
-_BRACE = lazy_compile(rb"[{}]")
+_BLOCK_TOKEN = lazy_compile(rb"[{};]")
 _DIRECTIVE_LINE = lazy_compile(rb"[ \t]*#")
 _COMMENT = lazy_compile(rb"//[^\n]*|/\*.*?\*/", re.DOTALL)
 # Heads of blocks that hold declarations, never statements (no parenthesis: ``struct
@@ -212,8 +212,12 @@ def _outside_functions(ctx) -> tuple[set[int], dict[int, tuple[int, int]]]:
     out: set[int] = set()
     blocks: dict[int, tuple[int, int]] = {}
     index = 0
-    for m in _BRACE.finditer(code):
+    head_start = 0  # just after the last code `{` `}` `;`: where the next block's head starts
+    for m in _BLOCK_TOKEN.finditer(code):
         at = m.start()
+        if m.group() == b";":
+            head_start = at + 1
+            continue
         while index < len(chains) and chains[index][0] < at:
             if all(entry[0] for entry in stack):
                 if not _starts_declaration(ctx, chains[index][0]):
@@ -223,14 +227,14 @@ def _outside_functions(ctx) -> tuple[set[int], dict[int, tuple[int, int]]]:
                 stack[-1][2].append(chains[index][1])
             index += 1
         if m.group() == b"{":
-            head_start = _last_token(ctx, at)[1]
-            stack.append((_DECLARATION_BLOCK.fullmatch(_code_between(ctx.source, head_start, at)) is not None, at, []))
+            stack.append((_declaration_head(ctx.source, code, head_start, at), at, []))
         elif not stack:
             return set(), {}
         else:
             _declarations, opened, inside = stack.pop()
             for line in inside:
                 blocks[line] = (opened, at)
+        head_start = at + 1
     if stack:
         return set(), {}
     for _offset, line in chains[index:]:
@@ -282,6 +286,19 @@ def _last_token(ctx, at: int) -> tuple[bytes, int]:
     code = _code_view(ctx)
     found = max(code.rfind(b"{", 0, at), code.rfind(b"}", 0, at), code.rfind(b";", 0, at))
     return (b"", 0) if found < 0 else (code[found:found + 1], found + 1)
+
+
+def _declaration_head(source: bytes, code: bytes, start: int, end: int) -> bool:
+    """The head of the block opened at ``end`` (from ``start``) declares a namespace, an
+    ``extern "C"`` block or a class. Read from the code view (comments and directives are
+    blank there); a head with a parenthesis or `=` is never one, and `extern` needs its
+    literal, which the view blanks, so that one is read from the source."""
+    head = code[start:end]
+    if b"(" in head or b"=" in head:
+        return False
+    if b"extern" in head:
+        return _DECLARATION_BLOCK.fullmatch(_code_between(source, start, end)) is not None
+    return _DECLARATION_BLOCK.fullmatch(b" ".join(head.split())) is not None
 
 
 def _code_between(source: bytes, start: int, end: int) -> bytes:
