@@ -368,7 +368,8 @@ def test_a_source_the_build_leaves_out_of_a_folder_it_lists_by_name_is_not_compi
     """CMake names kernels/'s sources one by one: a source beside them that no build file names
     is in no build (nor the header only it includes). Any doubt keeps it compiled: a list the
     reader cannot resolve, a ``${name}.cu`` spelled from words, a glob of its folder, a Python
-    file or a script beside it naming it, an include from a compiled source."""
+    file or a script beside it naming it, a Makefile that compiles its folder, a meson build,
+    an include from a compiled source."""
     ptx = '#include "only_old.h"\n__global__ void k() { asm volatile("membar.gl;"); }\n'
     files = {"CMakeLists.txt": "project(p LANGUAGES CXX HIP)\nadd_library(p kernels/new.cu)\n",
              "kernels/new.cu": ptx.replace("only_old.h", "old_impl.cu"), "kernels/old.cu": ptx,
@@ -394,9 +395,11 @@ def test_a_source_the_build_leaves_out_of_a_folder_it_lists_by_name_is_not_compi
         (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX HIP)\n" + cmake)
         assert where(findings(tmp_path, capsys)) == compiled | unbuilt, cmake
     (tmp_path / "CMakeLists.txt").write_text(files["CMakeLists.txt"])
-    for named_by in ("jit.py", "kernels/build_old.sh"):
-        (tmp_path / named_by).write_text("nvcc -c old.cu\n" if named_by.endswith(".sh") else
-                                         "load('old', sources=['kernels/old.cu'])\n")
+    others = {"jit.py": "load('old', sources=['kernels/old.cu'])\n", "kernels/build_old.sh": "nvcc -c old.cu\n",
+              "kernels/Makefile": "%.o: %.cu\n\tnvcc -c $< -o $@\n",  # may compile any source of its folder
+              "meson.build": "project('p', 'cpp')\n"}  # meson lists are not read here: no verdict
+    for named_by, text in others.items():
+        (tmp_path / named_by).write_text(text)
         assert where(findings(tmp_path, capsys)) == compiled | unbuilt, named_by
         (tmp_path / named_by).unlink()
     assert where(findings(tmp_path, capsys)) == compiled

@@ -139,8 +139,8 @@ class BuildFacts:
         return picked
 
     def named_beside(self, sources: "Iterable[str]") -> dict[str, Evidence]:
-        """The sources no build names although a CMake or meson file names other sources of
-        their folder one by one (no glob covers the folder): the build does not compile them
+        """The sources no build names although a CMake file names other sources of their
+        folder one by one (no glob covers the folder): the build does not compile them
         (a leftover copy, a variant the build dropped). Kept compiled on any doubt: a build file
         holds the file's name or stem (a ``${name}.cu`` loop, a Makefile), or a compiling
         command names sources through a value the reader does not know that may be this one."""
@@ -242,13 +242,12 @@ class BuildFacts:
 
 # Build files that list a folder's sources one by one (Python builds: python_listed; Makefiles:
 # _made_siblings), and the sources they list (headers are reached through includes).
-_LISTING_BUILD_FILES = ("CMakeLists.txt", ".cmake", "meson.build")
+_LISTING_BUILD_FILES = ("CMakeLists.txt", ".cmake")
 _LISTED_SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip"})
-# The uses that compile: a target's sources (CMake's add_library and kin, a meson target), not
-# a custom command's DEPENDS or an install() (``cmake._SOURCE_COMMAND``, meson's targets)
+# The uses that compile: a target's sources (CMake's add_library and kin), not a custom
+# command's DEPENDS or an install() (``cmake._SOURCE_COMMAND``)
 _COMPILING = re.compile(r"(?:add_library|add_executable|target_sources|\w*_add_(?:library|executable|module)"
-                        r"|add_\w+_(?:library|executable|module)|executable|(?:shared_|static_|both_)?library"
-                        r"|shared_module|\w*extension_module)\(\)")
+                        r"|add_\w+_(?:library|executable|module))\(\)")
 
 
 def split_glob(path: str) -> tuple[str, str]:

@@ -729,7 +729,7 @@ class _Inputs:
             else:  # no build file: the port's facts are the same few
                 facts = dataclasses.replace(facts, port=True)
         _python_listing(facts, self.root, self.build_texts, self.stats, self.python_stats)
-        _named_beside(facts, self.root, self.stats, self.python_stats)
+        _named_beside(facts, self.root, self.build_texts, self.stats, self.python_stats)
         return facts
 
     def never_ported(self, facts: BuildFacts) -> bool:
@@ -922,11 +922,20 @@ def _python_listing(facts: BuildFacts, root: str, build_texts: dict[str, str], s
                                    "this one", where, KIND_BUILD_FILE)
 
 
-def _named_beside(facts: BuildFacts, root: str, stats: dict, python_stats: dict) -> None:
-    """``facts.unnamed``: the sources a CMake or meson build leaves out of a folder whose
-    others it names (``BuildFacts.named_beside``), less those any Python file of the project
+def _named_beside(facts: BuildFacts, root: str, build_texts: dict[str, str], stats: dict,
+                  python_stats: dict) -> None:
+    """``facts.unnamed``: the sources a CMake build leaves out of a folder whose others it
+    names (``BuildFacts.named_beside``), less those another build may compile: a meson build
+    anywhere (its lists are not resolved here), a Makefile that compiles sources in their folder
+    or above it (pattern rules, ``$(wildcard)``), and those any Python file of the project
     names (a JIT ``load(sources=...)``, a script that writes a source list)."""
+    if any(rel.endswith("meson.build") for rel in build_texts):
+        return
     found = facts.named_beside(rel for rel in stats if _SOURCE_NAME.search(rel))
+    made = [rel.rpartition("/")[0] for rel, text in build_texts.items()
+            if is_makefile(rel.rpartition("/")[2]) and _MAKES_OBJECTS.search(text)] if found else []
+    for rel in [r for r in found if any(not m or r.startswith(m + "/") for m in made)]:
+        del found[rel]
     if not found:
         return
     if sum(size for _mtime, size in python_stats.values()) > MAX_PYTHON_BYTES:
@@ -960,6 +969,8 @@ def _named_beside(facts: BuildFacts, root: str, stats: dict, python_stats: dict)
     facts.unnamed = found
 
 
+# A Makefile that may compile something (a pattern rule ``%.o: %.cu`` too, or a compiler)
+_MAKES_OBJECTS = re.compile(r"\.(?:cu|hip|cpp|cc|cxx|c|o)\b|\b(?:nvcc|hipcc|CXX|CC)\b")
 _PROSE = frozenset({".md", ".rst", ".html", ".htm", ".pdf", ".png", ".jpg", ".svg"})
 MAX_SCRIPT_BYTES = 1 << 20
 
