@@ -364,6 +364,47 @@ def test_a_python_only_build_leaves_sources_no_python_file_names_unbuilt(tmp_pat
     assert ("ROC301", "csrc/attic/old.cu", 1) in where(findings(tmp_path, capsys))
 
 
+def test_a_source_the_build_leaves_out_of_a_folder_it_lists_by_name_is_not_compiled(tmp_path, capsys):
+    """CMake names kernels/'s sources one by one: a source beside them that no build file names
+    is in no build (nor the header only it includes). Any doubt keeps it compiled: a list the
+    reader cannot resolve, a ``${name}.cu`` spelled from words, a glob of its folder, a Python
+    file or a script beside it naming it, a Makefile that compiles its folder, a meson build,
+    an include from a compiled source."""
+    ptx = '#include "only_old.h"\n__global__ void k() { asm volatile("membar.gl;"); }\n'
+    files = {"CMakeLists.txt": "project(p LANGUAGES CXX HIP)\nadd_library(p kernels/new.cu)\n",
+             "kernels/new.cu": ptx.replace("only_old.h", "old_impl.cu"), "kernels/old.cu": ptx,
+             "kernels/only_old.h": "__device__ void f() { asm volatile(\"membar.cta;\"); }\n",
+             "kernels/old_impl.cu": "__device__ void g() { asm volatile(\"membar.gl;\"); }\n",
+             "tools/probe.cu": ptx.replace("only_old.h", "hip/hip_runtime.h")}
+    write_tree(tmp_path, files)
+    compiled = {("ROC301", "kernels/new.cu", 2), ("ROC301", "kernels/old_impl.cu", 1),  # through its includer
+                ("ROC301", "tools/probe.cu", 2)}  # no source of tools/ is named: as before
+    unbuilt = {("ROC301", "kernels/old.cu", 2), ("ROC301", "kernels/only_old.h", 1)}
+    assert where(findings(tmp_path, capsys)) == compiled
+    assert "names its folder's sources one by one" in \
+        model_for(tmp_path).file_verdict(tmp_path / "kernels/old.cu").evidence[0].what
+    doubts = [
+        "add_library(p kernels/new.cu)\nfile(STRINGS list.txt MORE)\nadd_library(q ${MORE})\n",
+        "add_library(p kernels/new.cu)\nadd_library(q kernels/${VARIANT}.cu)\n",
+        "add_library(p kernels/new.cu)\nforeach(v ${VARIANTS})\n  add_library(q_${v} kernels/${v}.cu)\nendforeach()\n",
+        "function(kernels)\n  add_library(x ${ARGN})\nendfunction()\nkernels(kernels/new.cu ${GENERATED})\n",
+        "add_library(p kernels/new.cu)\nfile(GLOB MORE kernels/*.cu)\nadd_library(q ${MORE})\n",
+        "add_library(p kernels/new.cu)\nset(OLD old)\n",
+    ]
+    for cmake in doubts:
+        (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX HIP)\n" + cmake)
+        assert where(findings(tmp_path, capsys)) == compiled | unbuilt, cmake
+    (tmp_path / "CMakeLists.txt").write_text(files["CMakeLists.txt"])
+    others = {"jit.py": "load('old', sources=['kernels/old.cu'])\n", "kernels/build_old.sh": "nvcc -c old.cu\n",
+              "kernels/Makefile": "%.o: %.cu\n\tnvcc -c $< -o $@\n",  # may compile any source of its folder
+              "meson.build": "project('p', 'cpp')\n"}  # meson lists are not read here: no verdict
+    for named_by, text in others.items():
+        (tmp_path / named_by).write_text(text)
+        assert where(findings(tmp_path, capsys)) == compiled | unbuilt, named_by
+        (tmp_path / named_by).unlink()
+    assert where(findings(tmp_path, capsys)) == compiled
+
+
 def test_code_named_for_an_nvidia_product_or_another_gpu_language_is_no_amd_code_unless_a_build_switch_decides(tmp_path, capsys):
     """A TensorRT backend (its own CMake project, configured only on CUDA machines) is not
     ported to ROCm: its folder's name says whose code it is where no build condition decides.

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..config import ConfigError
@@ -15,7 +16,7 @@ from ..cpp.preprocessor import c_integer
 from ..evidence import KIND_BUILD_FILE
 from ..lazy_re import lazy_compile
 from . import Evidence
-from .conditions import SUFFIX
+from .conditions import MAX_UNRESOLVED, SUFFIX
 
 
 class BuildFileError(ConfigError):
@@ -69,6 +70,12 @@ class BuildFacts:
     # sources a build file globs, whatever becomes of the list: (pattern, recursive, evidence)
     globbed: list[tuple[str, bool, Evidence]] = field(default_factory=list)
     complete: bool = True  # False when a reader failed (warned): such facts are not cached
+    # CMake: (regular expression, why) of the sources a compiling command may name through a
+    # value the reader does not know (cmake.CMakeFacts.unresolved)
+    unresolved: list[tuple[str, Evidence]] = field(default_factory=list)
+    # sources no build names although it names their folder's others, with why (set per run:
+    # ``named_beside``, then the project's Python files searched for their names)
+    unnamed: dict[str, Evidence] = field(default_factory=dict)
 
     def generated_header(self, header: str) -> Evidence | None:
         """Why an ``#include`` names a header the project's build generates (``nccl.h`` from
@@ -132,6 +139,49 @@ class BuildFacts:
             return None
         return picked
 
+    def named_beside(self, sources: "Iterable[str]") -> dict[str, Evidence]:
+        """The sources no build names although a CMake file names other sources of their
+        folder one by one (no glob covers the folder): the build does not compile them
+        (a leftover copy, a variant the build dropped). Kept compiled on any doubt: a build file
+        holds the file's name or stem (a ``${name}.cu`` loop, a Makefile), or a compiling
+        command names sources through a value the reader does not know that may be this one."""
+        if len(self.unresolved) >= MAX_UNRESOLVED:
+            return {}
+        named: dict[str, tuple[set[str], Evidence]] = {}
+        for use in self.uses:
+            if not use.glob and use.evidence.where.partition(":")[0].endswith(_LISTING_BUILD_FILES) \
+                    and _COMPILING.match(use.evidence.what) \
+                    and os.path.splitext(use.path)[1].lower() in _LISTED_SOURCE_EXTENSIONS:
+                head, _, leaf = use.path.rpartition("/")
+                named.setdefault(head, (set(), use.evidence))[0].add(leaf)
+        if not named:
+            return {}
+        unknown = [re.compile(pattern) for pattern, _why in self.unresolved]
+        if any(p.pattern == ".*" for p in unknown):
+            return {}  # a list the reader does not know, which may name any source
+        globbed = [(head, recursive) for _full, head, _leaf, recursive, _why in self._normalised_globs()]
+        for pattern, recursive, _why in self.globbed:
+            head = split_glob(pattern)[0]
+            globbed.append((head, recursive or "**" in pattern))
+        found: dict[str, Evidence] = {}
+        for rel in sources:
+            folder, _, name = rel.rpartition("/")
+            stem, ext = os.path.splitext(name)
+            listed = named.get(folder)
+            if listed is None or name in listed[0] or ext.lower() not in _LISTED_SOURCE_EXTENSIONS:
+                continue
+            if any(head == folder or (recursive and (head == "" or folder.startswith(head + "/")))
+                   for head, recursive in globbed):
+                continue  # a glob picks sources here: globbed_only / unbuilt_source decide
+            if self._uses_of(rel) or any(p.fullmatch(rel) or p.fullmatch("/" + rel) for p in unknown):
+                continue
+            if any(stem in text for text in self.texts):
+                continue  # named some other way (a loop over stems, a Makefile, a helper)
+            shown = ", ".join(sorted(listed[0])[:3]) + (", ..." if len(listed[0]) > 3 else "")
+            found[rel] = Evidence(f"no build file names it; the build names its folder's sources one by one "
+                                  f"({shown}), not this one", listed[1].where, KIND_BUILD_FILE)
+        return found
+
     def other_platform_code(self, rel: str) -> Evidence | None:
         """Why a file is another platform's code by its folder's or its own name (a TensorRT or
         NPU backend: ``tree.named_for_other_platform``) where no build condition decides it: no
@@ -191,6 +241,16 @@ class BuildFacts:
         return cached
 
 
+# Build files that list a folder's sources one by one (Python builds: python_listed; Makefiles:
+# _made_siblings), and the sources they list (headers are reached through includes).
+_LISTING_BUILD_FILES = ("CMakeLists.txt", ".cmake")
+_LISTED_SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip"})
+# The uses that compile: a target's sources (CMake's add_library and kin), not a custom
+# command's DEPENDS or an install() (``cmake._SOURCE_COMMAND``)
+_COMPILING = re.compile(r"(?:add_library|add_executable|target_sources|\w*_add_(?:library|executable|module)"
+                        r"|add_\w+_(?:library|executable|module))\(\)")
+
+
 def split_glob(path: str) -> tuple[str, str]:
     """(folder before the first component with a wildcard, the rest)."""
     parts = path.split("/")
@@ -224,6 +284,7 @@ def read_cmake_files(facts: BuildFacts, texts: dict[str, str], options: dict[str
         facts.hipify_dirs.setdefault(folder, why)
     facts.hipify_outputs.extend(cmake.hipify_outputs)
     facts.globbed.extend(cmake.globbed)
+    facts.unresolved.extend(cmake.unresolved)
 
 
 def read_meson_files(facts: BuildFacts, texts: dict[str, str], options: dict[str, str] | None = None,

@@ -22,12 +22,12 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from ..evidence import KIND_BUILD_FILE, Evidence
 from ..lazy_re import lazy_compile
 from ..platform_words import READERS
-from .conditions import MAX_HIP_BUILD_EVIDENCE, TRUE, Cond, SourceUse, and3, branch_taken, describe, or3
+from .conditions import MAX_HIP_BUILD_EVIDENCE, MAX_UNRESOLVED, TRUE, Cond, SourceUse, and3, branch_taken, describe, or3
 from ..cpp.platform_names import value_by_name
 from .templates import substitute, template_lines
 
@@ -66,6 +66,14 @@ _INERT = frozenset(_NOT_A_USE - {"set", "list", "message", "file", "option", "co
 _CUDA_SOURCES_KEYWORD = lazy_compile(r"^CUDA_(?:SPECIFIC_|ONLY_)?(?:SRCS|SOURCES|FILES)$")
 _KEYWORD = lazy_compile(r"^[A-Z][A-Z0-9_]+$")
 _VAR_REF = lazy_compile(r"\$\{([^${}]+)\}")
+# Commands that compile the sources they are given (besides project functions, which pass
+# them on): a value not known there may name any source (``CMakeFacts.unresolved``).
+_SOURCE_COMMAND = lazy_compile(r"^(?:add_library|add_executable|target_sources|\w*_add_(?:library|executable|module)"
+                               r"|add_\w+_(?:library|executable|module))$")
+# What an unquoted ``${X}`` becomes, in a compiling command or a project function's arguments,
+# where X has no value the reader knows: it may hold sources (never dropped unseen).
+_UNKNOWN = "${?}"
+_UNKNOWN_PART = lazy_compile(r"\$\{.*\}|\$<.*>|\$\{.*")  # greedy: ${${a}_b} and ${a}/x_${b} in one
 # Commands whose paths are relative to the current folder (besides sources: ``_uses``).
 _FOLDER_COMMANDS = frozenset({"file", "add_subdirectory", "include"})
 _INCLUDE_DIR_COMMANDS = frozenset({"include_directories", "target_include_directories"})
@@ -115,6 +123,10 @@ class CMakeFacts:
     globbed: list[tuple[str, bool, Evidence]] = field(default_factory=list)
     # project folders named as include directories (what `#include <x.h>` searches)
     include_dirs: list[str] = field(default_factory=list)
+    # sources a compiling command names through a value the reader does not know (a list made at
+    # configure time, ``${prefix}_x.cu``, a foreach over an unknown list): (a regular expression
+    # every root-relative path it may name matches, evidence). ``.*``: any file of the project
+    unresolved: list[tuple[str, Evidence]] = field(default_factory=list)
 
 
 _UNSET: list[Item] = []  # a macro parameter's name had no variable in the caller before the call
@@ -435,6 +447,7 @@ class Interpreter:
         self.by_name: set[str] = set()  # switches decided by the platform their name states
         self._switches: dict[str, bool | None] = {}
         self._joined: dict[str, list[Item]] = {}  # a quoted list expansion -> the list's items
+        self._unresolved_seen: set[str] = set()  # patterns in facts.unresolved
 
     def program(self, rel: str) -> list:
         if rel not in self.parsed:
@@ -564,6 +577,9 @@ class Interpreter:
                 scope.vars[var] = [item]
                 self._block_guarded(body, scope, cond.and_(item.cond), rel)
             unset = self._unset_lists(head) if not items else []
+            if not items and len(head.args) > 1 and head.args[1][0] != "RANGE" and cond.value is not False:
+                # over a list the reader does not know (or one nothing sets, which a user may)
+                self._unknown_loop(var, body, scope, rel)
             if unset:  # runs zero times on ROCm; what it would build is the other configuration's
                 scope.vars[var] = None
                 self._block_guarded(body, scope, cond.and_(Cond(
@@ -597,6 +613,26 @@ class Interpreter:
                 after = Cond(False, f"message(FATAL_ERROR) under {branch.text or 'the enclosing block'}",
                              branch.where or f"{rel}:{head.line}")
         return after
+
+    def _unknown_loop(self, var: str, body: list, scope: _Scope, rel: str) -> None:
+        """A foreach over a list the reader does not know runs its body unseen: what its
+        compiling commands (and project functions) name through the loop variable may be any
+        source those words can spell."""
+        ref = "${" + var + "}"
+        folder = scope.folder(rel)
+        for cmd in _walk(body):
+            if cmd.name in self.functions or _SOURCE_COMMAND.match(cmd.name):
+                for text, _quoted in cmd.args[1:]:
+                    if ref in text:
+                        self._note_unresolved(unresolved_pattern(text, folder), lambda: Evidence(
+                            f"{cmd.name}() compiles {text} for each item of a list the reader does not know",
+                            f"{rel}:{cmd.line}", KIND_BUILD_FILE))
+
+    def _note_unresolved(self, pattern: str | None, why: Callable[[], Evidence]) -> None:
+        if pattern is not None and pattern not in self._unresolved_seen and \
+                len(self.facts.unresolved) < MAX_UNRESOLVED:
+            self._unresolved_seen.add(pattern)
+            self.facts.unresolved.append((pattern, why()))
 
     def _block_guarded(self, body: list, scope: _Scope, cond: Cond, rel: str) -> bool:
         """Runs a body; True when it ended in a FATAL_ERROR or return()."""
@@ -652,7 +688,8 @@ class Interpreter:
             return cond
         if name == "return":
             raise _Return
-        args = list(cmd.plain) if cmd.plain is not None else self._expand(cmd, scope)
+        compiles = name in self.functions or _SOURCE_COMMAND.match(name) is not None
+        args = list(cmd.plain) if cmd.plain is not None else self._expand(cmd, scope, compiles)
         words = [a.text for a in args]
         if name == "set" and words:
             if cmd.plain is None and any(whole is not None and self._value(whole, scope) is None
@@ -731,7 +768,20 @@ class Interpreter:
             self._definitions(name, args, cond, where, rel)
         if name not in _NOT_A_USE and name not in self.functions:
             self._uses(name, args, cond, where, folder)
+            if compiles and cmd.plain is None and cond.value is not False:
+                self._unresolved(name, args[1:], where, folder)
         return cond
+
+    def _unresolved(self, name: str, args: list[Item], where: str, folder: str) -> None:
+        """What a compiling command is given that names sources the reader cannot resolve:
+        a pattern of every path it may name (``CMakeFacts.unresolved``)."""
+        for item in self._unjoined(args):
+            text = item.text
+            if ("${" not in text and "$<" not in text) or item.cond.value is False:
+                continue
+            self._note_unresolved(unresolved_pattern(text, folder), lambda: Evidence(
+                f"{name}() compiles {'a list the reader does not know' if text == _UNKNOWN else text}",
+                where, KIND_BUILD_FILE))
 
     def _include_dirs(self, words: list[str], folder: str) -> None:
         """The project folders an include_directories() call adds (generator expressions and
@@ -887,7 +937,7 @@ class Interpreter:
         own = (*params, "ARGN", "ARGV")
         saved = {name: inner.vars.get(name, _UNSET) for name in own} if macro else {}
         for i, param in enumerate(params):
-            inner.vars[param] = [args[i]] if i < len(args) else []
+            inner.vars[param] = ([args[i]] if args[i].text != _UNKNOWN else None) if i < len(args) else []
         inner.vars["ARGN"] = args[len(params):]
         inner.vars["ARGV"] = list(args)
         _parse_arguments(inner, block, args)
@@ -951,7 +1001,9 @@ class Interpreter:
                 f"{name}() compiles it {describe(effective)}{listed}", where, KIND_BUILD_FILE)))
 
     # --- values -----------------------------------------------------------------------
-    def _expand(self, command: _Command, scope: _Scope) -> list[Item]:
+    def _expand(self, command: _Command, scope: _Scope, keep_unknown: bool = False) -> list[Item]:
+        """The arguments as items; ``keep_unknown``: a variable with no known value stays as
+        ``_UNKNOWN`` (a compiling command's or a project function's: it may hold sources)."""
         out: list[Item] = []
         for items, whole, text, quoted in command.plan:
             if items is not None:  # most words: nothing to substitute
@@ -961,6 +1013,8 @@ class Interpreter:
                 value = self._value(whole, scope)
                 if value is not None:
                     out.extend(self._unjoined(value))
+                elif keep_unknown:
+                    out.append(Item(_UNKNOWN))
                 continue
             if quoted:
                 quoted_whole = _VAR_REF.fullmatch(text)
@@ -1281,9 +1335,35 @@ def _parse_arguments(scope: _Scope, block: _Block, args: list[Item]) -> None:
                 values[current].append(item)
                 if keywords[current] == "one":
                     current = None
+        for key, kind in keywords.items():  # a keyword the call does not give is empty
+            if kind != "option":
+                scope.vars[f"{prefix}_{key}"] = values.get(key, [])
         for key, items in values.items():
             scope.vars[f"{prefix}_{key}"] = items
         return
+
+
+def unresolved_pattern(text: str, folder: str) -> str | None:
+    """A regular expression over root-relative paths for a word with unknown parts
+    (``${X}``, ``$<...>``; glob wildcards too): each may be any text, ``/`` included. A word
+    that starts unknown may be any path. None: no source can be named (a keyword)."""
+    if text != _UNKNOWN and not _SOURCE_EXT.search(text) and not text.endswith(("}", ">", "*")):
+        return None  # ends in a known non-source word
+    if text.startswith(("$<TARGET_OBJECTS:", "$<TARGET_NAME:", "$<TARGET_FILE:")):
+        return None  # another target's objects or files, not sources
+    parts = _UNKNOWN_PART.split(text)
+    head = ""
+    if parts[0]:  # the known start, resolved from the folder (unless it leaves the project)
+        resolved = _strip_root(_resolve(parts[0], folder))
+        if resolved and not resolved.startswith(("/", "..")):
+            head = _glob_regex(posixpath.normpath(resolved) + ("/" if parts[0].endswith("/") else ""))
+    if len(parts) == 1:
+        return head or ".*"
+    return head + ".*" + ".*".join(_glob_regex(part) for part in parts[1:])
+
+
+def _glob_regex(text: str) -> str:
+    return re.escape(text).replace(r"\*", ".*").replace(r"\?", ".")
 
 
 def _folder(rel: str) -> str:

@@ -41,6 +41,7 @@ class Cond:
 TRUE = Cond(True)
 # Pieces of HIP-build evidence a reader keeps (the mode line shows the first ones)
 MAX_HIP_BUILD_EVIDENCE = 3
+MAX_UNRESOLVED = 1000  # source words a build reader could not resolve, kept (past it: no per-file verdicts)
 
 
 def branch_taken(platform: str, port: bool) -> bool:

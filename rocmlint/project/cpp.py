@@ -730,6 +730,7 @@ class _Inputs:
             else:  # no build file: the port's facts are the same few
                 facts = dataclasses.replace(facts, port=True)
         _python_listing(facts, self.root, self.build_texts, self.stats, self.python_stats)
+        _named_beside(facts, self.root, self.build_texts, self.stats, self.python_stats)
         return facts
 
     def never_ported(self, facts: BuildFacts) -> bool:
@@ -920,6 +921,59 @@ def _python_listing(facts: BuildFacts, root: str, build_texts: dict[str, str], s
     facts.python_listed = Evidence("no build names it: the project is built by setup.py and the op builders it "
                                    "imports, which list every source they compile, and no Python file names "
                                    "this one", where, KIND_BUILD_FILE)
+
+
+def _named_beside(facts: BuildFacts, root: str, build_texts: dict[str, str], stats: dict,
+                  python_stats: dict) -> None:
+    """``facts.unnamed``: the sources a CMake build leaves out of a folder whose others it
+    names (``BuildFacts.named_beside``), less those another build may compile: a meson build
+    anywhere (its lists are not resolved here), a Makefile that compiles sources in their folder
+    or above it (pattern rules, ``$(wildcard)``), and those any Python file of the project
+    names (a JIT ``load(sources=...)``, a script that writes a source list)."""
+    if any(rel.endswith("meson.build") for rel in build_texts):
+        return
+    found = facts.named_beside(rel for rel in stats if _SOURCE_NAME.search(rel))
+    made = [rel.rpartition("/")[0] for rel, text in build_texts.items()
+            if is_makefile(rel.rpartition("/")[2]) and _MAKES_OBJECTS.search(text)] if found else []
+    for rel in [r for r in found if any(not m or r.startswith(m + "/") for m in made)]:
+        del found[rel]
+    if not found:
+        return
+    if sum(size for _mtime, size in python_stats.values()) > MAX_PYTHON_BYTES:
+        return  # too much Python to search: no verdict
+    stems = {rel: os.path.splitext(rel.rpartition("/")[2])[0].encode() for rel in found}
+    # Python anywhere; beside the source, any file but code and prose (a script that compiles it)
+    beside: set[str] = set()
+    for folder in {rel.rpartition("/")[0] for rel in found}:
+        try:
+            entries = list(os.scandir(os.path.join(root, folder)))
+        except OSError:
+            return
+        for entry in entries:
+            ext = os.path.splitext(entry.name)[1].lower()
+            if ext not in C_FAMILY_EXTENSIONS and ext not in _PROSE and not entry.name.endswith(".py"):
+                try:
+                    if entry.is_file() and entry.stat().st_size <= MAX_SCRIPT_BYTES:
+                        beside.add(f"{folder}/{entry.name}" if folder else entry.name)
+                except OSError:
+                    continue
+    for rel in [*python_stats, *sorted(beside)]:
+        try:
+            with open(os.path.join(root, rel), "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        for source in [r for r, stem in stems.items() if stem in data]:
+            del stems[source], found[source]
+        if not found:
+            return
+    facts.unnamed = found
+
+
+# A Makefile that may compile something (a pattern rule ``%.o: %.cu`` too, or a compiler)
+_MAKES_OBJECTS = re.compile(r"\.(?:cu|hip|cpp|cc|cxx|c|o)\b|\b(?:nvcc|hipcc|CXX|CC)\b")
+_PROSE = frozenset({".md", ".rst", ".html", ".htm", ".pdf", ".png", ".jpg", ".svg"})
+MAX_SCRIPT_BYTES = 1 << 20
 
 
 def _merge_python_build(facts: BuildFacts, uses: list, hipify_outputs: list) -> None:
@@ -1538,7 +1592,7 @@ def _build_verdict(model: CppModel, rel: str, source: bool) -> Evidence | None:
     if key not in model._memo:
         facts = model.facts
         model._memo[key] = facts.nvidia_source(rel) or (facts.unbuilt_source(rel) if source else None) \
-            or (facts.globbed_only(rel) if source else None) \
+            or (facts.globbed_only(rel) if source else None) or facts.unnamed.get(rel) \
             or (hip_twin(model, rel) if source else None) or facts.other_platform_code(rel)
     return model._memo[key]
 
