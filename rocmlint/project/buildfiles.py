@@ -247,8 +247,8 @@ _LISTING_BUILD_FILES = ("CMakeLists.txt", ".cmake")
 _LISTED_SOURCE_EXTENSIONS = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip"})
 # The uses that compile: a target's sources (CMake's add_library and kin), not a custom
 # command's DEPENDS or an install() (``cmake._SOURCE_COMMAND``)
-_COMPILING = re.compile(r"(?:add_library|add_executable|target_sources|\w*_add_(?:library|executable|module)"
-                        r"|add_\w+_(?:library|executable|module))\(\)")
+_COMPILING = lazy_compile(r"(?:add_library|add_executable|target_sources|\w*_add_(?:library|executable|module)"
+                          r"|add_\w+_(?:library|executable|module))\(\)")
 
 
 def split_glob(path: str) -> tuple[str, str]:

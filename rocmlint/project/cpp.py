@@ -971,7 +971,7 @@ def _named_beside(facts: BuildFacts, root: str, build_texts: dict[str, str], sta
 
 
 # A Makefile that may compile something (a pattern rule ``%.o: %.cu`` too, or a compiler)
-_MAKES_OBJECTS = re.compile(r"\.(?:cu|hip|cpp|cc|cxx|c|o)\b|\b(?:nvcc|hipcc|CXX|CC)\b")
+_MAKES_OBJECTS = lazy_compile(r"\.(?:cu|hip|cpp|cc|cxx|c|o)\b|\b(?:nvcc|hipcc|CXX|CC)\b")
 _PROSE = frozenset({".md", ".rst", ".html", ".htm", ".pdf", ".png", ".jpg", ".svg"})
 MAX_SCRIPT_BYTES = 1 << 20
 
