@@ -36,7 +36,7 @@ def fold_rewrite_headers(results: list["FileResult"]) -> int:
     rewrite = {i for i, r in enumerate(results) if r.findings and _rewrite(r)}
     if not rewrite:
         return 0
-    paths = [os.path.normpath(os.path.abspath(str(r.path))) for r in results]
+    paths = [os.path.abspath(r.path) for r in results]  # abspath normalises
     # headers that could get the verdict: port-mode findings, not a translation unit
     wanted = {i for i, r in enumerate(results) if i not in rewrite and r.findings
               and not paths[i].lower().endswith(_SOURCES)
@@ -46,13 +46,13 @@ def fold_rewrite_headers(results: list["FileResult"]) -> int:
         return 0
     by_name: dict[str, list[int]] = {}
     for i, path in enumerate(paths):
-        by_name.setdefault(os.path.basename(path), []).append(i)
+        by_name.setdefault(path.rpartition(os.sep)[2], []).append(i)
     index = {path: i for i, path in enumerate(paths)}
     # who names each file name in an #include (most names lead to no header that matters)
     naming: dict[str, list[tuple[int, str]]] = {}
     for i, result in enumerate(results):
-        for name in result.includes or ():
-            naming.setdefault(os.path.basename(name), []).append((i, name))
+        for name in result.includes or ():  # as written after #include: `/` separates
+            naming.setdefault(name.rpartition("/")[2], []).append((i, name))
     includers: dict[int, set[int]] = {}
     folders = [os.path.dirname(path) for path in paths]
     resolved: dict[tuple[str, str, bool], list[int]] = {}  # thousands of includers share a folder and a name
@@ -60,7 +60,7 @@ def fold_rewrite_headers(results: list["FileResult"]) -> int:
     while todo:  # the includers of each wanted header, then of the headers that include it
         target = todo.pop()
         found: set[int] = set()
-        for includer, name in naming.get(os.path.basename(paths[target]), ()):
+        for includer, name in naming.get(paths[target].rpartition(os.sep)[2], ()):
             key = (folders[includer], name, includer in rewrite)
             leads = resolved.get(key)
             if leads is None:
@@ -108,7 +108,7 @@ def _resolve(paths: list[str], by_name: dict[str, list[int]], index: dict[str, i
     if local is not None:
         return [local]
     tail = os.sep + os.path.normpath(name)
-    matches = [i for i in by_name.get(os.path.basename(name), ()) if paths[i].endswith(tail)]
+    matches = [i for i in by_name.get(name.rpartition("/")[2], ()) if paths[i].endswith(tail)]
     return matches if not unique or len(matches) == 1 else []
 
 

@@ -34,16 +34,50 @@ def _read(result: "FileResult") -> bytes | None:
         return None
 
 
-def _sharing_all(own: int, holder_sets: list[set[int]]) -> list[int]:
-    """The other files in every one of ``holder_sets`` (smallest first); none where more than
-    ``MAX_CANDIDATES`` do (the lines are an idiom: the search stops there)."""
-    found = []
-    for index in holder_sets[0]:
-        if index != own and all(index in holders for holders in holder_sets[1:]):
-            found.append(index)
-            if len(found) > MAX_CANDIDATES:
-                return []
-    return found
+_NEAR = 16  # slack around the place a pasted text should start (a byte-order mark read off one of them)
+_MOST_PLACES = 32
+
+
+def _starts_near(copy: bytes, source: bytes, start: int) -> bool:
+    """``source`` starts in ``copy`` within ``_NEAR`` bytes of ``start`` (its head is found
+    first: a search for the whole text would first read all of it, on every try)."""
+    head = source[:64]
+    at = copy.find(head, max(0, start - _NEAR), start + _NEAR + len(head))
+    while at >= 0:
+        if copy.startswith(source, at):
+            return True
+        at = copy.find(head, at + 1, start + _NEAR + len(head))
+    return False
+
+
+def _pasted(source: bytes, lead: int, source_findings, copy: bytes, copy_findings) -> bool:
+    """``source`` (stripped, ``lead`` blank bytes cut off its start) appears in ``copy`` where a
+    finding of the copy on the same line as one of the source's says it would start (a pasted
+    copy carries the source's findings at the same distances): a search near a few places
+    instead of through the whole copy."""
+    into: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for finding in source_findings:
+        into[_line_key(finding)].append(finding.span.start - lead)
+    tried: set[int] = set()
+    for finding in copy_findings:
+        for offset in into.get(_line_key(finding), ()):
+            start = max(0, finding.span.start - offset)
+            if start // _NEAR in tried:
+                continue
+            if len(tried) == _MOST_PLACES:
+                return source in copy  # a finding line repeated all over: search it all
+            tried.add(start // _NEAR)
+            if _starts_near(copy, source, start):
+                return True
+    return False
+
+
+def _sharing_all(own: int, holder_sets: list[set[int]]) -> set[int]:
+    """The other files in every one of ``holder_sets`` (smallest first, so no intersection is
+    larger than it); none where more than ``MAX_CANDIDATES`` are (the lines are an idiom)."""
+    found = holder_sets[0].intersection(*holder_sets[1:]) if len(holder_sets) > 1 else set(holder_sets[0])
+    found.discard(own)
+    return found if len(found) <= MAX_CANDIDATES else set()
 
 
 def drop_generated_copies(results: list["FileResult"]) -> int:
@@ -84,10 +118,14 @@ def drop_generated_copies(results: list["FileResult"]) -> int:
         source = body(source_index)
         if source is None or len(source) < _MIN_SOURCE_BYTES:
             continue  # a tiny file is pasted everywhere by chance, not a generated copy
+        raw = text(source_index) or b""
+        lead = len(raw) - len(raw.lstrip())
         for copy_index in candidates:
             copy = body(copy_index)
             # an identical file is a vendored copy, each reported; a generated one adds more
-            if copy is not None and len(copy) > len(source) and source in copy:
+            if copy is not None and len(copy) > len(source) and _pasted(
+                    source, lead, with_findings[source_index].findings, text(copy_index) or b"",
+                    with_findings[copy_index].findings):
                 copies[copy_index].add(source_index)
     dropped = 0
     for copy_index, sources in copies.items():
