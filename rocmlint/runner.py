@@ -13,6 +13,7 @@ from .cache import Cache, content_hash
 from .discovery import Target
 from .engine import FileResult, active_rules, analyse_buffer, engine_finding, internal_error
 from .languages import get_language, language_for
+from .lazy_re import compile_waiting
 from .model import Applicability
 from .project import ModelDeferred, Project, activate
 from .project.summaries import included_names
@@ -265,6 +266,7 @@ def _run_pools(todo: Iterable[Job], workers: int, batch_size: int,
         submitted: list[tuple[tuple[Job, ...], Future[list[FileResult]]]] = []
         # Ctrl-C: workers stop after the file in hand; the parent drops the queue and exits.
         # The workers' collector skips what they inherit (forked, never freed by them).
+        compile_waiting()  # once here, not once per worker
         gc.freeze()
         pool = ProcessPoolExecutor(workers, mp_context=get_context("fork"), initializer=_start_worker)
         try:

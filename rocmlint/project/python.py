@@ -208,13 +208,19 @@ def summarize(rel: str, source: bytes) -> Summary:
     facts: dict[str, Fact] = {}
     blocks = list(_blocks_around(source, positions))
     resolver = _module_resolver(source)
+    asked: set[str] = set()
+
+    def helper_fact(name: str, called: bool) -> Fact | None:
+        asked.add(name)
+        return facts.get(name)
+
     for _ in range(2):  # a second pass knows the first's facts (helpers calling helpers)
-        evaluator = GateEvaluator((), _dotted, lambda name, called: facts.get(name), resolver, assume_gpu=True)
+        evaluator = GateEvaluator((), _dotted, helper_fact, resolver, assume_gpu=True)
         summary.helpers = [helper for label, line, stmt in blocks
                            for helper in _judged(rel, source, label, line, stmt, evaluator)]
         found = {helper.name: helper.fact for helper in summary.helpers}
-        if found == facts or not found:
-            break
+        if found == facts or not found or asked.isdisjoint(found):
+            break  # no block asked for a helper this file defines: a second pass reads the same
         facts = found
     return summary
 
