@@ -4,6 +4,8 @@ Every rule module is imported at start-up, and a run over a Python tree never us
 C++ rules' patterns (nor the converse): compiling them all costs each pre-commit call
 about 10 ms. A lazy pattern compiles once, on the first attribute read, and then keeps
 the compiled pattern's methods on itself, so later calls cost what a compiled one does.
+A match's ``.re`` is the compiled pattern, not the lazy one: compare patterns by what they
+matched, never by identity.
 """
 from __future__ import annotations
 

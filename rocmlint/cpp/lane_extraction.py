@@ -257,7 +257,7 @@ class LaneExtractor:
             text = ctx.node_text(loop)  # a slot read by the loop's counter, not slot[0] inside any loop
             if any(re.search(rf"(?<![\w.]){re.escape(name)}\s*\[\s*{counter.group(1)}\s*\]", text) for name in slots):
                 self._add(G32, "slot-loop", Span(condition.start_byte, condition.end_byte),
-                            "a loop over the per-warp slots with a bound the lane groups do not set")
+                          "a loop over the per-warp slots with a bound the lane groups do not set")
 
     # helpers ------------------------------------------------------------------------
     half_aware = False
@@ -448,11 +448,11 @@ class LaneExtractor:
                 if size == WAVE and self._also_reads_lane_32(node, left):
                     size = G32  # `lane == 0 || lane == 32`: one reader per 32 lanes
                 self._add(size, "read", Span(node.start_byte, node.end_byte),
-                            f"a read by lane 0 of each {'32 lanes' if size == G32 else 'wavefront'}")
+                          f"a read by lane 0 of each {'32 lanes' if size == G32 else 'wavefront'}")
             elif value_size_31(ctx, value) and size == G32:
                 self._add(G32, "last-lane", Span(right.start_byte, right.end_byte), "the last lane of 32",
-                            wave_edit=(Span(right.start_byte, right.end_byte), "warpSize - 1"),
-                            constant="" if value == "31" else value)
+                          wave_edit=(Span(right.start_byte, right.end_byte), "warpSize - 1"),
+                          constant="" if value == "31" else value)
 
     def _lane_of_half(self, node) -> bool:
         """``lane % 32`` / ``lane & 31`` of a lane of the whole wavefront (its place in its half)."""
@@ -619,7 +619,7 @@ class LaneExtractor:
         if len(rest) > 1:
             width = mapping.get(rest[1])
             self._width_fact(width, self.ctx.node_text(width) if width is not None else rest[1],
-                               Span(node.start_byte, node.end_byte), False)
+                             Span(node.start_byte, node.end_byte), False)
             return
         second = mapping.get(rest[0])
         if second is None:
@@ -728,8 +728,8 @@ class LaneExtractor:
             else:
                 self._add(G32, "scan", span, "a `__shfl_up` scan over 32 lanes", wave_edit=edit)
                 self._add(WAVE, "unguarded-scan", Span(node.start_byte, node.end_byte),
-                            f"`{name}` with no width and no per-32 lane guard",
-                            wave_edit=self._width_edit(node, args))
+                          f"`{name}` with no width and no per-32 lane guard",
+                          wave_edit=self._width_edit(node, args))
             return
         if offset.type == "number_literal" and kind == "xor" and exchanged_only(ctx, node, args[0] if args else None):
             return  # `other = __shfl_xor(v, 16)` swaps values inside each 32-lane half: no reduction
@@ -771,7 +771,7 @@ class LaneExtractor:
             width = self._data_width(call, arg)
             if width is not None and width[0] == WAVE:
                 self._add(WAVE, "data", width[2], f"data of the whole wavefront ({width[1]}), passed to "
-                            f"`{callee}`", value_from=callee)
+                          f"`{callee}`", value_from=callee)
                 return
 
     def _data_width(self, call, value) -> tuple[str, str, Span] | None:
@@ -800,7 +800,7 @@ class LaneExtractor:
         if not wave:
             return None
         evidence = ", ".join(f"`{' '.join(ctx.node_text(n).split())}` at line {ctx.line_of(n.start_byte) + 1}"
-                               for n in wave[:3])
+                             for n in wave[:3])
         at = ([n for size, n in folds if size == WAVE] or wave)[0]
         return WAVE, evidence, Span(at.start_byte, at.end_byte)
 

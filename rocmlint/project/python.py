@@ -302,9 +302,11 @@ def _blocks_around(source: bytes, positions: list[int]):
         seen.add(index)
         start = starts[index]
         end = starts[index + 1] if index + 1 < len(starts) else len(source)
-        head = DEF_LINE.match(source, start) or ASSIGN_LINE.match(source, start) or _BLOCK_LINE.match(source, start)
-        if head is not None and head.re is _BLOCK_LINE:
-            end = _compound_end(source, starts, index)
+        head = DEF_LINE.match(source, start) or ASSIGN_LINE.match(source, start)
+        if head is None:
+            head = _BLOCK_LINE.match(source, start)
+            if head is not None:  # an if/try block: its elif/else/except lines belong to it
+                end = _compound_end(source, starts, index)
         if head is None or end - start > MAX_HELPER_BYTES:
             continue
         try:
