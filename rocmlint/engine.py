@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable
 
 from .config import Settings
 from .languages import ParseFailure, extra_languages, get_language, language_for
@@ -54,6 +55,26 @@ def engine_finding(code: str, path: str, message: str, span: Span | None = None)
                    message=message)
 
 
+def _split_embedded(language: str, rules: tuple[Rule, ...]) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
+    """(the file's own rules, the rules for the kernels embedded in a Python file)."""
+    if language != "python":
+        return rules, ()
+    embedded = tuple(r for r in rules if r.language == EMBEDDED_LANGUAGE)
+    return (tuple(r for r in rules if r.language != EMBEDDED_LANGUAGE) if embedded else rules), embedded
+
+
+def prepare_rules(rule_sets: Iterable[tuple[str, tuple[Rule, ...]]]) -> None:
+    """Build now what each (language, rules) selection builds on first use (its prefilter
+    automaton, each rule's literals and compiled pattern): before a pool of workers forks,
+    so that it is built once for all of them rather than once in each."""
+    for language, rules in set(rule_sets):
+        own, embedded = _split_embedded(language, rules)
+        _prefilter(own, _EMBEDDED_PREFILTER if embedded else ())
+        for rule in own:
+            if rule.pattern:
+                rule.compiled_pattern()
+
+
 def analyse_buffer(display: str, buffer: bytes, language: str, settings: Settings,
                    rules: tuple[Rule, ...], suppress: bool = True,
                    build_fixes: bool | frozenset[Applicability] = True) -> list[Finding]:
@@ -63,10 +84,7 @@ def analyse_buffer(display: str, buffer: bytes, language: str, settings: Setting
     (Python's libcst fixes) that nothing will apply or print (a text report; unsafe fixes
     in a --fix run without --unsafe-fixes) keep their stand-in edits, counted but unbuilt."""
     hits: dict[str, list[Span]] = {}
-    embedded_rules: tuple[Rule, ...] = ()
-    if language == "python":
-        embedded_rules = tuple(r for r in rules if r.language == EMBEDDED_LANGUAGE)
-        rules = tuple(r for r in rules if r.language != EMBEDDED_LANGUAGE) if embedded_rules else rules
+    rules, embedded_rules = _split_embedded(language, rules)
     candidates = _prefilter(rules, _EMBEDDED_PREFILTER if embedded_rules else ())(buffer)
     embedded = EMBEDDED in candidates
     for rule in rules:

@@ -11,7 +11,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 from .cache import Cache, content_hash
 from .discovery import Target
-from .engine import FileResult, active_rules, analyse_buffer, engine_finding, internal_error
+from .engine import FileResult, active_rules, analyse_buffer, engine_finding, internal_error, prepare_rules
 from .languages import get_language, language_for
 from .lazy_re import compile_waiting
 from .model import Applicability
@@ -510,6 +510,7 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
     every_job = itertools.chain(first, todo)  # the whole queue, whichever path runs it
     jobs = options.jobs
     if jobs > 1 and len(first) == PARALLEL_THRESHOLD:
+        prepare_rules((job.language, job.rules) for job in first)  # once here, not in each worker
         # A warm cache holds results that used the model: it is built first (it is cached
         # too), and only the files that changed are checked, in one pass.
         if project is not None and (cache is None or not cache.holds(MODEL_KEY)) and project.can_defer():
