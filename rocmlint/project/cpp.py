@@ -13,7 +13,7 @@ import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Callable
 
 from ..config import DEFAULT_NVIDIA_MACROS, DEFAULT_ROCM_MACROS
@@ -110,7 +110,13 @@ class Shim:
         """Whether argument ``index`` never reaches the expansion (e.g. a *_sync mask)."""
         if index >= len(self.params):
             return False
-        return re.search(r"\b" + re.escape(self.params[index]) + r"\b", self.body) is None
+        return not _mentions(self.body, self.params[index])
+
+
+@lru_cache(maxsize=4096)
+def _mentions(body: str, word: str) -> bool:
+    """``word`` occurs in ``body`` as a whole word (asked again for each use of a shim)."""
+    return re.search(r"\b" + re.escape(word) + r"\b", body) is not None
 
 
 @dataclass
@@ -1206,11 +1212,14 @@ def model_resolve(model: CppModel, includer: str, header: str, angle: bool = Fal
         if candidate in files:
             found = candidate
     if found is None:
-        for folder in model.include_dirs:
-            candidate = os.path.normpath(os.path.join(folder, header)).replace(os.sep, "/")
-            if candidate in files:
-                found = candidate
-                break
+        if _PLAIN_INCLUDE.fullmatch(header):
+            found = _include_dir_index(model).get(header)
+        else:  # `..`, `./`, doubled slashes: path arithmetic per folder
+            for folder in model.include_dirs:
+                candidate = os.path.normpath(os.path.join(folder, header)).replace(os.sep, "/")
+                if candidate in files:
+                    found = candidate
+                    break
     if found is None and not angle and os.path.splitext(header)[1].lower() not in C_FAMILY_EXTENSIONS:
         # A quoted include of a file no C-family extension names (``"op.inc_isglobal"``): part
         # of the project all the same (``_add_included_files``)
@@ -1247,6 +1256,26 @@ def _nearest(includer: str, candidates: list[str]) -> str | None:
     if ranked[0][0] == 0 or (len(ranked) > 1 and ranked[0][0] == ranked[1][0]):
         return None
     return ranked[0][1]
+
+
+# An include name that is a plain relative path (no `.`/`..` step, no doubled or leading slash)
+_PLAIN_INCLUDE = lazy_compile(r"(?:[^/\\.]|\.(?![./]|$))(?:[^/\\]|/(?![/.])|/\.(?![./]|$))*(?<!/)")
+
+
+def _include_dir_index(model: CppModel) -> dict[str, str]:
+    """Project file by the name an ``-I`` folder gives it (the first folder that holds it):
+    an include resolves by one lookup, not by a path join per folder."""
+    index = model._memo.get("include-dir-index")
+    if index is None:
+        index = {}
+        for folder in model.include_dirs:
+            prefix = os.path.normpath(folder).replace(os.sep, "/")
+            prefix = "" if prefix == "." else prefix + "/"
+            for rel in model.files:
+                if rel.startswith(prefix):
+                    index.setdefault(rel[len(prefix):], rel)
+        model._memo["include-dir-index"] = index
+    return index
 
 
 def _suffix_index(model: CppModel) -> dict[str, list[str]]:
@@ -1306,6 +1335,7 @@ def _add_included_files(model: CppModel) -> bool:
         added = True
     if added:
         model._memo.pop("suffix-index", None)
+        model._memo.pop("include-dir-index", None)
     return added
 
 
