@@ -153,7 +153,7 @@ class Fp8E4m3fnHardcoded(Rule):
                 declaration = self._declaration(path)
                 if declaration is not None:
                     if declaration in declared:
-                          continue  # the file's convention for this parameter or field is reported once
+                        continue  # the file's convention for this parameter or field is reported once
                     declared.add(declaration)
                 self._report(ctx, path)
             elif not self._round_trip(path):
@@ -233,8 +233,8 @@ class Fp8E4m3fnHardcoded(Rule):
                 for compare in ast.walk(parent.test):
                     if isinstance(compare, ast.Compare) and len(compare.ops) == 1 and any(
                             ctx.qualname(side) == OCP_E4M3 for side in (compare.left, *compare.comparators)):
-                          positive = isinstance(compare.ops[0], (ast.Eq, ast.Is, ast.In))
-                          if positive == in_body:
+                        positive = isinstance(compare.ops[0], (ast.Eq, ast.Is, ast.In))
+                        if positive == in_body:
                             return True
         return False
 
