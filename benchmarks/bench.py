@@ -270,7 +270,11 @@ def own_project(tree: Path, scratch: Path) -> Path:
     package in a checkout's .venv) is linted as part of that project: the model rocmlint
     builds is the outer project's, not the tree's. Such a tree is measured on a copy in the
     scratch folder (without compiled libraries, which no linter reads), and the bench says so."""
-    from rocmlint.project import RootFinder
+    try:
+        from rocmlint.project import RootFinder
+    except ImportError:
+        sys.exit("bench.py: run it with a Python that has rocmlint installed (it asks rocmlint where "
+                 "each tree's project root is), e.g. .venv/bin/python benchmarks/bench.py")
 
     root, _vcs = RootFinder().root_of(str(tree))
     if root is None or Path(root).resolve() == tree:
