@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -52,9 +54,12 @@ def slug(repo: str) -> str:
 
 def export(project: dict, mirrors: Path, work: Path) -> Path | None:
     tree = work / slug(project["repo"])
-    if (tree / ".git").is_dir():
-        return tree
     git_dir = mirrors / slug(project["repo"]) / "repo"
+    if (tree / ".git").is_dir():
+        if not git_dir.is_dir() or complete(tree, git_dir, project["commit"]):
+            return tree
+        print(f"{project['repo']}: the exported tree lacks files of its commit: exporting it again", file=sys.stderr)
+        shutil.rmtree(tree)
     if not git_dir.is_dir():
         print(f"{project['repo']}: not fetched: use the fetch tool", file=sys.stderr)
         return None
@@ -79,6 +84,16 @@ def folded(findings: list[dict]) -> int:
     (present only in a ``--show-all`` run)."""
     rewrite = {f["path"] for f in findings if f["code"] == REWRITE_CODE}
     return sum(1 for f in findings if f.get("path") in rewrite and f["code"] != REWRITE_CODE)
+
+
+_MEDIA = (".gif", ".png", ".jpg", ".mp4", ".pdf")  # left out of an export on purpose
+
+
+def complete(tree: Path, git_dir: Path, commit: str) -> bool:
+    """Every file of ``commit`` that the mirror holds is in the exported tree (an export by an
+    older version of this script stopped at the first file the mirror lacked)."""
+    return all(os.path.lexists(tree / path) for path in present_paths(git_dir, commit)
+               if not path.lower().endswith(_MEDIA))
 
 
 def present_paths(git_dir: Path, commit: str) -> list[str]:
