@@ -209,25 +209,27 @@ def unified_diff(display: str, before: bytes, after: bytes) -> str:
 
 def run_batch(batch: tuple[Job, ...]) -> list[FileResult]:
     """One pool task: a few jobs, in order; Ctrl-C stops it after the file in hand."""
-    results = []
-    for job in batch:
-        if _interrupted:
-            raise KeyboardInterrupt
-        results.append(run_job(job))
-        if _in_worker:  # the file's reference cycles (a context and its gate evaluator): its tree
-            gc.collect(0)
-    return results
+    return _run_collecting(batch)
 
 
 def run_in_process(jobs: Iterable[Job]) -> list[FileResult]:
-    """The jobs one after the other here, the collector run as a worker runs it: a pass over
-    the young generation after each file (its contexts' cycles), never full passes over a heap
-    that grows with the results and the model (a third of a one-process run's time on CUTLASS)."""
-    results = []
+    """The jobs one after the other here, the collector run as a worker runs it (never full
+    passes over a heap that grows with the results and the model: a third of a one-process
+    run's time on CUTLASS)."""
     with collector_paused():
-        for job in jobs:
-            results.append(run_job(job))
-            gc.collect(0)
+        return _run_collecting(jobs)
+
+
+def _run_collecting(jobs: Iterable[Job]) -> list[FileResult]:
+    """The jobs in order, with the collector's young generation swept after each file (its
+    reference cycles: a context and its gate evaluator, its tree); the caller has paused the
+    automatic passes. A worker's Ctrl-C stops it after the file in hand."""
+    results = []
+    for job in jobs:
+        if _interrupted:
+            raise KeyboardInterrupt
+        results.append(run_job(job))
+        gc.collect(0)
     return results
 
 
@@ -394,13 +396,8 @@ def _start_worker() -> None:
     not every 700 allocations: parsing allocates an AST node at a time (15% of the run)."""
     import signal
 
-    global _in_worker
     signal.signal(signal.SIGINT, _note_interrupt)
     gc.disable()
-    _in_worker = True
-
-
-_in_worker = False
 
 
 _interrupted = False

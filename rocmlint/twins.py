@@ -50,14 +50,20 @@ def _starts_near(copy: bytes, source: bytes, start: int) -> bool:
     return False
 
 
-def _pasted(source: bytes, lead: int, source_findings, copy: bytes, copy_findings) -> bool:
-    """``source`` (stripped, ``lead`` blank bytes cut off its start) appears in ``copy`` where a
-    finding of the copy on the same line as one of the source's says it would start (a pasted
-    copy carries the source's findings at the same distances): a search near a few places
-    instead of through the whole copy."""
+def _offsets_into(source_findings, lead: int) -> dict[tuple[str, str], list[int]]:
+    """Each finding line of a source -> how far into its stripped text (``lead`` blank bytes
+    cut off its start) the findings on that line stand."""
     into: dict[tuple[str, str], list[int]] = defaultdict(list)
     for finding in source_findings:
         into[_line_key(finding)].append(finding.span.start - lead)
+    return into
+
+
+def _pasted(source: bytes, into: dict[tuple[str, str], list[int]], copy: bytes, copy_findings) -> bool:
+    """``source`` (stripped) appears in ``copy`` where a finding of the copy on the same line as
+    one of the source's (``into``: ``_offsets_into``) says it would start (a pasted copy carries
+    the source's findings at the same distances): a search near a few places instead of
+    through the whole copy."""
     tried: set[int] = set()
     for finding in copy_findings:
         for offset in into.get(_line_key(finding), ()):
@@ -119,13 +125,12 @@ def drop_generated_copies(results: list["FileResult"]) -> int:
         if source is None or len(source) < _MIN_SOURCE_BYTES:
             continue  # a tiny file is pasted everywhere by chance, not a generated copy
         raw = text(source_index) or b""
-        lead = len(raw) - len(raw.lstrip())
+        into = _offsets_into(with_findings[source_index].findings, len(raw) - len(raw.lstrip()))
         for copy_index in candidates:
             copy = body(copy_index)
             # an identical file is a vendored copy, each reported; a generated one adds more
             if copy is not None and len(copy) > len(source) and _pasted(
-                    source, lead, with_findings[source_index].findings, text(copy_index) or b"",
-                    with_findings[copy_index].findings):
+                    source, into, text(copy_index) or b"", with_findings[copy_index].findings):
                 copies[copy_index].add(source_index)
     dropped = 0
     for copy_index, sources in copies.items():
