@@ -75,6 +75,11 @@ class Cache:
             self.dirty = True
         return [finding_from_dict(d) for d in entry[4]]
 
+    def stamp(self, path: Path) -> str:
+        """The content hash and key of the entry of ``path`` ("" when there is none)."""
+        entry = self.entries.get(str(path))
+        return f"{entry[2]}|{entry[3]}" if entry is not None else ""
+
     def stored_key(self, path: Path) -> str:
         """The key the entry of ``path`` was stored under ("" when there is none)."""
         entry = self.entries.get(str(path))

@@ -258,13 +258,10 @@ def _lint(args):
                    build_fixes=args.output_format != "text", compile_commands=args.compile_commands)
     results = _run_projects([(Path(root), _ProjectTargets([targets[i] for i in members], discovery))
                              for root, members in groups.items()], resolver, args.jobs, options)
-    if mode == "check":  # a generated copy's findings stand once, on the file pasted into it
-        from .twins import drop_generated_copies
+    if mode == "check":  # generated copies, headers that go with rewrite-only files
+        from .run_passes import join_results
 
-        drop_generated_copies(results)
-        from .rewrite_headers import fold_rewrite_headers
-
-        fold_rewrite_headers(results)  # a header only rewrite-only files include goes with them
+        join_results(results, Path.cwd() / ".rocmlint_cache" if options["use_cache"] else None)
     unread = discovery.unread_named()
     for warning in unread:  # never a silent "All checks passed!" for them
         print(warning, file=sys.stderr)

@@ -307,6 +307,7 @@ class FileResult:
     # C-family: the project's AMD build does not compile it, so no rule looked at it (summary)
     set_aside: bool = False
     unjudged_extents: tuple[str, ...] = ()  # arrays sized from 32 with lane indices no range was found for
+    cache_stamp: str = ""  # the cache entry its findings are (content and key): run_passes' memo
 
 
 def lint_source(path: Path, display: str, settings: Settings) -> tuple[SourceFile | None, list[Finding]]:

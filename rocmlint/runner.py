@@ -474,6 +474,7 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
                                                  options.cache, options.project)
     results: list[FileResult] = []
     base_keys: dict[Path, tuple[str, str]] = {}  # path -> (cache key without the model, language)
+    file_facts: dict[tuple[str, str], str] = {}  # this run's stat of each file a stored result read
 
     def pending() -> Iterator[Job]:
         for target in targets:
@@ -491,14 +492,15 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
                 cached = cache.lookup(target.path, key)  # a result no model fact went into
                 if cached is None and project is not None and cache.stored_key(target.path).startswith(key + MODEL_KEY):
                     cached = cache.lookup(target.path, key + MODEL_KEY + project.fingerprint_for(target.path, language))
-                if cached is not None and project is not None and not project.facts_hold(target.path,
-                                                                                         cache.facts(target.path)):
+                if cached is not None and project is not None and not project.facts_hold(
+                        target.path, cache.facts(target.path), file_facts):
                     cached = None  # another file's fact it read has changed
                 if cached is not None:
                     results.append(FileResult(path=target.path, display=target.display, findings=cached,
                                               includes=cache.includes(target.path),
                                               set_aside=cache.set_aside(target.path),
-                                              unjudged_extents=cache.unjudged_extents(target.path)))
+                                              unjudged_extents=cache.unjudged_extents(target.path),
+                                              cache_stamp=cache.stamp(target.path)))
                     continue
             yield Job(target, language, rules, mode, unsafe, cache is not None, build_fixes)
 
@@ -531,5 +533,6 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
                     key += MODEL_KEY + project.fingerprint_for(result.path, language)  # the facts it used
                 cache.store(result.path, key, result.content_hash, st.st_mtime_ns, st.st_size, result.findings,
                             result.includes, result.facts, result.set_aside, result.unjudged_extents)
+                result.cache_stamp = cache.stamp(result.path)
     results.extend(fresh)
     return results

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from rocmlint.cpp.lexical import blank, blank_non_code
+from rocmlint.cpp.lexical import blank_directives, blank_non_code
 from rocmlint.cpp.dataflow import declared_identifier, function_declarator, parameter_declarations
 from rocmlint.cpp.markers import GPU_CODE_MARKERS
 from rocmlint.lazy_re import lazy_compile
@@ -184,7 +184,7 @@ def _unit_local(ctx, chain) -> bool:
     return False
 
 
-_BLOCK_TOKEN = lazy_compile(rb"[{};]")
+_BRACE = lazy_compile(rb"[{}]")
 _DIRECTIVE_LINE = lazy_compile(rb"[ \t]*#")
 _COMMENT = lazy_compile(rb"//[^\n]*|/\*.*?\*/", re.DOTALL)
 # Heads of blocks that hold declarations, never statements (no parenthesis: ``struct
@@ -212,12 +212,9 @@ def _outside_functions(ctx) -> tuple[set[int], dict[int, tuple[int, int]]]:
     out: set[int] = set()
     blocks: dict[int, tuple[int, int]] = {}
     index = 0
-    head_start = 0  # just after the last code `{` `}` `;`: where the next block's head starts
-    for m in _BLOCK_TOKEN.finditer(code):
+    last_brace = -1
+    for m in _BRACE.finditer(code):
         at = m.start()
-        if m.group() == b";":
-            head_start = at + 1
-            continue
         while index < len(chains) and chains[index][0] < at:
             if all(entry[0] for entry in stack):
                 if not _starts_declaration(ctx, chains[index][0]):
@@ -226,7 +223,9 @@ def _outside_functions(ctx) -> tuple[set[int], dict[int, tuple[int, int]]]:
             else:
                 stack[-1][2].append(chains[index][1])
             index += 1
-        if m.group() == b"{":
+        if code[at] == 0x7B:  # `{`: its head starts after the last code `{` `}` `;`
+            semicolon = code.rfind(b";", last_brace + 1, at)
+            head_start = max(semicolon, last_brace) + 1
             stack.append((_declaration_head(ctx.source, code, head_start, at), at, []))
         elif not stack:
             return set(), {}
@@ -234,7 +233,7 @@ def _outside_functions(ctx) -> tuple[set[int], dict[int, tuple[int, int]]]:
             _declarations, opened, inside = stack.pop()
             for line in inside:
                 blocks[line] = (opened, at)
-        head_start = at + 1
+        last_brace = at
     if stack:
         return set(), {}
     for _offset, line in chains[index:]:
@@ -269,15 +268,11 @@ def _runs_code(ctx, opened: int, closed: int) -> bool:
     return False
 
 
-# A preprocessor line with its continuation lines
-_DIRECTIVE_SPAN = lazy_compile(rb"^[ \t]*#[^\n]*(?:(?:(?<=\\)|(?<=\\\r))\n[^\n]*)*", re.MULTILINE)
-
-
 def _code_view(ctx) -> bytes:
     """The file with comments, literals and preprocessor lines blanked (offsets kept)."""
     view = ctx.cache.get("ROC304-code")
     if view is None:
-        view = ctx.cache["ROC304-code"] = _DIRECTIVE_SPAN.sub(lambda m: blank(m.group()), blank_non_code(ctx.source))
+        view = ctx.cache["ROC304-code"] = blank_directives(blank_non_code(ctx.source))
     return view
 
 

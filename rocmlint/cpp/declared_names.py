@@ -10,7 +10,8 @@ from functools import lru_cache
 from typing import Callable
 
 from ..lazy_re import lazy_compile
-from .included_switches import MAX_DEPTH, _INCLUDE_LINE, _quoted_includes, headers_in_order
+from .included_switches import MAX_DEPTH, _quoted_includes, headers_in_order
+from .lexical import quoted_include_names
 
 # On the name's line, before it: a type (`Tensor `, `team_t* `, `int &`), not a statement word
 # (`return nvshmem_ptr(...)`); after it: what follows a declared name (`(`, `;`, `=`, `,`, `)`, `[`, `{`).
@@ -68,7 +69,7 @@ def _header_includes(header: str, _mtime: int, _size: int) -> tuple[str, ...]:
 
 def _included_names(data: bytes) -> tuple[str, ...]:
     """The names ``#include "..."`` lines give."""
-    return tuple(m.decode("utf-8", "replace").strip('"') for m in _INCLUDE_LINE.findall(data))
+    return tuple(quoted_include_names(data))
 
 
 def _resolve(includer: str, name: str, resolve: Callable[[str, str], str | None] | None) -> str:

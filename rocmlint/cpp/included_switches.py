@@ -6,18 +6,17 @@ deep; nothing is executed."""
 from __future__ import annotations
 
 import os
-import re
 from functools import lru_cache
 from typing import Iterator
 
 from ..cache import stat_stamp
 from ..lazy_re import lazy_compile
+from .lexical import quoted_include_names
 from .preprocessor import directives, macro_name
 
 MAX_DEPTH = 3
 MAX_HEADERS = 24
 _QUOTED = lazy_compile(r'^\s*"([^"]+)"')
-_INCLUDE_LINE = lazy_compile(rb'^[ \t]*#[ \t]*include[ \t]*("[^"\n]+")', re.MULTILINE)
 
 
 MAX_ANCESTORS = 4  # "lib/arch.cuh" from include/lib/x.cuh: the include folder is a few levels up
@@ -67,8 +66,7 @@ def _read_header(header: str, _mtime: int, _size: int, dead_in) -> tuple[dict[st
         return None
     if b"__CUDA" not in data and b"__NVCC" not in data:  # no branch a hipcc build never takes: no directives
         folder = os.path.dirname(header)
-        return {}, frozenset(), tuple(_quoted_includes([(0, 0, "include", m.decode("utf-8", "replace"))
-                                                         for m in _INCLUDE_LINE.findall(data)], folder))
+        return {}, frozenset(), tuple(_resolve(folder, name) for name in quoted_include_names(data))
     found = directives(data)
     passed_over = dead_in(found)
     dead: dict[str, str] = {}

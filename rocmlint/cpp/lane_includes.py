@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterator
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Iterator
 from ..cache import stat_stamp
 from ..lazy_re import lazy_compile
 from .device_code import has_device_code, names_project_macro
+from .lexical import quoted_include_names
 from .lane_facts import MAX_INCLUDED_BYTES, MAX_INCLUDE_DEPTH, SHUFFLE_KINDS
 from .markers import WAVE_OPERATIONS
 
@@ -81,7 +81,6 @@ class _HeaderFlags:
 
 
 _HEADER_FLAGS: dict[tuple[str, int, int], _HeaderFlags] = {}
-_QUOTED_INCLUDE = lazy_compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 
 
 def _header_flags(path: str, stat: os.stat_result) -> _HeaderFlags:
@@ -94,7 +93,7 @@ def _header_flags(path: str, stat: os.stat_result) -> _HeaderFlags:
         except OSError:
             data = b""
         flags = _HeaderFlags(_WAVE_OPERATION_TEXT.search(data) is not None, _may_be_wave_sized(data),
-                             tuple(m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)))
+                             tuple(quoted_include_names(data)))
         if len(_HEADER_FLAGS) > 8192:
             _HEADER_FLAGS.clear()
         _HEADER_FLAGS[key] = flags

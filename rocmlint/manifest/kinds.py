@@ -89,6 +89,8 @@ def rocm_variants(folder: str) -> list[tuple[str, str]]:
         names = sorted(os.listdir(folder))
     except OSError:
         return []
+    if _ROCM_NAME.search("\n".join(names)) is None:  # one search for the folder (a stem's match is a name's)
+        return []
     found = []
     for name in names:
         kind = manifest_kind(os.path.join(folder, name)) if named_for_rocm(name) else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -174,7 +175,7 @@ class Project:
         name (``tree.named_for_other_platform``), or None."""
         from .tree import named_for_other_platform
 
-        rel = _relative(self.root, Path(path))
+        rel = _relative(self.root, path)
         return named_for_other_platform(rel, compiled) if rel is not None else None
 
     def part(self, language: str) -> Any:
@@ -233,24 +234,32 @@ class Project:
         answered by that part's ``fact(kind, key, path)``)."""
         self.facts.append((kind, key, value))
 
-    def facts_hold(self, path: Path, facts) -> bool:
-        """Every recorded fact still has the value the result was computed with."""
+    def facts_hold(self, path: Path, facts, seen: dict | None = None) -> bool:
+        """Every recorded fact still has the value the result was computed with. ``seen``
+        keeps the values of one run's file facts (thousands of results read the same headers)."""
         for kind, key, value in facts:
             now: str | None
-            if kind == "file":
-                now = str(os.path.isfile(key))
-            elif kind == "dir":
-                now = str(os.path.isdir(key))
-            elif kind == "c-family":
-                now = self.c_family_digest()
-            elif kind == "file-content":
-                now = content_stamp(key)
+            if kind in _FILE_FACTS:
+                now = seen.get((kind, key)) if seen is not None else None
+                if now is None:
+                    now = self._file_fact(kind, key)
+                    if seen is not None:
+                        seen[kind, key] = now
             else:
                 part = self.part(kind.partition(":")[0])
                 now = part.fact(kind, key, path) if part is not None and hasattr(part, "fact") else None
             if now != value:
                 return False
         return True
+
+    def _file_fact(self, kind: str, key: str) -> str:
+        if kind == "file":
+            return str(os.path.isfile(key))
+        if kind == "dir":
+            return str(os.path.isdir(key))
+        if kind == "c-family":
+            return self.c_family_digest()
+        return content_stamp(key)
 
     def unchanged_by(self, path: Path) -> bool:
         """Whether the parts built so far still hold now that ``path`` changed on disk (an
@@ -283,6 +292,9 @@ class Project:
         return str(part.fingerprint_for(path))
 
 
+_FILE_FACTS = frozenset({"file", "dir", "c-family", "file-content"})
+
+
 def content_stamp(path: str) -> str:
     """What a result that read ``path`` depends on: its size and modification time ("" when
     it is gone)."""
@@ -295,12 +307,18 @@ def content_stamp(path: str) -> str:
     return stat_stamp(stat)
 
 
-def _relative(root: Path, path: Path) -> str | None:
-    top = os.path.abspath(str(root))
-    absolute = os.path.abspath(str(path))
-    if not absolute.startswith(top.rstrip(os.sep) + os.sep):
+def _relative(root: Path, path: str | Path) -> str | None:
+    top = _top(str(root))
+    absolute = os.path.abspath(path)
+    if not absolute.startswith(top):
         return None
-    return absolute[len(top.rstrip(os.sep)) + 1:].replace(os.sep, "/")
+    return absolute[len(top):].replace(os.sep, "/")
+
+
+@lru_cache(maxsize=64)
+def _top(root: str) -> str:
+    """A root as the prefix of the absolute paths below it (asked once per file)."""
+    return os.path.abspath(root).rstrip(os.sep) + os.sep
 
 
 _VCS_MARKERS = (".git", ".hg", ".svn")
