@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from rocmlint.cpp.lexical import blank_directives, blank_non_code
+from rocmlint.cpp.lexical import blank_directives
 from rocmlint.cpp.dataflow import declared_identifier, function_declarator, parameter_declarations
 from rocmlint.cpp.markers import GPU_CODE_MARKERS
 from rocmlint.lazy_re import lazy_compile
@@ -272,7 +272,7 @@ def _code_view(ctx) -> bytes:
     """The file with comments, literals and preprocessor lines blanked (offsets kept)."""
     view = ctx.cache.get("ROC304-code")
     if view is None:
-        view = ctx.cache["ROC304-code"] = blank_directives(blank_non_code(ctx.source))
+        view = ctx.cache["ROC304-code"] = blank_directives(ctx.code_only)
     return view
 
 

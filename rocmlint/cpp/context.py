@@ -12,7 +12,7 @@ from ..evidence import Verdict
 from ..lazy_re import lazy_compile
 from ..model import Span
 from ..rule import FileContext
-from .lexical import NonCode
+from .lexical import NonCode, blank_non_code, blank_parts, non_code_parts
 from .included_switches import macros_dead_in_includes
 from .preprocessor import Conditionals, conditionals, dead_for_amd
 from .treesitter import parse
@@ -158,6 +158,16 @@ class CppContext(FileContext):
     @cached_property
     def _non_code(self) -> NonCode:
         return NonCode(self.source)
+
+    @cached_property
+    def code_only(self) -> bytes:
+        """The source with its comments and literals blanked (same offsets and lines). Its one
+        pass over the file also gives every comment and literal: ``in_code`` asks no more."""
+        parts = non_code_parts(self.source)
+        if parts is None:
+            return blank_non_code(self.source)
+        self.__dict__["_non_code"] = NonCode(self.source, parts)
+        return blank_parts(parts)
 
     def in_code(self, offset: int) -> bool:
         """Outside comments and string literals (read from the text, no parse)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 from typing import Iterator
 
 from ..lazy_re import lazy_compile
@@ -39,9 +40,27 @@ def blank(text: bytes) -> bytes:
 def blank_non_code(source: bytes) -> bytes:
     """``source`` with its comments and literals blanked: same offsets and lines, so a plain
     ``find`` or ``finditer`` reads code only (cheaper than asking ``NonCode`` of each hit)."""
-    if b'R"' in source:
+    parts = non_code_parts(source)
+    if parts is None:
         return _NOT_CODE_RAW.sub(lambda m: blank(m.group()), source)
-    return _blank_all(_NOT_CODE_SPLIT, source)
+    return blank_parts(parts)
+
+
+def non_code_parts(source: bytes) -> list[bytes] | None:
+    """``source`` cut at its comments and literals: code, comment or literal, code, ... (None
+    for a buffer with raw strings or NUL bytes: ``blank_non_code`` reads those one match at a time)."""
+    if b'R"' in source or b"\0" in source:
+        return None
+    return _NOT_CODE_SPLIT.split(source)
+
+
+def blank_parts(parts: list[bytes]) -> bytes:
+    """The buffer of ``non_code_parts`` with its comments and literals blanked."""
+    if len(parts) == 1:
+        return parts[0]
+    parts = list(parts)
+    parts[1::2] = b"\0".join(parts[1::2]).translate(_BLANK_KEEP_NUL).split(b"\0")
+    return b"".join(parts)
 
 
 # Each pattern as one group: ``split`` hands back the matches between the code, and they are
@@ -52,13 +71,9 @@ _BLANK_KEEP_NUL = bytes(byte if byte in b"\r\n\0" else 0x20 for byte in range(25
 
 def _blank_all(pattern: "re.Pattern[bytes]", data: bytes) -> bytes:
     """``data`` with every match of ``pattern`` (one group around it all) blanked."""
-    if b"\0" in data:  # the separator below: one call per match instead
+    if b"\0" in data:  # the separator of blank_parts: one call per match instead
         return pattern.sub(lambda m: blank(m.group()), data)
-    parts = pattern.split(data)
-    if len(parts) == 1:
-        return data
-    parts[1::2] = b"\0".join(parts[1::2]).translate(_BLANK_KEEP_NUL).split(b"\0")
-    return b"".join(parts)
+    return blank_parts(pattern.split(data))
 
 
 # A line start is found after a newline (the buffer gets one in front): a literal first byte
@@ -111,12 +126,17 @@ class NonCode:
     """Sorted spans of comments and string/character literals of one buffer, found as far
     as the queries reach (a host file asked about a few early offsets is not read whole)."""
 
-    def __init__(self, source: bytes) -> None:
+    def __init__(self, source: bytes, parts: list[bytes] | None = None) -> None:
         self.starts: list[int] = []
         self.ends: list[int] = []
-        pattern = _NOT_CODE_RAW if b'R"' in source else _NOT_CODE
-        self._matches: Iterator[re.Match[bytes]] | None = pattern.finditer(source)
         self._known_below = 0  # every span starting below this offset is in starts/ends
+        self._matches: Iterator[re.Match[bytes]] | None = None
+        if parts is not None:  # all of them at once, from the ends of the parts (``non_code_parts``)
+            bounds = list(accumulate(map(len, parts)))
+            self.starts, self.ends = bounds[:-1:2], bounds[1::2]
+            return
+        pattern = _NOT_CODE_RAW if b'R"' in source else _NOT_CODE
+        self._matches = pattern.finditer(source)
 
     def covers(self, offset: int) -> bool:
         """Whether ``offset`` lies inside a comment or a literal."""
