@@ -70,7 +70,9 @@ def prepare_rules(rule_sets: Iterable[tuple[str, tuple[Rule, ...]]]) -> None:
     for language, rules in set(rule_sets):
         own, embedded = _split_embedded(language, rules)
         _prefilter(own, _EMBEDDED_PREFILTER if embedded else ())
-        for rule in own:
+        if embedded:
+            _prefilter(embedded)  # the kernels in Python strings are read as C++ with these
+        for rule in rules:
             if rule.pattern:
                 rule.compiled_pattern()
 

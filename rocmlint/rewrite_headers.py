@@ -104,12 +104,20 @@ def _resolve(paths: list[str], by_name: dict[str, list[int]], index: dict[str, i
              unique: bool) -> list[int]:
     """The checked files ``#include name`` in a file of ``folder`` may be: next to it, else any
     whose path ends with the name (``unique``: only where exactly one does)."""
-    local = index.get(os.path.normpath(os.path.join(folder, name)))
+    plain = _plain(name)
+    local = index.get(folder + os.sep + name if plain else os.path.normpath(os.path.join(folder, name)))
     if local is not None:
         return [local]
-    tail = os.sep + os.path.normpath(name)
+    tail = os.sep + (name if plain else os.path.normpath(name))
     matches = [i for i in by_name.get(name.rpartition("/")[2], ()) if paths[i].endswith(tail)]
     return matches if not unique or len(matches) == 1 else []
+
+
+def _plain(name: str) -> bool:
+    """A relative name that joins an absolute folder already normalised (no `.` or `..` part,
+    no doubled or trailing separator, POSIX separators): most include names; normpath costs."""
+    return os.sep == "/" and not (name.startswith(("/", ".")) or "/." in name or "//" in name or name.endswith("/")
+                                  or "\\" in name or not name)
 
 
 def _verdict(result: "FileResult", includers: list[str]) -> Finding:

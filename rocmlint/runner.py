@@ -11,7 +11,8 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 from .cache import Cache, content_hash
 from .discovery import Target
-from .engine import FileResult, active_rules, analyse_buffer, engine_finding, internal_error, prepare_rules
+from .engine import (FileResult, active_rules, analyse_buffer, engine_finding, internal_error, prepare_rules,
+                     selected_languages)
 from .languages import get_language, language_for
 from .lazy_re import compile_waiting
 from .model import Applicability
@@ -469,6 +470,16 @@ class _RunOptions:
     project: Project | None
 
 
+def _rule_sets(first: list[Job]) -> list[tuple[str, tuple]]:
+    """The rule selections the jobs will use: the first jobs', and every language's for their
+    settings (a tree's C++ files may all come after the first jobs)."""
+    sets = [(job.language, job.rules) for job in first]
+    for settings in {id(job.target.settings): job.target.settings for job in first}.values():
+        sets += [(language, active_rules(settings, language))
+                 for language in selected_languages(settings.select, settings.ignore)]
+    return sets
+
+
 def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileResult]:
     mode, unsafe, build_fixes, cache, project = (options.mode, options.unsafe, options.build_fixes,
                                                  options.cache, options.project)
@@ -509,7 +520,7 @@ def _run_targets(targets: Iterable[Target], options: _RunOptions) -> list[FileRe
     every_job = itertools.chain(first, todo)  # the whole queue, whichever path runs it
     jobs = options.jobs
     if jobs > 1 and len(first) == PARALLEL_THRESHOLD:
-        prepare_rules((job.language, job.rules) for job in first)  # once here, not in each worker
+        prepare_rules(_rule_sets(first))  # once here, not in each worker
         # A warm cache holds results that used the model: it is built first (it is cached
         # too), and only the files that changed are checked, in one pass.
         if project is not None and (cache is None or not cache.holds(MODEL_KEY)) and project.can_defer():
