@@ -160,6 +160,24 @@ def word_uses(words: list[bytes], source: bytes, matcher=None) -> list[tuple[int
     return found
 
 
+_IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def word_starts(data: bytes, word: bytes, start: int = 0, end: int | None = None) -> list[int]:
+    """Where the identifier ``word`` occurs as a whole word in ``data[start:end]`` (what
+    ``re.finditer(rb"\\bword\\b", data, start, end)`` finds), by ``find``: a pattern that starts
+    with ``\\b`` is tried at every byte."""
+    end = len(data) if end is None else end
+    found = []
+    at = data.find(word, start, end)
+    while at >= 0:
+        after = at + len(word)
+        if (at == 0 or data[at - 1] not in _IDENTIFIER_BYTES) and (after == end or data[after] not in _IDENTIFIER_BYTES):
+            found.append(at)
+        at = data.find(word, at + 1, end)
+    return found
+
+
 # Names of the run-time kernel compilers whose CUDA source strings the C++ rules read
 # (rocmlint/python/embedded.py): a Python file holding none of them never pays for it.
 KERNEL_SOURCE_WORDS: tuple[bytes, ...] = (b"RawKernel", b"RawModule", b"ElementwiseKernel", b"ReductionKernel",

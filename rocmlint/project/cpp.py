@@ -788,6 +788,10 @@ def _names_hip_in_code(rel: str, text: str) -> bool:
     string (``torch.version.hip``, ``"ROCM_HOME"``), CMake/meson/Make in a command or a value."""
     if not rel.endswith(".py"):
         return names_platform(_BUILD_COMMENT.sub("", text), "cmake-hip")
+    if not names_platform(text, "python-build"):
+        return False  # not in the whole text, so not in its names and strings: no tokenizing
+    if names_platform(_BUILD_COMMENT.sub("", text), "python-build"):
+        return True  # outside every `#` to the line's end: in a name or a string
     import io
     import tokenize
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from functools import cached_property
 from typing import Protocol, TypeGuard
 
 from ..lazy_re import lazy_compile
+from ..literals import word_starts
 from ..model import Span
 from ..rule import FileContext
 from ..evidence import Evidence
@@ -333,8 +333,8 @@ class PythonContext(FileContext):
             return cached
         span = self.span_of(scope) if scope is not None else Span(0, len(self.source))
         found: list[ast.expr | None] = []
-        for m in re.compile(rb"\b%s\b" % re.escape(name.encode())).finditer(self.source, span.start, span.end):
-            path = self.node_path(m.start())
+        for at in word_starts(self.source, name.encode(), span.start, span.end):
+            path = self.node_path(at)
             node = path[-1]
             owner = self.enclosing(path, FUNCTIONS)
             if owner is not scope:

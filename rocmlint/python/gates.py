@@ -727,16 +727,21 @@ def _own_nodes(function: ast.AST):
             todo.extend(ast.iter_child_nodes(node))
 
 
+def _ends_in_skip(body: list[ast.stmt]) -> bool:
+    """The block ends the test: it raises or calls ``skip``/``skipTest`` last (asked before its
+    condition is evaluated, which costs more)."""
+    last = body[-1]
+    return (isinstance(last, ast.Raise) or (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+                                            and _call_name(last.value) in ("skip", "skipTest"))) and terminates(body)
+
+
 def _skips_on_rocm(evaluator: GateEvaluator, function: ast.AST, named_skip: bool) -> bool:
     """The function (a decorator factory) skips the test on ROCm: a skip call under a ROCm
     condition, or ``skipIf(<ROCm test>, ...)``; with a ROCm-skip name, any skip will do."""
     for node in ast.walk(function):
-        if isinstance(node, ast.If) and evaluator.value(node.test, True) is True \
-                and evaluator.value(node.test, False) is not True and terminates(node.body):
-            last = node.body[-1]
-            if isinstance(last, ast.Raise) or (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
-                                              and _call_name(last.value) in ("skip", "skipTest")):
-                return True
+        if isinstance(node, ast.If) and _ends_in_skip(node.body) and evaluator.value(node.test, True) is True \
+                and evaluator.value(node.test, False) is not True:
+            return True
         if isinstance(node, ast.Call) and _call_name(node) in _SKIP_IF and _rocm_condition(evaluator, node):
             return True
         if named_skip and isinstance(node, ast.Call) and (_call_name(node) or "").lower().startswith("skip"):
