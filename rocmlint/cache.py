@@ -121,16 +121,23 @@ class Cache:
         self.dirty = True
 
     def save(self) -> None:
-        if not self.dirty:
-            return
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            ignore = self.directory / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# Created by rocmlint\n*\n")
-            for old in self.directory.glob("results-*.json"):
-                if old != self.file:
-                    old.unlink(missing_ok=True)
-            write_replacing(self.file, lambda fh: json.dump(self.entries, fh, separators=(",", ":")))
-        except OSError:
-            pass  # a read-only checkout still lints, just without a cache
+        if self.dirty:
+            save_json(self.file, "results-*.json", self.entries)
+
+
+def save_json(file: Path, stale: str, content: object) -> None:
+    """Write ``content`` to ``file`` in a cache folder (made, and git-ignored, on first use),
+    removing the files of other rocmlint builds that match ``stale``. A read-only checkout
+    still lints, just without what would have been kept."""
+    directory = file.parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        ignore = directory / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Created by rocmlint\n*\n")
+        for old in directory.glob(stale):
+            if old != file:
+                old.unlink(missing_ok=True)
+        write_replacing(file, lambda fh: json.dump(content, fh, separators=(",", ":")))
+    except OSError:
+        pass

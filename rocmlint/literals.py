@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import sys
 
-from .lazy_re import lazy_compile
 
 if sys.version_info >= (3, 11):
     from re import _constants as C  # type: ignore[attr-defined]
@@ -146,7 +145,19 @@ def substring_matcher(words: list[str]):
     return lambda text: {index for index, _start, _end in automaton.find_matches_as_indexes(text, overlapping=True)}
 
 
-_WORD_BYTE = lazy_compile(rb"\w")
+WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # bytes of an identifier
+
+
+def starts_word(data: bytes, at: int) -> bool:
+    """No identifier byte just before ``at`` (what ``\\b`` before a word means)."""
+    return at == 0 or data[at - 1] not in WORD_BYTES
+
+
+def whole_word(data: bytes, at: int, after: int, end: int | None = None) -> bool:
+    """``data[at:after]`` (an identifier) has no identifier byte on either side; ``end``: where
+    the buffer ends for this question (``\\b`` at a search's end position)."""
+    end = len(data) if end is None else end
+    return starts_word(data, at) and (after == end or data[after] not in WORD_BYTES)
 
 
 def word_uses(words: list[bytes], source: bytes, matcher=None) -> list[tuple[int, int]]:
@@ -154,13 +165,9 @@ def word_uses(words: list[bytes], source: bytes, matcher=None) -> list[tuple[int
     either side), in one pass; ``matcher``: ``literal_matcher(words, longest=True)``, reused."""
     found = []
     for index, start in (matcher or literal_matcher(words, longest=True))(source):
-        end = start + len(words[index])
-        if not (start and _WORD_BYTE.match(source, start - 1)) and not _WORD_BYTE.match(source, end):
+        if whole_word(source, start, start + len(words[index])):
             found.append((index, start))
     return found
-
-
-_IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def word_starts(data: bytes, word: bytes, start: int = 0, end: int | None = None) -> list[int]:
@@ -171,8 +178,7 @@ def word_starts(data: bytes, word: bytes, start: int = 0, end: int | None = None
     found = []
     at = data.find(word, start, end)
     while at >= 0:
-        after = at + len(word)
-        if (at == 0 or data[at - 1] not in _IDENTIFIER_BYTES) and (after == end or data[after] not in _IDENTIFIER_BYTES):
+        if whole_word(data, at, at + len(word), end):
             found.append(at)
         at = data.find(word, at + 1, end)
     return found

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def join_results(results: list["FileResult"], cache_dir: Path | None) -> None:
     """Apply the run-wide passes to ``results`` (in place), from the memo where it holds."""
-    from .cache import build_key
+    from .cache import build_key, save_json
     from .rewrite_headers import fold_rewrite_headers
     from .twins import drop_generated_copies
 
@@ -40,7 +40,7 @@ def join_results(results: list["FileResult"], cache_dir: Path | None) -> None:
         return
     changed = {str(r.path): [finding_to_dict(f) for f in r.findings]
                for r, (findings, count) in zip(results, before) if r.findings is not findings or len(findings) != count}
-    _store(memo, {"key": key, "changed": changed})
+    save_json(memo, "passes-*.json", {"key": key, "changed": changed})
 
 
 def _stamps_key(results: list["FileResult"]) -> str | None:
@@ -74,14 +74,3 @@ def _load(memo: Path) -> dict:
     return stored if isinstance(stored, dict) else {}
 
 
-def _store(memo: Path, content: dict) -> None:
-    from .source import write_replacing
-
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        for old in memo.parent.glob("passes-*.json"):
-            if old != memo:
-                old.unlink(missing_ok=True)
-        write_replacing(memo, lambda handle: json.dump(content, handle, separators=(",", ":")))
-    except OSError:
-        pass  # a read-only checkout still lints, just without the memo

@@ -11,6 +11,8 @@ from itertools import accumulate
 from typing import Iterator
 
 from ..lazy_re import lazy_compile
+# (re-exported: the C++ half reads words through this module)
+from ..literals import WORD_BYTES as WORD_BYTES, starts_word as starts_word, whole_word
 
 # One alternation, left to right, so a `//` inside a string or a `"` inside a comment is
 # read as part of the enclosing token. Line comments continue over a backslash-newline.
@@ -27,7 +29,6 @@ _COMMENTS_AND_LITERALS = (
 _NOT_CODE = lazy_compile(_COMMENTS_AND_LITERALS, re.DOTALL)
 _NOT_CODE_RAW = lazy_compile(rb"(?:u8|[uUL])?R\"([^()\\\s\"]{0,16})\(.*?\)\1\"|" + _COMMENTS_AND_LITERALS,
                              re.DOTALL)
-WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")  # bytes of an identifier
 
 _BLANK = bytes(byte if byte in b"\r\n" else 0x20 for byte in range(256))  # a span's bytes to spaces, line breaks kept
 
@@ -92,11 +93,6 @@ def quoted_include_names(data: bytes) -> list[str]:
     return [name.decode("utf-8", "replace") for name in _QUOTED_INCLUDE.findall(b"\n" + data)]
 
 
-def starts_word(data: bytes, at: int) -> bool:
-    """No identifier byte just before ``at`` (what ``\\b`` before a word means)."""
-    return at == 0 or data[at - 1] not in WORD_BYTES
-
-
 def word_matches(pattern: "re.Pattern[bytes]", data: bytes) -> Iterator["re.Match[bytes]"]:
     """``re.finditer(rb"\\b" + pattern)`` for a pattern that starts with a word, by a scan of
     ``pattern`` itself (one that starts with \\b is tried at every byte; one that starts with
@@ -115,8 +111,7 @@ def has_word(data: bytes, word: bytes) -> bool:
     """``re.search(rb"\\b" + word + rb"\\b", data)`` for an identifier ``word``, by ``find``."""
     at = data.find(word)
     while at >= 0:
-        end = at + len(word)
-        if starts_word(data, at) and (end == len(data) or data[end] not in WORD_BYTES):
+        if whole_word(data, at, at + len(word)):
             return True
         at = data.find(word, at + 1)
     return False
