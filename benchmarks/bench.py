@@ -6,7 +6,9 @@
 TREE: folders to check (default: the installed torch package, ``pip install torch==2.13.0``).
 Each tree is checked by every ``--rocmlint`` executable (default: the one next to this
 Python) cold (``--no-cache``) and warm (a second run with the cache the first one filled),
-and by ruff on the same tree, all in one run so the ratios compare like with like. Then one
+and by ruff on the same tree, all in one run so the ratios compare like with like. The
+builds alternate run by run (each with its own cache folder), and each later build's line
+gives its ratio to the first's: best and median of the alternating runs. Then one
 file at a time (pre-commit latency): ``--cu`` (default: a .cu file inside a ggml tree among
 TREEs) and ``--py`` (default: a small clean file), cold, warm, and warm just after an edit
 (on a copy of the file's tree in the scratch folder). Peak memory is the largest
@@ -74,12 +76,12 @@ class Runner:
         self.scratch = scratch
         self.env = child_env(scratch)
 
-    def wall(self, cmd: list[str], timeout: float | None = None) -> tuple[float, int]:
+    def wall(self, cmd: list[str], timeout: float | None = None, cwd: Path | None = None) -> tuple[float, int]:
         """Wall time and exit code of one run (code -1: it timed out)."""
         start = time.perf_counter()
         try:
-            code = subprocess.run(cmd, cwd=self.scratch, env=self.env, stdout=subprocess.DEVNULL, check=False,
-                                  stderr=subprocess.DEVNULL, timeout=timeout).returncode
+            code = subprocess.run(cmd, cwd=cwd or self.scratch, env=self.env, stdout=subprocess.DEVNULL,
+                                  check=False, stderr=subprocess.DEVNULL, timeout=timeout).returncode
         except subprocess.TimeoutExpired:
             code = -1
         return time.perf_counter() - start, code
@@ -92,6 +94,15 @@ class Runner:
 
     def median(self, cmd: list[str], repeat: int) -> float:
         return statistics.median(self.walls(cmd, repeat))
+
+    def alternating(self, runs: list[tuple[list[str], Path]], repeat: int) -> list[list[float]]:
+        """Wall times of several commands (each in its own folder), taken in turn round by
+        round, so that a slow phase of the machine falls on every build alike."""
+        walls: list[list[float]] = [[] for _ in runs]
+        for _ in range(repeat):
+            for n, (cmd, cwd) in enumerate(runs):
+                walls[n].append(self.wall(cmd, cwd=cwd)[0])
+        return walls
 
     def peak_memory_mb(self, cmd: list[str]) -> tuple[float, float]:
         """The largest sums over the process and its descendants (workers included), sampled
@@ -177,22 +188,33 @@ def bench_trees(runner: Runner, trees: list[Path], exes: list[str], repeat: int)
             totals.setdefault("ruff", [0.0, 0.0])
             totals["ruff"][0] += ruff_cold
             totals["ruff"][1] += ruff_warm
-        for exe in exes:
+        # One folder (and so one cache) per build; cold runs of the builds alternate, then warm ones.
+        folders = [runner.scratch / f"build-{n}" for n in range(len(exes))]
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+        cmds = [[exe, "check", "--exit-zero", "-q", str(tree)] for exe in exes]
+        colds = runner.alternating([(cmd + ["--no-cache"], folder) for cmd, folder in zip(cmds, folders)], repeat)
+        for cmd, folder in zip(cmds, folders):
+            runner.wall(cmd, cwd=folder)  # fills the build's cache
+        warms = runner.alternating(list(zip(cmds, folders)), repeat)
+        for n, exe in enumerate(exes):
             label = rocmlint_label(exe, exes)
-            cmd = [exe, "check", "--exit-zero", "-q", str(tree)]
-            cold = runner.best(cmd + ["--no-cache"], repeat)
-            cache = runner.scratch / ".rocmlint_cache"
-            shutil.rmtree(cache, ignore_errors=True)
-            runner.wall(cmd)  # fills the cache
-            warm = runner.best(cmd, repeat)
-            shutil.rmtree(cache, ignore_errors=True)
-            peak, proportional = runner.peak_memory_mb(cmd + ["--no-cache"])
+            cold, warm = min(colds[n]), min(warms[n])
+            peak, proportional = runner.peak_memory_mb(cmds[n] + ["--no-cache"])
             ratio = f"{cold / ruff_cold:9.1f}x" if ruff_cold else f"{'-':>9}"
+            versus = ""
+            if n:  # this build against the first, best and median of the alternating runs
+                versus = (f"  vs [0]: cold {cold / min(colds[0]):.2f}x (median "
+                          f"{statistics.median(colds[n]) / statistics.median(colds[0]):.2f}x), warm "
+                          f"{warm / min(warms[0]):.2f}x (median {statistics.median(warms[n]) / statistics.median(warms[0]):.2f}x)")
             print(f"{'':<28} {'':>13} {label:<12} {cold:8.2f} {warm:8.2f} {warm / cold:9.2f} {ratio} {peak:8.0f} "
-                  f"{proportional:7.0f}")
+                  f"{proportional:7.0f}{versus}")
             totals.setdefault(label, [0.0, 0.0])
             totals[label][0] += cold
             totals[label][1] += warm
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
     if len(trees) > 1:
         ruff_total = totals.get("ruff", [0.0])[0]
         for label, (cold, warm) in totals.items():

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import bisect
 import enum
+import itertools
 from dataclasses import dataclass, field
-
-from .lazy_re import lazy_compile
 
 
 class Applicability(str, enum.Enum):
@@ -101,16 +100,16 @@ class Finding:
         return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
 
 
-_NEWLINE = lazy_compile(b"\n")
-
-
 class LineIndex:
     """Byte offset <-> (line, column); columns are 1-based character counts like ruff's."""
 
     def __init__(self, data: bytes) -> None:
         self.data = data
+        # each line's length plus its newline, summed (no match object per newline)
+        lengths = [len(line) + 1 for line in data.split(b"\n")]
+        lengths.pop()  # the text after the last newline starts no further line
         starts = [0]
-        starts.extend(m.end() for m in _NEWLINE.finditer(data))
+        starts.extend(itertools.accumulate(lengths))
         self.line_starts = starts
 
     def line_of(self, offset: int) -> int:

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 def join_results(results: list["FileResult"], cache_dir: Path | None) -> None:
     """Apply the run-wide passes to ``results`` (in place), from the memo where it holds."""
+    if not any(r.findings for r in results):
+        return  # both passes only move or drop findings (and a clean file's hook run imports neither)
     from .cache import build_key, save_json
     from .rewrite_headers import fold_rewrite_headers
     from .twins import drop_generated_copies

@@ -114,6 +114,25 @@ def test_a_file_whose_gates_all_sit_between_declarations_is_not_parsed():
                    "__global__ void k(float* d) { mma2(d); }\n") == [(1, "`mma2` is empty on AMD")]
 
 
+def test_a_file_whose_dead_chains_hold_only_directives_needs_no_code_view():
+    """A chain of #defines and comments takes no line from a function: nothing else is read.
+    A continued #define's next line is read as a line of code, as `_empty_on_amd` reads it."""
+    from rocmlint.config import Settings
+    from rocmlint.cpp.context import CppContext
+    from rocmlint.registry import all_rules
+
+    def reads_code(code: str) -> bool:
+        ctx = CppContext("k.cu", code.encode(), Settings())
+        all_rules()["ROC304"]().check(ctx)
+        return "ROC304-code" in ctx.cache
+
+    switches = ("__device__ void mma(float* d) { d[0] = 1.f; }\n" + GATE +
+                "// arch switches\n#define TILES_SM80_ENABLED 1\n\n#  define TILES_ASYNC_COPY 1\n#endif\n")
+    assert not reads_code(switches)
+    assert reads_code(switches.replace("#define TILES_SM80_ENABLED 1\n", "#define TILES_SM80_ENABLED \\\n  1\n"))
+    assert reads_code(switches.replace("// arch switches\n", "  d_global = 1;\n"))
+
+
 def _roc304_messages(code: str, path: str = "k.cu") -> list[tuple[int, str]]:
     from rocmlint.config import Settings
     from rocmlint.engine import analyse_buffer, rules_for

@@ -493,3 +493,23 @@ def test_cmake_keyword_arguments_from_parse_argv_and_a_quoted_source_list():
     assert found["csrc/norm.cu"] is True and found["csrc/bindings.cpp"] is True
     assert found["csrc/tensor_core_gemm.cu"] is False
     assert not any(";" in path for path in found)
+
+
+def test_cmake_lists_stay_distinct_however_they_grow():
+    """`list(APPEND)` onto a list already made distinct reads only what it adds: the result
+    is the one of deduplicating the whole list, cut at MAX_ITEMS, whichever way it grew."""
+    from rocmlint.project.cmake import MAX_ITEMS, Item, _distinct
+
+    first = _distinct([Item(f"src/{n % 7}.cu") for n in range(20)])
+    assert [i.text for i in first] == [f"src/{n}.cu" for n in range(7)]
+    added = [Item("src/3.cu"), Item("src/new.cu"), Item("src/new.cu", glob="GLOB"), Item("src/new.cu")]
+    grown = _distinct(added, first)
+    assert grown == _distinct(list(first) + added)
+    assert [(i.text, i.glob) for i in grown[7:]] == [("src/new.cu", ""), ("src/new.cu", "GLOB")]
+    assert list(first) == [Item(f"src/{n}.cu") for n in range(7)]  # the list it grew from is left as it was
+    full = _distinct([Item(f"f{n}.cu") for n in range(MAX_ITEMS + 5)])
+    assert len(full) == MAX_ITEMS and _distinct([Item("late.cu")], full) == full
+    # the reader's own lists: appended to thousands of times
+    facts = cmake.read({"CMakeLists.txt": "set(SRCS a.cu)\n" + "list(APPEND SRCS a.cu b.cu)\n" * 3000
+                        + "add_library(k ${SRCS})\n"})
+    assert sorted({u.path for u in facts.uses if u.path.endswith(".cu")}) == ["a.cu", "b.cu"]

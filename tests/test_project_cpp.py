@@ -985,3 +985,26 @@ def test_a_summary_names_hip_where_a_word_says_so(directive, hip):
     from rocmlint.project.summaries import Summary, summarise
 
     assert Summary(summarise(f"{directive}\nint x;\n#endif\n".encode())).hip is hip
+
+
+@pytest.mark.parametrize("rounds", [4, 5])
+def test_a_default_set_under_its_own_ifndef_is_the_value_the_amd_build_gets(tmp_path, monkeypatch, rounds):
+    """`#ifndef LIB_USE_AMD_DPP` / `#define LIB_USE_AMD_DPP 1`: a name that reads as an AMD
+    switch once made the solver flip the default between dead and live each round, so the
+    answer depended on the round limit's parity."""
+    import rocmlint.project.cpp as cpp_model
+    monkeypatch.setattr(cpp_model, "MAX_ROUNDS", rounds)
+    root = write_tree(tmp_path, {
+        "include/lib/config.h": "#pragma once\n#define LIB_MAX_THREADS 256\n\n#ifndef LIB_USE_AMD_DPP\n"
+                                "#define LIB_USE_AMD_DPP 1\n#endif\n",
+        "include/lib/reduce.h": "#pragma once\n#include \"config.h\"\n#if LIB_USE_AMD_DPP\nint dpp_reduce();\n#endif\n",
+        "src/reduce.cpp": "#include \"lib/reduce.h\"\nint f() { return 0; }\n",
+        "CMakeLists.txt": "project(lib LANGUAGES CXX HIP)\nadd_library(lib src/reduce.cpp)\n"
+                          "target_include_directories(lib PUBLIC include)\n",
+    })
+    model = model_for(root)
+    own = model.macro("LIB_USE_AMD_DPP", root / "include/lib/config.h")
+    assert own.state is False and "its own default" in own.evidence[0].what
+    seen = model.macro("LIB_USE_AMD_DPP", root / "include/lib/reduce.h")
+    assert (seen.state, seen.value) == (True, 1)
+    assert seen.evidence[0].where == "include/lib/config.h:5"

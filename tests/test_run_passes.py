@@ -71,3 +71,11 @@ def test_results_not_all_from_the_cache_have_no_key(tmp_path):
     # the order results arrive in (workers finish in any order) does not change the key
     other = FileResult(path=tmp_path / "c.cu", display="c.cu", cache_stamp="h2|k")
     assert _stamps_key([stamped, other]) == _stamps_key([other, stamped])
+
+
+def test_a_run_with_no_findings_skips_the_passes_and_their_memo(tmp_path):
+    from rocmlint.run_passes import join_results
+
+    results = [FileResult(path=tmp_path / "clean.py", display="clean.py", cache_stamp="1:2")]
+    join_results(results, tmp_path / ".rocmlint_cache")
+    assert results[0].findings == [] and not (tmp_path / ".rocmlint_cache").exists()

@@ -121,8 +121,10 @@ class BodyEmptyOnAmd(Rule):
     def check(self, ctx) -> None:
         pp = ctx.pp
         dead = [chain for chain in pp.chains if pp.amd[chain.start] is not False
-                and all(branch.amd is False for branch in chain.branches) and not _unit_local(ctx, chain)
-                and not _dead_everywhere(chain)]
+                and all(branch.amd is False for branch in chain.branches)]
+        if not any(_holds_code_lines(ctx, chain) for chain in dead):
+            return  # only directives there (CUTLASS's arch switches): no function loses a line
+        dead = [chain for chain in dead if not _unit_local(ctx, chain) and not _dead_everywhere(chain)]
         if not dead:
             return  # no parse: most files stop here
         outside, blocks = _outside_functions(ctx)
@@ -157,6 +159,22 @@ class BodyEmptyOnAmd(Rule):
     def gate_lines(ctx, finding) -> list[int]:
         """0-based lines of the gates behind a finding (``rocmlint explain`` shows their values)."""
         return ctx.cache.get("ROC304-gates", {}).get(finding.span.start, [])
+
+
+# A line inside a chain whose first text is neither a directive nor a `//` comment (a
+# directive's continuation counts: `_empty_on_amd` reads it as a line of code).
+_CODE_LINE = lazy_compile(rb"\n[ \t]*(?![#\r\n]|//)[^ \t]")
+
+
+def _holds_code_lines(ctx, chain) -> bool:
+    """Whether a line between the chain's ``#if`` and ``#endif`` may be code: only such a
+    line is one of the dead lines that make a function empty on AMD (``_empty_on_amd``)."""
+    lines = ctx.lines
+    count = len(lines.line_starts)
+    if chain.start + 1 >= count:
+        return False
+    end = lines.line_start(chain.endif) if 0 <= chain.endif < count else len(ctx.source)
+    return _CODE_LINE.search(ctx.source, lines.line_start(chain.start + 1) - 1, end) is not None
 
 
 def _dead_everywhere(chain) -> bool:
@@ -208,29 +226,37 @@ def _outside_functions(ctx) -> tuple[set[int], dict[int, tuple[int, int]]]:
     Second: the ``{`` ``}`` offsets of the innermost block around each other ``#if`` read so."""
     code = _code_view(ctx)
     chains = sorted((ctx.lines.line_start(line), line) for line in {chain.start for chain in ctx.pp.chains})
-    stack: list[tuple[bool, int, list[int]]] = []  # per open brace: declarations only, where, #ifs inside
+    # per open brace: [declarations only (None: not read yet), the brace before it, where, #ifs inside]
+    stack: list[list] = []
     out: set[int] = set()
     blocks: dict[int, tuple[int, int]] = {}
     index = 0
     last_brace = -1
+
+    def declares(entry: list) -> bool:
+        """Read only for the braces open at an #if: most close with none inside."""
+        if entry[0] is None:  # its head starts after the last code `{` `}` `;`
+            before, at = entry[1], entry[2]
+            head_start = max(code.rfind(b";", before + 1, at), before) + 1
+            entry[0] = _declaration_head(ctx.source, code, head_start, at)
+        return entry[0]
+
     for m in _BRACE.finditer(code):
         at = m.start()
         while index < len(chains) and chains[index][0] < at:
-            if all(entry[0] for entry in stack):
+            if all(declares(entry) for entry in stack):
                 if not _starts_declaration(ctx, chains[index][0]):
                     return out, blocks  # an #if inside a declaration: tree-sitter's recovery may wrap what follows
                 out.add(chains[index][1])
             else:
-                stack[-1][2].append(chains[index][1])
+                stack[-1][3].append(chains[index][1])
             index += 1
-        if code[at] == 0x7B:  # `{`: its head starts after the last code `{` `}` `;`
-            semicolon = code.rfind(b";", last_brace + 1, at)
-            head_start = max(semicolon, last_brace) + 1
-            stack.append((_declaration_head(ctx.source, code, head_start, at), at, []))
+        if code[at] == 0x7B:  # `{`
+            stack.append([None, last_brace, at, []])
         elif not stack:
             return set(), {}
         else:
-            _declarations, opened, inside = stack.pop()
+            _declarations, _before, opened, inside = stack.pop()
             for line in inside:
                 blocks[line] = (opened, at)
         last_brace = at

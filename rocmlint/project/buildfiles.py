@@ -208,6 +208,14 @@ class BuildFacts:
 
 
     def _uses_of(self, rel: str) -> list:
+        """The build-file uses that name or glob this file (asked up to five times per file)."""
+        memo = self.__dict__.setdefault("_uses_memo", {})
+        found = memo.get(rel)
+        if found is None:
+            found = memo[rel] = self._find_uses(rel)
+        return found
+
+    def _find_uses(self, rel: str) -> list:
         index = self.__dict__.get("_use_index")
         if index is None:
             literal: dict[str, list] = {}

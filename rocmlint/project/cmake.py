@@ -886,7 +886,7 @@ class Interpreter:
         sees them, but a command using the list names them for the NVIDIA build."""
         new = [Item(v.text, cond.and_(v.cond), v.origin, v.glob) for v in values]
         if cond.value is False:
-            scope.vars[name] = _distinct(list(scope.vars.get(name) or []) + new)
+            scope.vars[name] = _distinct(new, scope.vars.get(name))
             return
         if cond.value is True:  # replaced, but what the NVIDIA configuration set stays on record
             scope.vars[name] = _distinct([o for o in scope.vars.get(name) or [] if o.cond.value is False] + new)
@@ -902,7 +902,7 @@ class Interpreter:
         if op in ("APPEND", "PREPEND", "INSERT"):
             added = args[3:] if op == "INSERT" else args[2:]
             added = [Item(a.text, cond.and_(a.cond), a.origin or where, a.glob) for a in added]
-            scope.vars[name] = _distinct(added + current if op == "PREPEND" else current + added)
+            scope.vars[name] = _distinct(added + current) if op == "PREPEND" else _distinct(added, current)
         elif op == "REMOVE_ITEM" and cond.value is True:  # (removed under False: still there on ROCm)
             gone = set(words[2:])
             scope.vars[name] = [i for i in current if i.text not in gone]
@@ -1224,17 +1224,31 @@ class _Eval:
 MAX_ITEMS = 4096  # a list longer than this is cut (a build's own lists are far shorter)
 
 
-def _distinct(items: list[Item]) -> list[Item]:
-    """Items once each (the first of equal text, glob and condition value): a list that
-    re-adds itself under an undecided condition would otherwise double at every call."""
-    seen: set[tuple] = set()
-    out = []
+class _Distinct(list):
+    """A list ``_distinct`` made, with its items' keys: adding to it reads only what is added
+    (ggml appends to one list 10,000 times)."""
+
+    keys: set[tuple]
+
+
+def _distinct(items: list[Item], start: list[Item] | None = None) -> list[Item]:
+    """``start`` then ``items``, each item once (the first of equal text, glob and condition
+    value), at most MAX_ITEMS: a list that re-adds itself under an undecided condition would
+    otherwise double at every call."""
+    if isinstance(start, _Distinct):
+        out, seen = _Distinct(start), set(start.keys)
+    else:
+        out, seen = _Distinct(), set()
+        items = list(start or ()) + items
     for item in items:
+        if len(out) >= MAX_ITEMS:
+            break
         key = (item.text, item.glob, item.cond.value)
         if key not in seen:
             seen.add(key)
             out.append(item)
-    return out[:MAX_ITEMS]
+    out.keys = seen
+    return out
 
 
 def hipify_folders(words: list[str], folder: str) -> tuple[str, str] | None:
@@ -1290,12 +1304,17 @@ def _live(items: list[Item] | None) -> list[Item] | None:
 _HIP_PLATFORM_VALUES = frozenset({"hip", "rocm", "amd"})
 
 
+_HIP_VALUE = lazy_compile(r"(?<![a-z])(?:hip|rocm|amd)(?![a-z])")
+_CUDA_VALUE = lazy_compile(r"(?<![a-z])(?:cuda|nvcc|nvidia)(?![a-z])")
+
+
+@lru_cache(maxsize=4096)  # a few values, compared by thousands of conditions (composable_kernel)
 def _names_platform(value: str) -> str | None:
     """'cuda' / 'hip' / 'other' when a value names one platform (a backend selector's choice)."""
     low = value.lower()
-    if re.search(r"(?<![a-z])(?:hip|rocm|amd)(?![a-z])", low):
+    if _HIP_VALUE.search(low):
         return "hip"
-    if re.search(r"(?<![a-z])(?:cuda|nvcc|nvidia)(?![a-z])", low):
+    if _CUDA_VALUE.search(low):
         return "cuda"
     if _OTHER_GPU_WORD.search(low):
         return "other"

@@ -564,6 +564,7 @@ class CppModel:
         if name in self.inferred:
             return self.inferred[name]
         defs = self.defs.get(name)
+        own_default = None
         if defs:
             others = [d for d in defs if d.rel != rel and self.reach.get(d.rel, Verdict(None)).value is not False]
             live = [d for d in others if d.kind == "define" and d.reach is True]
@@ -592,12 +593,20 @@ class CppModel:
                                       + ("" if d.reach is False else " (file not in the AMD build)"),
                                       f"{d.rel}:{d.line + 1}") for d in shown)
                 return MacroFact(False, None, dead)
-        table = self._table_fact(name)
-        if table is not None:
-            return table
-        if name in self.facts.nvidia_defines:
-            return MacroFact(False, None, (self.facts.nvidia_defines[name],))
-        return self._by_name(name)
+            if all(f"!defined({name})" in d.guard for d in own):
+                own_default = own[0]
+        fact = self._table_fact(name)
+        if fact is None:
+            fact = MacroFact(False, None, (self.facts.nvidia_defines[name],)) \
+                if name in self.facts.nvidia_defines else self._by_name(name)
+        if own_default is not None and fact.state is True:
+            # `#ifndef X` / `#define X 1`: defined before its own default only by the build, and
+            # the build does not (checked above). Guessing "defined" would make the default dead,
+            # then X undefined, then the default live again: the solver would never settle.
+            return MacroFact(False, None, (Evidence(f"not defined before its own default (#ifndef {name}), "
+                                                    "and the build does not define it",
+                                                    f"{own_default.rel}:{own_default.line + 1}"),))
+        return fact
 
     @staticmethod
     def _table_fact(name: str) -> MacroFact | None:
