@@ -56,11 +56,12 @@ class Cache:
             self.entries = {}
 
     def lookup(self, path: Path, settings_key: str) -> list[Finding] | None:
-        entry = self.entries.get(str(path))
+        name = str(path)
+        entry = self.entries.get(name)
         if entry is None or entry[3] != settings_key:
             return None
         try:
-            st = path.stat()
+            st = os.stat(name)
         except OSError:
             return None
         if (st.st_mtime_ns, st.st_size) != (entry[0], entry[1]):
