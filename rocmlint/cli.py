@@ -354,7 +354,7 @@ def _display_path(path: Path) -> str:
 def _fold_rewrite_files(findings: list) -> tuple[list, int, int]:
     """A file with a rewrite-not-port verdict keeps that finding; its line findings are counted:
     (findings kept, line findings folded, rewrite-only files)."""
-    from .report import REWRITE_CODE
+    from .registry import REWRITE_CODE
 
     rewrite = {f.path for f in findings if f.code == REWRITE_CODE}
     kept = [f for f in findings if f.path not in rewrite or f.code == REWRITE_CODE or f.code == INTERNAL_ERROR]

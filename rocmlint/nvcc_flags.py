@@ -63,7 +63,9 @@ class FlagForm:
 
 
 def _form(written: str, word: str, hipcc: str, clang: str, meaning: str) -> FlagForm:
-    return FlagForm(tuple(shlex.split(written)), word, hipcc, clang, meaning)
+    # shlex only where a quote or escape needs it: the table is built at every start-up
+    words = shlex.split(written) if any(c in written for c in "\"'\\") else written.split()
+    return FlagForm(tuple(words), word, hipcc, clang, meaning)
 
 
 R, I, A = REJECTED, IGNORED, ACCEPTED

@@ -17,11 +17,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .model import Applicability, Finding
+from .registry import REWRITE_CODE
 
 REWRITE, LOOK, MECHANICAL, NOTHING = "rewrite", "needs a look", "mechanical", "nothing to do"
 VERDICTS = (REWRITE, LOOK, MECHANICAL, NOTHING)
 COLOURS = {REWRITE: "#c0392b", LOOK: "#e67e22", MECHANICAL: "#2e86c1", NOTHING: "#27ae60"}
-REWRITE_CODE = "ROC307"
 
 
 @dataclass

@@ -16,7 +16,7 @@ import os
 from typing import TYPE_CHECKING
 
 from .model import Finding, Span
-from .report import REWRITE_CODE
+from .registry import REWRITE_CODE
 
 if TYPE_CHECKING:
     from .engine import FileResult
