@@ -126,6 +126,11 @@ class Cache:
             save_json(self.file, "results-*.json", self.entries)
 
 
+def default_dir() -> Path:
+    """Where a run keeps its caches unless told otherwise: ``.rocmlint_cache`` in the working folder."""
+    return Path.cwd() / ".rocmlint_cache"
+
+
 def save_json(file: Path, stale: str, content: object) -> None:
     """Write ``content`` to ``file`` in a cache folder (made, and git-ignored, on first use),
     removing the files of other rocmlint builds that match ``stale``. A read-only checkout

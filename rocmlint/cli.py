@@ -259,9 +259,10 @@ def _lint(args):
     results = _run_projects([(Path(root), _ProjectTargets([targets[i] for i in members], discovery))
                              for root, members in groups.items()], resolver, args.jobs, options)
     if mode == "check":  # generated copies, headers that go with rewrite-only files
+        from .cache import default_dir as default_cache_dir
         from .run_passes import join_results
 
-        join_results(results, Path.cwd() / ".rocmlint_cache" if options["use_cache"] else None)
+        join_results(results, default_cache_dir() if options["use_cache"] else None)
     unread = discovery.unread_named()
     for warning in unread:  # never a silent "All checks passed!" for them
         print(warning, file=sys.stderr)
@@ -468,9 +469,10 @@ def _project(paths: list[str], resolver, use_cache: bool = True, compile_command
 
 def _project_at(root: Path, resolver, use_cache: bool = True, compile_commands: str = ""):
     """The project model at ``root`` for the languages the selected rules need."""
+    from .cache import default_dir as default_cache_dir
     from .runner import prepared_project
 
-    return prepared_project(root, resolver.for_path(root), Path.cwd() / ".rocmlint_cache" if use_cache else None,
+    return prepared_project(root, resolver.for_path(root), default_cache_dir() if use_cache else None,
                             compile_commands)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import Iterator
 
 
 if sys.version_info >= (3, 11):
@@ -170,18 +171,21 @@ def word_uses(words: list[bytes], source: bytes, matcher=None) -> list[tuple[int
     return found
 
 
-def word_starts(data: bytes, word: bytes, start: int = 0, end: int | None = None) -> list[int]:
+def iter_word_starts(data: bytes, word: bytes, start: int = 0, end: int | None = None) -> Iterator[int]:
     """Where the identifier ``word`` occurs as a whole word in ``data[start:end]`` (what
     ``re.finditer(rb"\\bword\\b", data, start, end)`` finds), by ``find``: a pattern that starts
     with ``\\b`` is tried at every byte."""
     end = len(data) if end is None else end
-    found = []
     at = data.find(word, start, end)
     while at >= 0:
         if whole_word(data, at, at + len(word), end):
-            found.append(at)
+            yield at
         at = data.find(word, at + 1, end)
-    return found
+
+
+def word_starts(data: bytes, word: bytes, start: int = 0, end: int | None = None) -> list[int]:
+    """Every start ``iter_word_starts`` finds."""
+    return list(iter_word_starts(data, word, start, end))
 
 
 # Names of the run-time kernel compilers whose CUDA source strings the C++ rules read

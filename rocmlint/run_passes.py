@@ -74,5 +74,3 @@ def _load(memo: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return stored if isinstance(stored, dict) else {}
-
-

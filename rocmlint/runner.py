@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, TypeVar
 
 from .cache import Cache, content_hash
+from .cache import default_dir as default_cache_dir
 from .discovery import Target
 from .engine import (FileResult, active_rules, analyse_buffer, engine_finding, internal_error, prepare_rules,
                      selected_languages)
@@ -443,7 +444,7 @@ def run(targets: Iterable[Target], mode: str = "check", *, unsafe: bool = False,
     the checked C-family files include that no language claimed by name are checked next,
     until no new one is included."""
     activate(project)
-    cache = Cache(cache_dir or Path.cwd() / ".rocmlint_cache") if (use_cache and mode == "check") else None
+    cache = Cache(cache_dir or default_cache_dir()) if (use_cache and mode == "check") else None
     options = _RunOptions(mode, unsafe, build_fixes, jobs or usable_cpus(), cache, project)
     results = _run_targets(targets, options)
     claim = getattr(targets, "claim_included", None)

@@ -12,7 +12,7 @@ from typing import Iterator
 
 from ..lazy_re import lazy_compile
 # (re-exported: the C++ half reads words through this module)
-from ..literals import WORD_BYTES as WORD_BYTES, starts_word as starts_word, whole_word
+from ..literals import WORD_BYTES as WORD_BYTES, iter_word_starts, starts_word as starts_word
 
 # One alternation, left to right, so a `//` inside a string or a `"` inside a comment is
 # read as part of the enclosing token. Line comments continue over a backslash-newline.
@@ -42,9 +42,7 @@ def blank_non_code(source: bytes) -> bytes:
     """``source`` with its comments and literals blanked: same offsets and lines, so a plain
     ``find`` or ``finditer`` reads code only (cheaper than asking ``NonCode`` of each hit)."""
     parts = non_code_parts(source)
-    if parts is None:
-        return _NOT_CODE_RAW.sub(lambda m: blank(m.group()), source)
-    return blank_parts(parts)
+    return _blank_each(_NOT_CODE_RAW, source) if parts is None else blank_parts(parts)
 
 
 def non_code_parts(source: bytes) -> list[bytes] | None:
@@ -73,8 +71,13 @@ _BLANK_KEEP_NUL = bytes(byte if byte in b"\r\n\0" else 0x20 for byte in range(25
 def _blank_all(pattern: "re.Pattern[bytes]", data: bytes) -> bytes:
     """``data`` with every match of ``pattern`` (one group around it all) blanked."""
     if b"\0" in data:  # the separator of blank_parts: one call per match instead
-        return pattern.sub(lambda m: blank(m.group()), data)
+        return _blank_each(pattern, data)
     return blank_parts(pattern.split(data))
+
+
+def _blank_each(pattern: "re.Pattern[bytes]", data: bytes) -> bytes:
+    """``data`` with every match of ``pattern`` blanked, one call per match (the slow path)."""
+    return pattern.sub(lambda m: blank(m.group()), data)
 
 
 # A line start is found after a newline (the buffer gets one in front): a literal first byte
@@ -109,12 +112,7 @@ def word_matches(pattern: "re.Pattern[bytes]", data: bytes) -> Iterator["re.Matc
 
 def has_word(data: bytes, word: bytes) -> bool:
     """``re.search(rb"\\b" + word + rb"\\b", data)`` for an identifier ``word``, by ``find``."""
-    at = data.find(word)
-    while at >= 0:
-        if whole_word(data, at, at + len(word)):
-            return True
-        at = data.find(word, at + 1)
-    return False
+    return next(iter_word_starts(data, word), None) is not None
 
 
 class NonCode:
