@@ -49,6 +49,10 @@ class DeviceCapabilityGate(Rule):
     the device's `gcnArchName`, a helper that returns early on ROCm, a device-name test, or a
     back end that needs nvcc or `CUDA_HOME` (`is_available()` false on ROCm). A module named for
     ROCm (`rocm_flash_attn.py`, a `rocm/` folder) is an AMD back end: its `[0] != 9` means gfx9.
+    A comparison with a number only AMD GPUs report (`< (9, 5)`: gfx942 against gfx950; `(9, 4)`,
+    `(11, 5)`, `sm >= 94`) was written for AMD on purpose. A boolean helper whose other exits
+    give ROCm the same answer anyway (`if major not in (10, 12): return False` then `return
+    target.backend == "tileir"`, "hip" on ROCm) switches nothing there.
 
     What the gate switches decides too. A gate whose sides only choose tuning values (tile and
     block sizes, stages, warps, Triton configs), log text or Triton's environment is quiet: on
@@ -100,6 +104,8 @@ class DeviceCapabilityGate(Rule):
         "import torch\nif torch.cuda.get_device_capability()[0] >= 9:\n    num_stages = 4\nelse:\n    num_stages = 2\n",
         "import torch\nimport triton\nIS_NVIDIA = triton.runtime.driver.active.get_current_target().backend == 'cuda'\n"
         "if IS_NVIDIA and torch.cuda.get_device_capability() >= (9, 0):\n    enable_tma()\n",
+        "import torch\n# gfx942's strided backward is wrong; gfx950 keeps the zero-copy path\n"
+        "force_contiguous = torch.cuda.get_device_capability() < (9, 5)\n",
     )
     invalid = (
         "import torch\nif torch.cuda.get_device_capability() >= (9, 0):\n    enable_wgmma()\n",
@@ -152,6 +158,8 @@ class DeviceCapabilityGate(Rule):
         # A gate that only picks tuning values, log text or Triton's environment is at
         # worst slower on AMD: what it switches decides, not the number it compares.
         judged = [(v, switches) for v, switches in judged if not tuning_only(switches)]
+        # A number only AMD GPUs report (`< (9, 5)`: gfx942 against gfx950) was written for AMD.
+        judged = [(v, switches) for v, switches in judged if isinstance(v, str) or not v.amd_numbers]
         if not judged:
             return False
         unknown = [(v, switches) for v, switches in judged if isinstance(v, str)]
@@ -297,12 +305,54 @@ def _rocm_stops_anyway(ctx, compare_path: list) -> bool:
     block = containing_list(compare_path[i - 2], guard)
     if block is None or not terminates(guard.body) or guard.orelse:
         return False
+    if isinstance(compare_path[i - 2], FUNCTIONS) and _same_answer_after(ctx, guard, block):
+        return True
     for stmt in block[block.index(guard) + 1:][:4]:
         if not (isinstance(stmt, ast.If) and terminates(stmt.body)):
             return False  # code that runs on ROCm comes first
         if ctx.gates.value(stmt.test, True) is True:
             return True
     return False
+
+
+def _same_answer_after(ctx, guard: ast.If, body: list[ast.stmt]) -> bool:
+    """The guard returns a value and every way out of the rest of the function gives the same
+    truth on ROCm (`if major not in (10, 12): return False` then `return target.backend ==
+    "tileir"`, which is "hip" on ROCm): whichever way the test goes, ROCm gets the same answer."""
+    from rocmlint.python.gates import terminates
+
+    last = guard.body[-1]
+    if not isinstance(last, ast.Return):
+        return False
+    answer = _truth_on_rocm(ctx, last.value)
+    rest = body[body.index(guard) + 1:]
+    if answer is None or not rest:
+        return False
+    if not terminates(rest) and answer is not False:
+        return False  # falling off the end returns None
+    returns = [node for stmt in rest for node in _walk_function_body(stmt) if isinstance(node, ast.Return)]
+    return bool(returns) and all(_truth_on_rocm(ctx, r.value) is answer for r in returns)
+
+
+def _truth_on_rocm(ctx, value: ast.expr | None) -> bool | None:
+    """What a boolean helper returns on ROCm; None for anything but a boolean (`"wgmma"`)."""
+    if value is None or (isinstance(value, ast.Constant) and value.value is None):
+        return False
+    if isinstance(value, ast.Constant):
+        return value.value if isinstance(value.value, bool) else None
+    if isinstance(value, (ast.Compare, ast.BoolOp)) or (isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)):
+        return ctx.gates.value(value, True)
+    return None
+
+
+def _walk_function_body(node: ast.AST):
+    """The nodes of a statement, leaving out nested functions and classes (their returns are theirs)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(child for child in ast.iter_child_nodes(current)
+                     if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
 
 
 def _returned_value(site: list) -> ast.expr | None:

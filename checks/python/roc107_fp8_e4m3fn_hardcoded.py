@@ -12,6 +12,8 @@ from rocmlint.rule import Example, Rule
 
 OCP_E4M3 = "torch.float8_e4m3fn"
 FNUZ = b"e4m3fnuz"
+# AMD GPUs whose matrix cores take OCP FP8 (`float8_e4m3fn`): CDNA4 (gfx950) and RDNA4 (gfx12).
+OCP_FP8_ARCH = lazy_compile(r"gfx(?:95\d|12\d\d)$")
 # Code about a format that mandates OCP E4M3 whatever the GPU (MX block formats, NVFP4's
 # E4M3 block scales, E8M0/E2M1 companions): the dtype is the format's, not the GPU's.
 _FORMAT = r"mx(?:fp|_|\b)|MX[A-Z_]|nvfp4|fp4|e8m0|e2m1|float4|microscal"
@@ -61,7 +63,10 @@ class Fp8E4m3fnHardcoded(Rule):
     emulation code, which never hands the dtype to a GPU; FP8 used only as storage (tensors
     cast to it, kept or measured, and cast up before anything computes with them: a KV cache,
     packed weights, a layerwise casting's `storage_dtype=`); code the ROCm build never runs, such as a class whose constructor
-    raises on ROCm. A use is reported when the dtype, or a tensor of it, reaches compute: a
+    raises on ROCm, a module that loads an NVIDIA-only back end (DeepGEMM, CUTLASS DSL,
+    TensorRT), or a function that refuses every GPU but gfx950 and gfx12 (`assert arch ==
+    "gfx950"`), which compute in OCP E4M3. A tensor an autograd Function saves for its
+    backward pass, which casts it up before use, is storage. A use is reported when the dtype, or a tensor of it, reaches compute: a
     call other than a cast, an allocation or `finfo` (a Triton kernel, `torch._scaled_mm`, a
     quantizer), or leaves what the file shows (returned, a name other modules import).
 
@@ -102,8 +107,9 @@ class Fp8E4m3fnHardcoded(Rule):
     message = "`float8_e4m3fn` hard-coded: MI300 (gfx942) uses `float8_e4m3fnuz` (max 240); choose per arch"
     language = "python"
     # The FNUZ name is an anchor too: a large file parsed as a skeleton keeps the blocks that
-    # choose it (``_chooses_fnuz``), which the rule must see.
-    pattern = r"float8_e4m3fn(?:uz)?\b"
+    # choose it (``_chooses_fnuz``), which the rule must see; so is ``saved_tensors``: the
+    # backward pass that casts up an FP8 tensor its forward saved (``fp8_flow``).
+    pattern = r"float8_e4m3fn(?:uz)?\b|\bsaved_tensors\b"
     fix_applicability = Applicability.UNSAFE
 
     valid = (
@@ -137,6 +143,10 @@ class Fp8E4m3fnHardcoded(Rule):
             return  # the file already chooses the FNUZ variant somewhere: ROCm is handled
         if self._path_context(ctx.path) or self._normalised_at_load(ctx):
             return
+        from rocmlint.project.python import nvidia_backend_import
+
+        if nvidia_backend_import(ctx.source):
+            return  # glue of an NVIDIA-only back end (DeepGEMM, CUTLASS DSL, TensorRT): never runs on ROCm
         inline = []
         named = 0
         declared: set[str] = set()
@@ -148,7 +158,7 @@ class Fp8E4m3fnHardcoded(Rule):
                 continue
             if not isinstance(node.ctx, ast.Load) or ctx.gated(hit.start) or self._only_inspected(path):
                 continue
-            if self._dtype_already_tested(ctx, path):
+            if self._dtype_already_tested(ctx, path) or self._only_on_ocp_archs(ctx, path):
                 continue
             if self._not_gpu_dtype(ctx, path) or (test_module and not self._on_gpu(ctx, path)):
                 continue
@@ -242,6 +252,30 @@ class Fp8E4m3fnHardcoded(Rule):
                         positive = isinstance(compare.ops[0], (ast.Eq, ast.Is, ast.In))
                         if positive == in_body:
                             return True
+        return False
+
+    @staticmethod
+    def _only_on_ocp_archs(ctx, path) -> bool:
+        """The enclosing function refuses every GPU but those that compute in OCP E4M3 (gfx950,
+        gfx12): `assert get_arch() == "gfx950"`, or `if arch not in ("gfx950",): raise` before
+        the use. There `float8_e4m3fn` is the right format."""
+        function = ctx.enclosing(path, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if function is None or b"gfx" not in ctx.source:
+            return False
+        before = path[-1].lineno
+        for node in ast.walk(function):
+            if getattr(node, "lineno", before) >= before:
+                continue
+            if isinstance(node, ast.Assert):
+                test = node.test
+            elif isinstance(node, ast.If) and node.body and isinstance(node.body[-1], ast.Raise):
+                test = node.test
+            else:
+                continue
+            archs = [c.value for c in ast.walk(test) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                     and c.value.startswith("gfx")]
+            if archs and all(OCP_FP8_ARCH.match(arch) for arch in archs):
+                return True
         return False
 
     @staticmethod

@@ -34,6 +34,11 @@ AMD_GPUS = (
 )
 NVIDIA_CAPABILITIES = ((7, 0), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9), (9, 0), (10, 0), (10, 3), (11, 0),
                        (12, 0), (12, 1))
+# Capabilities only AMD GPUs report (gfx942, gfx950, gfx1150/1151): a test against one is
+# written for AMD's numbers on purpose, and no NVIDIA GPU has them.
+AMD_ONLY_CAPABILITIES = frozenset({(9, 4), (9, 5), (11, 5)})
+# The same as the two-digit numbers a `major * 10 + minor` helper gives.
+_AMD_ONLY_NUMBERS = frozenset(major * 10 + minor for major, minor in AMD_ONLY_CAPABILITIES)
 # Generic features: the SM versions that have them, and whether an AMD GPU has them.
 GENERIC_FEATURES: tuple[tuple[str, frozenset, Callable[[Gpu], bool]], ...] = (
     ("fp16", frozenset(c for c in NVIDIA_CAPABILITIES if c >= (7, 0)), lambda g: True),
@@ -59,6 +64,7 @@ class Judgement:
     nvidia_only: bool  # True on no AMD GPU by intent: the guarded code is NVIDIA-only
     amd_intent: bool | None = None  # its intended value on every AMD GPU (an NVIDIA architecture test)
     true_on: tuple[Gpu, ...] = ()  # AMD GPUs where the comparison is True
+    amd_numbers: bool = False  # compares with a number only AMD GPUs report: written for AMD
 
     def describe(self) -> str:
         return f"tests {self.feature} but is wrong on {gpu_names(self.wrong)}"
@@ -147,9 +153,42 @@ def judge(compare: ast.AST, resolve: Resolver, returned: Returned = _no_helpers)
     (an empty ``wrong`` when its answer is the same on every NVIDIA GPU). ``returned`` gives
     what a helper call returns."""
     try:
-        return judge_answers(lambda capability: bool(evaluate(compare, capability, resolve, returned=returned)))
+        verdict = judge_answers(lambda capability: bool(evaluate(compare, capability, resolve, returned=returned)))
     except (Unknown, TypeError, ValueError, ZeroDivisionError):
         return None
+    if names_amd_capability(compare, resolve):
+        return Judgement("an AMD architecture", (), nvidia_only=False, true_on=verdict.true_on, amd_numbers=True)
+    return verdict
+
+
+def names_amd_capability(test: ast.AST, resolve: Resolver) -> bool:
+    """The test compares with a capability only AMD GPUs report (`< (9, 5)`: gfx942 against
+    gfx950; `sm == 94`), itself or through a name bound to it."""
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare):
+            continue
+        for side in (node.left, *node.comparators):
+            bound = resolve(side) if isinstance(side, ast.Name) else None
+            value = _literal(bound if bound is not None else side)
+            if not isinstance(value, (int, tuple)):
+                continue
+            if value in AMD_ONLY_CAPABILITIES or (isinstance(value, int) and value in _AMD_ONLY_NUMBERS):
+                return True
+            if isinstance(value, tuple) and any(v in AMD_ONLY_CAPABILITIES for v in value):
+                return True  # `cap in ((9, 4), (9, 5))`
+    return False
+
+
+def _literal(node: ast.AST | None):
+    try:
+        value = ast.literal_eval(node) if node is not None else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, list):
+        value = tuple(value)
+    if isinstance(value, tuple) and all(isinstance(v, list) for v in value):
+        value = tuple(tuple(v) for v in value)
+    return value if not isinstance(value, bool) else None
 
 
 def judge_answers(answer: Callable[[tuple[int, int]], bool]) -> Judgement:

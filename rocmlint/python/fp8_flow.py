@@ -99,11 +99,53 @@ def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     call = _call_receiving(site)
     if call is not None and _called_name(call) in _STORE_CALLS:
         return False
+    if call is not None and _called_name(call) == "save_for_backward" and _cast_up_in_backward(ctx, site, call):
+        return False  # kept for the backward pass, which casts it up before using it
     if call is not None and _FORMAT_CALL.search(_called_name(call)):
         return False  # the block scales of an FP4/MX kernel (NVFP4 mandates E4M3 scales)
     if call is not None and _called_name(call) == "Parameter":
         return tensor_reaches_compute(ctx, ctx.path_to(call), depth + 1)
     return True
+
+
+def _cast_up_in_backward(ctx, site: list, call: ast.Call) -> bool:
+    """An autograd Function's ``forward`` saves the tensor (``ctx.save_for_backward(x8, w)``)
+    and its ``backward`` first reads it in a cast up (``x8.to(ctx.orig_dtype)``, where
+    ``forward`` set ``ctx.orig_dtype = x.dtype``)."""
+    position = next((i for i, argument in enumerate(call.args) if argument is site[-1]), None)
+    owner = ctx.enclosing(site, ast.ClassDef)
+    if position is None or owner is None:
+        return False
+    backward = next((item for item in owner.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and item.name == "backward"), None)
+    if backward is None:
+        return False
+    for node in ast.walk(backward):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) \
+                and node.value.attr == "saved_tensors" and len(node.targets) == 1 \
+                and isinstance(node.targets[0], (ast.Tuple, ast.List)) and position < len(node.targets[0].elts):
+            saved = node.targets[0].elts[position]
+            if not isinstance(saved, ast.Name):
+                return False
+            loads = sorted(ctx.loads_of(saved.id, backward), key=lambda n: (n.lineno, n.col_offset))
+            if not loads:
+                return True  # never read: kept only
+            first = ctx.path_to(loads[0])
+            attribute, outer = first[-2], first[-3] if len(first) > 2 else None
+            return (isinstance(attribute, ast.Attribute) and attribute.attr in _CAST and isinstance(outer, ast.Call)
+                    and outer.func is attribute and (_converts_away(ctx, outer) or _to_a_saved_dtype(owner, outer)))
+    return False
+
+
+def _to_a_saved_dtype(owner: ast.ClassDef, cast: ast.Call) -> bool:
+    """``.to(ctx.orig_dtype)`` where the class set ``ctx.orig_dtype = x.dtype``: the dtype the
+    tensor had before it was stored."""
+    argument = cast.args[0] if cast.args else None
+    if not isinstance(argument, ast.Attribute):
+        return False
+    return any(isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and node.value.attr == "dtype"
+               and any(isinstance(t, ast.Attribute) and t.attr == argument.attr for t in node.targets)
+               for node in ast.walk(owner))
 
 
 def _names_storage(assign: ast.Assign | ast.AnnAssign) -> bool:
