@@ -143,10 +143,8 @@ class Fp8E4m3fnHardcoded(Rule):
             return  # the file already chooses the FNUZ variant somewhere: ROCm is handled
         if self._path_context(ctx.path) or self._normalised_at_load(ctx):
             return
-        from rocmlint.project.python import nvidia_backend_import
-
-        if nvidia_backend_import(ctx.source):
-            return  # glue of an NVIDIA-only back end (DeepGEMM, CUTLASS DSL, TensorRT): never runs on ROCm
+        if self._imports_nvidia_backend(ctx):
+            return  # glue of an NVIDIA-only back end (DeepGEMM, CUTLASS DSL, TensorRT): never loads on ROCm
         inline = []
         named = 0
         declared: set[str] = set()
@@ -252,6 +250,20 @@ class Fp8E4m3fnHardcoded(Rule):
                         positive = isinstance(compare.ops[0], (ast.Eq, ast.Is, ast.In))
                         if positive == in_body:
                             return True
+        return False
+
+    @staticmethod
+    def _imports_nvidia_backend(ctx) -> bool:
+        """The module imports a package that exists only for NVIDIA GPUs when it loads (a
+        top-level import outside any ``try``); a lazy or optional import inside a function
+        leaves the rest of the module to ROCm."""
+        from rocmlint.project.python import nvidia_root
+
+        for stmt in ctx.tree.body:
+            if isinstance(stmt, ast.Import) and any(nvidia_root(alias.name) for alias in stmt.names):
+                return True
+            if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level and nvidia_root(stmt.module):
+                return True
         return False
 
     @staticmethod

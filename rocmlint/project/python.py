@@ -381,7 +381,7 @@ def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
         checked = end = len(source) if end < 0 else end
         for m in _ANY_IMPORT.finditer(source, start, end):
             module = (m.group(1) or m.group(2) or m.group(3)).decode()
-            if _nvidia_root(module):
+            if nvidia_root(module):
                 return module, _line_of(source, m.start())
     return None
 
@@ -396,7 +396,8 @@ def _other_accelerator(module: str) -> str | None:
     return OTHER_ACCELERATOR_IMPORTS.get(module.split(".")[0])
 
 
-def _nvidia_root(module: str) -> str | None:
+def nvidia_root(module: str) -> str | None:
+    """The NVIDIA-only package a module path is part of (`deep_gemm.jit` -> `deep_gemm`), if any."""
     m = _NVIDIA_ROOT.match(module)
     return m.group(0).rstrip(".") if m else None
 
@@ -534,7 +535,7 @@ class PythonModel:
         todo: list[str] = []
         for rel, summary in self.summaries.items():
             for module, line in summary.imports:
-                platform = "NVIDIA GPUs" if _nvidia_root(module) is not None else _other_accelerator(module)
+                platform = "NVIDIA GPUs" if nvidia_root(module) is not None else _other_accelerator(module)
                 if platform is not None:
                     if rel not in self.nvidia_only:
                         self.nvidia_only[rel] = Evidence(f"imports `{module}`, which exists only for {platform}",
