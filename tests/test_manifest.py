@@ -48,6 +48,17 @@ def test_files_named_for_another_platform(path, other):
     assert named_for_another_platform(path) is other
 
 
+@pytest.mark.parametrize("rel,nvidia_only", [
+    ("tools/dcgm/monitor.py", True), ("analyzer/tb_dcgm_types/device.py", True), ("utils/nvml_power.py", True),
+    ("quantizers/modelopt/quantizer.py", True), ("backends/trtllm_rollout/worker.py", True),
+    ("utils/power.py", False), ("models/modeling_llama.py", False), ("kernels/amd/attention.py", False),
+])
+def test_code_named_for_an_nvidia_only_product(rel, nvidia_only):
+    from rocmlint.project.tree import named_for_other_platform
+
+    assert (named_for_other_platform(rel) is not None) is nvidia_only
+
+
 def test_pyproject_spans_follow_their_table_when_a_string_repeats():
     text = ('[project]\nname = "x"\ndependencies = ["numpy", "torch>=2.4"]\n\n'
             '[project.optional-dependencies]\ncuda = ["numpy", "cupy-cuda12x"]\n')

@@ -95,6 +95,30 @@ def test_a_device_type_past_other_back_ends_is_still_the_platforms():
     assert facts["device_type"].nvidia == frozenset({"cuda"})
 
 
+def test_a_platform_name_mapped_through_a_literal_table():
+    facts = _facts('''
+        import triton
+        def backend():
+            try:
+                return triton.runtime.driver.active.get_current_target().backend
+            except RuntimeError:
+                return "cpu"
+        def vendor():
+            device = backend()
+            names = {"cuda": "nvidia", "hip": "amd", "xpu": "intel"}
+            return names.get(device, device)
+        VENDOR = vendor()
+        VENDOR_BY_INDEX = {"cuda": "nvidia", "hip": "amd"}[triton.runtime.driver.active.get_current_target().backend]
+        IS_NVIDIA = VENDOR == "nvidia"
+        UNKNOWN = {"cuda": "nvidia"}.get(backend())
+    ''')
+    assert "amd" in facts["VENDOR"].rocm and "nvidia" not in facts["VENDOR"].rocm
+    assert "nvidia" in facts["VENDOR"].nvidia and "amd" not in facts["VENDOR"].nvidia
+    assert facts["VENDOR_BY_INDEX"].rocm == frozenset({"amd"}) and facts["VENDOR_BY_INDEX"].nvidia == frozenset({"nvidia"})
+    assert facts["IS_NVIDIA"].rocm == frozenset({False})
+    assert facts["UNKNOWN"].rocm == frozenset({None})  # a key the table lacks: `.get` gives None
+
+
 def test_an_unread_local_flag_decides_nothing():
     assert tuning_only(_switches('''
         def block_size():

@@ -28,7 +28,8 @@ class FlashAttnImportUnguarded(Rule):
     Finds module-level `import flash_attn` / `from flash_attn... import ...` that are not
     inside a `try`/`except ImportError` and not under a ROCm gate (`if not IS_ROCM:`).
     Imports inside functions and under `if TYPE_CHECKING:` are fine, and so is the
-    flash-attention project importing itself.
+    flash-attention project importing itself, or a module named for AMD (`layers/amd/`,
+    `rocm_attention.py`), which means the ROCm build.
 
     ## Why is this bad?
     On ROCm flash-attn is a separate build (ROCm/flash-attention, or the upstream CK
@@ -96,8 +97,10 @@ class FlashAttnImportUnguarded(Rule):
     )
 
     def check(self, ctx) -> None:
-        if self._project_provides_flash_attn(ctx):
-            return
+        from rocmlint.manifest.kinds import named_for_rocm
+
+        if self._project_provides_flash_attn(ctx) or named_for_rocm(ctx.path):
+            return  # an AMD module (`layers/amd/attn.py`) imports the ROCm flash-attn build on purpose
         seen = set()
         for hit in ctx.hits():
             path = ctx.node_path(hit.end - 1)

@@ -30,10 +30,14 @@ _METADATA = frozenset({"shape", "size", "numel", "dtype", "device", "nbytes", "e
 _UPCASTS = frozenset({"float", "half", "bfloat16", "double"})
 _STORE_CALLS = frozenset({"save", "copy_", "register_buffer"})
 _MAX_DEPTH = 6
-# Keywords that name a storage dtype, cast up to a compute dtype before any math (layerwise casting).
+# Keywords that name a storage dtype, cast up to a compute dtype before any math (layerwise casting);
+# a parameter whose name ends so is the same.
 _STORAGE_KEYWORDS = frozenset({"storage_dtype", "weight_storage_dtype"})
 # Kernels of formats whose scales are OCP E4M3 by definition (NVFP4), or MX/FP4 formats.
 _FORMAT_CALL = lazy_compile(r"(?i)nvfp4|fp4|mxfp|e2m1|float4")
+# A weight-only quantiser (`Float8WeightOnlyConfig`, `float8_weight_only`): the dtype it gets stores
+# the weights, which are dequantised before any matmul.
+_WEIGHT_ONLY = lazy_compile(r"(?i)weight_?only")
 
 
 def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
@@ -53,6 +57,8 @@ def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
         function = site[-3] if len(site) > 2 else None
         if parameter is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             return True
+        if parameter.lower().endswith("storage_dtype"):
+            return False  # `def enable_layerwise_casting(self, storage_dtype=torch.float8_e4m3fn, ...)`
         return any(dtype_reaches_compute(ctx, ctx.path_to(load), depth + 1)
                    for load in ctx.loads_of(parameter, function))
     if isinstance(parent, (ast.Compare, ast.MatchValue)):
@@ -65,13 +71,44 @@ def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     name = _called_name(call)
     if _FORMAT_CALL.search(name):
         return False  # an FP4/MX kernel's E4M3 block scales: the format's dtype on every GPU
+    if _WEIGHT_ONLY.search(name):
+        return False  # weight-only quantisation: FP8 weights are cast up for the matmul
     if name in ("finfo", "iinfo"):
         return _range_escapes(ctx, ctx.path_to(call))
     if name in _MEASURE:
         return False
     if name in _CREATE or (name in _CAST and isinstance(call.func, ast.Attribute)):
         return tensor_reaches_compute(ctx, ctx.path_to(call), depth + 1)
+    receiver = _local_parameter(ctx, call, site[-1])
+    if receiver is not None:  # a function of this file: what it does with the parameter decides
+        function, bound = receiver
+        if bound.lower().endswith("storage_dtype"):
+            return False
+        return any(dtype_reaches_compute(ctx, ctx.path_to(load), depth + 1) for load in ctx.loads_of(bound, function))
     return True  # a kernel, a quantizer, a scaled matmul: whoever receives the format decides
+
+
+def _local_parameter(ctx, call: ast.Call,
+                     argument: ast.AST) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str] | None:
+    """(the function, its parameter) that ``argument`` of ``call`` binds, when the call names
+    the one function of that name in this file and binds it plainly (by position or keyword)."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    functions = [node for node in ast.walk(ctx.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.name == call.func.id]
+    if len(functions) != 1:
+        return None
+    function = functions[0]
+    parameters = function.args.posonlyargs + function.args.args
+    for index, value in enumerate(call.args):
+        if value is argument:
+            return (function, parameters[index].arg) if index < len(parameters) and not any(
+                isinstance(a, ast.Starred) for a in call.args[:index + 1]) else None
+    for keyword in call.keywords:
+        if keyword.value is argument and keyword.arg is not None:
+            names = {a.arg for a in parameters + function.args.kwonlyargs}
+            return (function, keyword.arg) if keyword.arg in names else None
+    return None
 
 
 def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
@@ -88,7 +125,9 @@ def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
         if isinstance(outer, ast.Call) and called and parent.attr in _CAST and _converts_away(ctx, outer):
             return False  # cast up (or reinterpreted as bytes) before it is used
         if called and (parent.attr in _SAME_DTYPE or parent.attr in _CAST):
-            return tensor_reaches_compute(ctx, site[:-1], depth + 1)
+            return tensor_reaches_compute(ctx, site[:-2], depth + 1)  # what `x.contiguous()` gives
+        if not called and parent.attr in _SAME_DTYPE:
+            return tensor_reaches_compute(ctx, site[:-1], depth + 1)  # `x.T`
         return True
     if isinstance(parent, ast.Subscript) and parent.value is node:
         if isinstance(parent.ctx, ast.Store):

@@ -206,7 +206,39 @@ class GateEvaluator:
             return self._name_values(node, rocm)
         if isinstance(node, ast.Call):
             return self._call_values(node, rocm)
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            return self._lookup_values(node.value, node.slice, None, rocm)  # `{"hip": "amd"}[backend]`
         return None
+
+    def _lookup_values(self, table: ast.expr, key: ast.expr, default: ast.expr | None,
+                       rocm: bool) -> "Values | None":
+        """A literal table looked up with a key of known values (`{"cuda": "nvidia", "hip":
+        "amd"}.get(backend, backend)`); a key the table lacks gives ``default`` (None: unknown)."""
+        if isinstance(table, ast.Name) and self.resolve is not None:
+            table = self.resolve(table) or table
+        if not isinstance(table, ast.Dict) or not table.keys:
+            return None
+        entries = {}
+        for k, v in zip(table.keys, table.values):
+            if not (isinstance(k, ast.Constant) and isinstance(v, ast.Constant)) or isinstance(v.value, (bytes, complex)):
+                return None
+            entries[k.value] = v.value
+        keys = self.possible(key, rocm)
+        if keys is None or SOME in keys:
+            return None
+        found: set = set()
+        for k in keys:
+            if k in entries:
+                found.add(entries[k])
+            elif default is None:
+                return None
+            else:
+                same_key = isinstance(default, ast.Name) and isinstance(key, ast.Name) and default.id == key.id
+                missing = frozenset({k}) if same_key else self.possible(default, rocm)
+                if missing is None:
+                    return None
+                found |= missing
+        return frozenset(found)
 
     def _bool_op_values(self, node: ast.BoolOp, rocm: bool) -> "Values | None":
         """`a and b` is a where a is falsy, else b (`or`: a where truthy); short-circuited."""
@@ -246,6 +278,12 @@ class GateEvaluator:
         return self._by_name(leaf, node, rocm, truthy=frozenset({SOME}), falsy=frozenset({None}))
 
     def _call_values(self, node: ast.Call, rocm: bool) -> "Values | None":
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "get" and 1 <= len(node.args) <= 2 and not node.keywords:
+            default = node.args[1] if len(node.args) == 2 else ast.Constant(None)
+            looked_up = self._lookup_values(func.value, node.args[0], default, rocm)
+            if looked_up is not None:
+                return looked_up
         if self.assume_gpu and not node.args and self.qualname(node.func) == GPU_PRESENT:
             return frozenset({True})  # hazards matter where a GPU runs the code: assume one is present
         func = node.func

@@ -72,6 +72,7 @@ def _lines(patterns: tuple[re.Pattern[bytes], re.Pattern[bytes]], source: bytes,
 # Blocks kept without an anchor: they may define the file's own gate helpers, which rules
 # read beyond their anchors (found by the words the project model looks for: gate_word_positions).
 _CALLED = lazy_compile(rb"\b(\w+)[ \t]*\(")
+_NESTED_DEF_LINE = lazy_compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _DEFINED_NAME = lazy_compile(rb"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _HEADER = lazy_compile(rb"[ \t]*(?:async[ \t]+def\b|def\b|class\b)")
 _BODY_LINE = lazy_compile(rb"^([ \t]*)[^ \t\r\n#]", re.MULTILINE)
@@ -126,13 +127,13 @@ def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, 
 
 
 def _keep_called_helpers(source: bytes, dropped: list, reduced: bytes) -> bool:
-    """Short module-level functions called from what is kept (``reduced``) stay too, one
-    level deep: a decorator's or a condition's helper (`skipif(not has_fp8())`) may be a
-    gate. Whether any was kept."""
+    """Short functions called from what is kept (``reduced``) stay too, one level deep: a
+    decorator's or a condition's helper (`skipif(not has_fp8())`) may be a gate, and a
+    function nested in a kept one may be what receives an anchored value. Whether any was kept."""
     helpers = {}
     for index, (start, end, replacement) in enumerate(dropped):
-        if replacement == b"pass" and end - start <= MAX_HELPER_BYTES:
-            definition = DEF_LINE.search(source, start, end)
+        if replacement.lstrip() == b"pass" and end - start <= MAX_HELPER_BYTES:
+            definition = _NESTED_DEF_LINE.search(source, start, end)
             if definition is not None:
                 helpers[definition.group(1)] = index
     if not helpers:
