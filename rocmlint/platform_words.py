@@ -7,7 +7,8 @@ Each reader bounds a word its own way, and the differences are deliberate; they 
 - ``python-gate``: an identifier the Python half reads as a platform test (``is_hip()``,
   ``on_amd``, ``IS_ROCM``): hip, rocm, amd between non-alphanumerics.
 - ``manifest``: a manifest's file or folder name (``requirements_rocm.txt``,
-  ``docker/mi300x/``): also MI-series names; ``amd64`` is the CPU, not AMD GPUs.
+  ``docker/mi300x/``, ``rocmbench/``): also MI-series names and words that start with rocm;
+  ``amd64`` is the CPU, not AMD GPUs.
 - ``python-build``: a name in a setup.py/build script (``if IS_HIP:``, ``use_rocm``): hip and
   rocm only, since ``amd`` there names CPUs too.
 - ``cmake-hip`` / ``cmake-cuda`` / ``cmake-other``: what a CMake branch's commands do (link
@@ -28,7 +29,7 @@ _ABSENT = r"(?<!no_)(?<!no-)(?<!non_)(?<!without_)"
 
 READERS: dict[str, "re.Pattern[str]"] = {
     "python-gate": lazy_compile(r"(?<![a-z0-9])(?:hip|rocm|amd)(?![a-z0-9])", re.IGNORECASE),
-    "manifest": lazy_compile(r"(?i)(?:^|[^a-z])(?:rocm|amd(?!64)|hip|mi\d{3}x?)(?:$|[^a-z])"),
+    "manifest": lazy_compile(r"(?i)(?:^|[^a-z])(?:rocm[a-z]*|amd(?!64)|hip|mi\d{3}x?)(?:$|[^a-z])"),
     "python-build": lazy_compile(r"(?<![a-z])(?:hip|rocm)(?![a-z])", re.IGNORECASE),
     "cmake-hip": lazy_compile(_ABSENT + r"(?<![a-z])(?:hip(?:cc|ify|blas|blaslt|sparse|fft|rand|cub)?|rocm"
                               r"|roc(?:blas|prim|thrust|wmma)|amdgpu|__hip_platform_amd__)(?![a-z])", re.IGNORECASE),

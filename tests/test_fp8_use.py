@@ -11,9 +11,9 @@ from rocmlint.config import Settings
 from rocmlint.engine import active_rules, analyse_buffer
 
 
-def _roc107_lines(source: str) -> list[int]:
+def _roc107_lines(source: str, path: str = "m.py") -> list[int]:
     settings = Settings()
-    findings = analyse_buffer("m.py", textwrap.dedent(source).encode(), "python", settings,
+    findings = analyse_buffer(path, textwrap.dedent(source).encode(), "python", settings,
                               active_rules(settings, "python"))
     return [f.line for f in findings if f.code == "ROC107"]
 
@@ -100,6 +100,23 @@ STORAGE_AND_COMPUTE = {
                 x, w = ctx.saved_tensors
                 return torch._scaled_mm(x, w), None
         '''),
+    "copied into a cache the object keeps (not the caller's buffer)": ('''
+        import torch
+
+
+        class Fp8Cache:
+            def store(self, slot, k):
+                q = (k / self.scale).to(torch.float8_e4m3fn).view(-1)
+                self.keys[slot].copy_(q)
+        ''', '''
+        import torch
+
+
+        def per_token_quant(x, out, scale):
+            q = (x / x.abs().amax()).to(torch.float8_e4m3fn).view(-1)
+            out.copy_(q)
+            scale.fill_(1.0)
+        '''),
 }
 
 
@@ -108,3 +125,22 @@ def test_storage_is_quiet_and_compute_is_reported(case):
     storage, compute = STORAGE_AND_COMPUTE[case]
     assert _roc107_lines(storage) == []
     assert len(_roc107_lines(compute)) == 1
+
+
+QUANTISE = """
+import torch
+
+
+def quantize(w):
+    return (w / w.abs().amax() * 448).to(torch.float8_e4m3fn)
+"""
+
+
+@pytest.mark.parametrize("path,reported", [
+    ("tools/convert_hf_to_fp8.py", False), ("scripts/convert/quant/quant.py", False),
+    ("scripts/conversion_utils.py", False), ("tools/fp8_quant_blockwise.py", False),
+    ("tasks/mi355x_moe_2stage/driver.py", False), ("kernels/gfx950/gemm.py", False), ("kernels/gfx942/gemm.py", True),
+    ("mylib/quant.py", True), ("mylib/convert.py", True), ("tasks/mi300x_moe/driver.py", True),
+])
+def test_a_path_that_says_converter_or_ocp_gpu(path, reported):
+    assert bool(_roc107_lines(QUANTISE, path)) is reported

@@ -19,6 +19,8 @@ CASES = [
     ("manifest", "requirements_macos_amd64.txt", False),  # amd64 is the CPU
     ("manifest", "requirements-amd.txt", True),
     ("manifest", "chip_list.txt", False),
+    ("manifest", "tasks/rocmbench/test_gemm.py", True),  # a compound that starts with rocm
+    ("manifest", "tasks/trocm/test_gemm.py", False),
     ("python-build", "use_rocm", True),
     ("python-build", "IS_HIP_EXTENSION", True),
     ("python-build", "build_for_amd", False),  # in a build script amd names CPUs too

@@ -6,7 +6,7 @@ import re
 from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability, Edit, Fix
 from rocmlint.python.flow import value_sites
-from rocmlint.python.gates import CUDA_VERSION, GPU_PRESENT
+from rocmlint.python.gates import CUDA_VERSION, GPU_PRESENT, HIP_VERSION
 from rocmlint.rule import Rule
 
 # Calls that treat their argument as a version string or number.
@@ -63,6 +63,7 @@ class TorchVersionCudaAssumed(Rule):
 
     valid = (
         "import torch\nprint('CUDA', torch.version.cuda)\n",
+        "import torch\nif torch.version.cuda:\n    x = x.cuda()\nelif torch.version.hip:\n    x = x.to('cuda')\n",
         "import torch\nif torch.version.cuda is not None:\n    os.environ['NVCC_APPEND_FLAGS'] = '-lineinfo'\n",
         "import torch\ngpu = torch.version.cuda or torch.version.hip\nif gpu:\n    pass\n",
         "import torch\nif torch.version.cuda:\n    major = int(torch.version.cuda.split('.')[0])\n",
@@ -128,6 +129,15 @@ class TorchVersionCudaAssumed(Rule):
                    Applicability.DISPLAY_ONLY)
 
 
+def _rocm_branch_follows(ctx, owner: ast.AST) -> bool:
+    """An ``elif`` of the chain tests ``torch.version.hip``."""
+    while isinstance(owner, ast.If) and len(owner.orelse) == 1 and isinstance(owner.orelse[0], ast.If):
+        owner = owner.orelse[0]
+        if any(ctx.qualname(n) == HIP_VERSION for n in ast.walk(owner.test) if isinstance(n, ast.Attribute)):
+            return True
+    return False
+
+
 def _presence_guarded(ctx, site) -> bool | None:
     """For `torch.version.cuda` tested as a condition: True when the branch taken "if CUDA"
     drives the GPU (`.cuda()`, `torch.cuda.*`, `"cuda"` devices), which ROCm also has;
@@ -152,6 +162,8 @@ def _presence_guarded(ctx, site) -> bool | None:
     owner = site[i - 1]
     if not isinstance(owner, _TESTS) or owner.test is not site[i] or isinstance(owner, ast.Assert):
         return None
+    if positive and _rocm_branch_follows(ctx, owner):
+        return False  # `if torch.version.cuda: ... elif torch.version.hip: ...`: ROCm has its own branch
     branch = owner.body if positive else getattr(owner, "orelse", None)
     nodes = branch if isinstance(branch, list) else [branch] if branch is not None else []
     text = "\n".join(ctx.source_of(n) for n in nodes)

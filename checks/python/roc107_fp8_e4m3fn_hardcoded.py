@@ -7,11 +7,13 @@ from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_
 from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability
 from rocmlint.python.flow import climb
-from rocmlint.python.fp8_flow import dtype_reaches_compute
+from rocmlint.python.fp8_flow import called_name, dtype_reaches_compute
 from rocmlint.rule import Example, Rule
 
 OCP_E4M3 = "torch.float8_e4m3fn"
 FNUZ = b"e4m3fnuz"
+# unittest's comparisons (`assertEqual`, `assertIs`, `assertIn`, ...): they inspect a dtype.
+_ASSERTION = lazy_compile(r"assert(?:Equal|NotEqual|Is|IsNot|In|NotIn)$")
 # AMD GPUs whose matrix cores take OCP FP8 (`float8_e4m3fn`): CDNA4 (gfx950) and RDNA4 (gfx12).
 OCP_FP8_ARCH = lazy_compile(r"gfx(?:95\d|12\d\d)$")
 # Code about a format that mandates OCP E4M3 whatever the GPU (MX block formats, NVFP4's
@@ -28,6 +30,11 @@ EMULATION_WORDS = lazy_compile(_EMULATION, re.IGNORECASE)
 _NOT_GPU_WORDS_LOWERED = lazy_compile("|".join((_FORMAT.replace("MX[A-Z_]", "mx[a-z_]"), _EMULATION, _CPU)))
 # `x.to(torch.float8_e4m3fn).to(torch.float)`: a reference that only emulates FP8 rounding.
 ROUND_TRIP = lazy_compile(r"\.to\(\s*torch\.float8_e4m3fn\s*\)\s*\.(?:to|float|half|bfloat16|double)\(")
+# An offline checkpoint converter (`tools/convert_hf_to_fp8.py`, `scripts/convert/quant.py`): what it
+# writes is the checkpoint format, and OCP E4M3 is the one checkpoints exchange (loaders convert for MI300).
+CONVERTER_PATH = lazy_compile(r"(?:^|/)(?:tools|scripts)/(?:[^/]*/)*[^/]*(?:conver[st]|quant)", re.IGNORECASE)
+# A file or folder named for a GPU that computes in OCP E4M3 (`mi355x_moe_task/`, `gfx950_kernels.py`).
+OCP_FP8_GPU_PATH = lazy_compile(r"(?:^|[^a-z0-9])(?:gfx95\d|gfx12\d\d|mi35\dx?|rdna4)(?:$|[^a-z0-9])", re.IGNORECASE)
 TEST_FILE = lazy_compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test)\.py$")
 _DEVICE_CPU = lazy_compile(r"""["']cpu["']""")
 _GPU_WORDS = lazy_compile(r"cuda|gpu|triton|device", re.IGNORECASE)
@@ -41,7 +48,26 @@ def _translation_table(table: ast.Dict) -> bool:
     dtypes = [value.attr for value in table.values if isinstance(value, ast.Attribute) and _torch_dtype(value)]
     roles = any(isinstance(key, ast.Constant) and str(key.value).lower().endswith(("dtype", "type"))
                 for key in table.keys)
-    return len(dtypes) > 1 and len(set(dtypes)) == len(dtypes) and not roles
+    # Distinct dtypes, or many of them with aliases (`"F8_E4M3"` and `"F8_E4M3FN"` both name e4m3fn).
+    distinct = len(set(dtypes))
+    return len(dtypes) > 1 and (distinct == len(dtypes) or distinct >= 3) and not roles
+
+
+def _returned_for_a_name(path: list) -> bool:
+    """The ``return`` sits in an ``if`` that compares a parameter with strings only (`if
+    dtype_str == "e4m3fn" or dtype_str == "float8":`): a function translating names to dtypes."""
+    function = next((node for node in reversed(path) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    guard = next((node for node in reversed(path) if isinstance(node, ast.If)), None)
+    if function is None or guard is None or path.index(guard) < path.index(function):
+        return False
+    parameters = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+    compares = [n for n in ast.walk(guard.test) if isinstance(n, ast.Compare)]
+    return bool(compares) and all(
+        isinstance(c.left, ast.Name) and c.left.id in parameters
+        and all(isinstance(v, ast.Constant) and isinstance(v.value, str)
+                for comparator in c.comparators
+                for v in (comparator.elts if isinstance(comparator, (ast.Tuple, ast.List, ast.Set)) else [comparator]))
+        for c in compares)
 
 
 def _torch_dtype(node: ast.AST) -> bool:
@@ -65,8 +91,12 @@ class Fp8E4m3fnHardcoded(Rule):
     packed weights, a layerwise casting's `storage_dtype=`); code the ROCm build never runs, such as a class whose constructor
     raises on ROCm, a module that loads an NVIDIA-only back end (DeepGEMM, CUTLASS DSL,
     TensorRT), or a function that refuses every GPU but gfx950 and gfx12 (`assert arch ==
-    "gfx950"`), which compute in OCP E4M3. A tensor an autograd Function saves for its
-    backward pass, which casts it up before use, is storage. A use is reported when the dtype, or a tensor of it, reaches compute: a
+    "gfx950"`) or lives in a file or folder named for such a GPU (`mi355x_moe/`), which
+    compute in OCP E4M3; offline checkpoint converters and quantisers under `tools/` or
+    `scripts/` (OCP E4M3 is the format checkpoints exchange); functions translating a name into
+    a dtype (`if name == "e4m3fn": return torch.float8_e4m3fn`) and unittest assertions. A tensor
+    an autograd Function saves for its backward pass, which casts it up before use, is storage;
+    one copied into the caller's buffer (`out.copy_(q)`) reaches compute. A use is reported when the dtype, or a tensor of it, reaches compute: a
     call other than a cast, an allocation or `finfo` (a Triton kernel, `torch._scaled_mm`, a
     quantizer), or leaves what the file shows (returned, a name other modules import).
 
@@ -121,6 +151,12 @@ class Fp8E4m3fnHardcoded(Rule):
         "import torch\n\n\ndef to_mxfp8(x, elem_dtype=torch.float8_e4m3fn, block_size=32):\n    return x\n",
         "import torch\ndt = torch.float8_e4m3fn\nif torch.version.hip:\n    dt = torch.float8_e4m3fnuz\n",
         "import torch\nBY_NAME = {'f8_e4m3': torch.float8_e4m3fn, 'f8_e5m2': torch.float8_e5m2, 'bf16': torch.bfloat16}\n",
+        "import torch\n\n\ndef dtype_from_name(name):\n    if name == 'bf16':\n        return torch.bfloat16\n"
+        "    if name == 'e4m3fn' or name in ('float8', '8bit'):\n        return torch.float8_e4m3fn\n    return name\n",
+        "import torch\nST_DTYPES = {'F16': torch.float16, 'BF16': torch.bfloat16, 'F8_E4M3': torch.float8_e4m3fn,\n"
+        "             'F8_E4M3FN': torch.float8_e4m3fn}\n",
+        "import torch\n\n\nclass Fp8LayerTest(unittest.TestCase):\n    def test_weight_dtype(self):\n"
+        "        layer = make_fp8_layer().cuda()\n        self.assertEqual(layer.weight.dtype, torch.float8_e4m3fn)\n",
     )
     invalid = (
         "import torch\nRECIPE = {'weight_dtype': torch.float8_e4m3fn, 'act_dtype': torch.bfloat16}\n",
@@ -319,9 +355,11 @@ class Fp8E4m3fnHardcoded(Rule):
 
     @staticmethod
     def _path_context(path: str) -> bool:
-        """The module's own path says format, CPU-only or emulation code (`mx_formats/`, `x86.py`)."""
+        """The module's own path says format, CPU-only or emulation code (`mx_formats/`, `x86.py`),
+        an offline checkpoint converter, or a GPU that computes in OCP E4M3 (`mi355x_moe/`)."""
         name = path.replace("\\", "/")
-        return bool(FORMAT_WORDS.search(name) or CPU_WORDS.search(name) or EMULATION_WORDS.search(name))
+        return bool(FORMAT_WORDS.search(name) or CPU_WORDS.search(name) or EMULATION_WORDS.search(name)
+                    or CONVERTER_PATH.search(name) or OCP_FP8_GPU_PATH.search(name))
 
     @staticmethod
     def _not_gpu_dtype(ctx, path) -> bool:
@@ -362,6 +400,10 @@ class Fp8E4m3fnHardcoded(Rule):
         node, parent = path[-1], path[-2]
         if isinstance(parent, (ast.Compare, ast.MatchValue)):
             return True  # `x.dtype == ...`, `case torch.float8_e4m3fn:`
+        if isinstance(parent, ast.Call) and _ASSERTION.match(called_name(parent)):
+            return True  # `self.assertEqual(w.dtype, torch.float8_e4m3fn)`
+        if isinstance(parent, ast.Return) and _returned_for_a_name(path):
+            return True  # `if name == "e4m3fn": return torch.float8_e4m3fn`: the caller's name picks it
         if isinstance(parent, ast.Subscript) and parent.slice is node:
             return True  # a lookup: `PEAK_TOPS[torch.float8_e4m3fn]`
         if isinstance(parent, ast.Dict):

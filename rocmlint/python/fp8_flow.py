@@ -68,7 +68,7 @@ def dtype_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     call = _call_receiving(site)
     if call is None:
         return True  # returned, kept in a container, computed with: out of sight
-    name = _called_name(call)
+    name = called_name(call)
     if _FORMAT_CALL.search(name):
         return False  # an FP4/MX kernel's E4M3 block scales: the format's dtype on every GPU
     if _WEIGHT_ONLY.search(name):
@@ -136,15 +136,31 @@ def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
         return _name_reaches(ctx, site[:-1], parent, depth, tensor_reaches_compute)
     call = _call_receiving(site)
-    if call is not None and _called_name(call) in _STORE_CALLS:
+    if call is not None and called_name(call) == "copy_" and _into_a_parameter(ctx, site, call):
+        return True  # `out.copy_(q)`: the caller's buffer, which the caller computes with
+    if call is not None and called_name(call) in _STORE_CALLS:
         return False
-    if call is not None and _called_name(call) == "save_for_backward" and _cast_up_in_backward(ctx, site, call):
+    if call is not None and called_name(call) == "save_for_backward" and _cast_up_in_backward(ctx, site, call):
         return False  # kept for the backward pass, which casts it up before using it
-    if call is not None and _FORMAT_CALL.search(_called_name(call)):
+    if call is not None and _FORMAT_CALL.search(called_name(call)):
         return False  # the block scales of an FP4/MX kernel (NVFP4 mandates E4M3 scales)
-    if call is not None and _called_name(call) == "Parameter":
+    if call is not None and called_name(call) == "Parameter":
         return tensor_reaches_compute(ctx, ctx.path_to(call), depth + 1)
     return True
+
+
+def _into_a_parameter(ctx, site: list, call: ast.Call) -> bool:
+    """``dst.copy_(x)`` where ``dst`` (or what it is sliced from) is a parameter of the enclosing
+    function other than ``self``: the value leaves for the caller."""
+    target = call.func.value if isinstance(call.func, ast.Attribute) else None
+    while isinstance(target, (ast.Subscript, ast.Attribute)) and not (
+            isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+        target = target.value
+    function = ctx.enclosing(site, (ast.FunctionDef, ast.AsyncFunctionDef))
+    if not isinstance(target, ast.Name) or function is None or target.id in ("self", "cls"):
+        return False
+    arguments = function.args
+    return target.id in {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
 
 
 def _cast_up_in_backward(ctx, site: list, call: ast.Call) -> bool:
@@ -265,7 +281,8 @@ def _call_receiving(site: list) -> ast.Call | None:
     return None
 
 
-def _called_name(call: ast.Call) -> str:
+def called_name(call: ast.Call) -> str:
+    """The called function's own name (`torch._scaled_mm` -> `_scaled_mm`)."""
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
