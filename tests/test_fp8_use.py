@@ -117,6 +117,33 @@ STORAGE_AND_COMPUTE = {
             out.copy_(q)
             scale.fill_(1.0)
         '''),
+    "handed only to an NVIDIA-only package's kernels": ('''
+        import torch
+
+        try:
+            import spas_sage_attn._fused as fused
+        except ImportError:
+            fused = None
+
+
+        def quantize_v(v, scale):
+            v8 = torch.empty(v.shape, dtype=torch.float8_e4m3fn, device=v.device)
+            fused.scale_fuse_quant_cuda(v, v8, scale)
+            return scale
+        ''', '''
+        import torch
+
+        try:
+            import my_attention._fused as fused
+        except ImportError:
+            fused = None
+
+
+        def quantize_v(v, scale):
+            v8 = torch.empty(v.shape, dtype=torch.float8_e4m3fn, device=v.device)
+            fused.scale_fuse_quant_cuda(v, v8, scale)
+            return scale
+        '''),
 }
 
 
@@ -139,6 +166,7 @@ def quantize(w):
 @pytest.mark.parametrize("path,reported", [
     ("tools/convert_hf_to_fp8.py", False), ("scripts/convert/quant/quant.py", False),
     ("scripts/conversion_utils.py", False), ("tools/fp8_quant_blockwise.py", False),
+    (".dev_scripts/hf_to_fp8.py", False),
     ("tasks/mi355x_moe_2stage/driver.py", False), ("kernels/gfx950/gemm.py", False), ("kernels/gfx942/gemm.py", True),
     ("mylib/quant.py", True), ("mylib/convert.py", True), ("tasks/mi300x_moe/driver.py", True),
 ])

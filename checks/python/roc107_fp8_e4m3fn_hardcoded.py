@@ -7,6 +7,7 @@ from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_
 from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability
 from rocmlint.python.flow import climb
+from rocmlint.python.backends import nvidia_root
 from rocmlint.python.fp8_flow import called_name, dtype_reaches_compute
 from rocmlint.rule import Example, Rule
 
@@ -32,7 +33,8 @@ _NOT_GPU_WORDS_LOWERED = lazy_compile("|".join((_FORMAT.replace("MX[A-Z_]", "mx[
 ROUND_TRIP = lazy_compile(r"\.to\(\s*torch\.float8_e4m3fn\s*\)\s*\.(?:to|float|half|bfloat16|double)\(")
 # An offline checkpoint converter (`tools/convert_hf_to_fp8.py`, `scripts/convert/quant.py`): what it
 # writes is the checkpoint format, and OCP E4M3 is the one checkpoints exchange (loaders convert for MI300).
-CONVERTER_PATH = lazy_compile(r"(?:^|/)(?:tools|scripts)/(?:[^/]*/)*[^/]*(?:conver[st]|quant)", re.IGNORECASE)
+CONVERTER_PATH = lazy_compile(r"(?:^|/)[^/]*(?:tools|scripts)/(?:[^/]*/)*[^/]*(?:conver[st]|quant|_to_fp8)",
+                              re.IGNORECASE)
 # A file or folder named for a GPU that computes in OCP E4M3 (`mi355x_moe_task/`, `gfx950_kernels.py`).
 OCP_FP8_GPU_PATH = lazy_compile(r"(?:^|[^a-z0-9])(?:gfx95\d|gfx12\d\d|mi35\dx?|rdna4)(?:$|[^a-z0-9])", re.IGNORECASE)
 TEST_FILE = lazy_compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test)\.py$")
@@ -96,7 +98,9 @@ class Fp8E4m3fnHardcoded(Rule):
     `scripts/` (OCP E4M3 is the format checkpoints exchange); functions translating a name into
     a dtype (`if name == "e4m3fn": return torch.float8_e4m3fn`) and unittest assertions. A tensor
     an autograd Function saves for its backward pass, which casts it up before use, is storage;
-    one copied into the caller's buffer (`out.copy_(q)`) reaches compute. A use is reported when the dtype, or a tensor of it, reaches compute: a
+    one copied into the caller's buffer (`out.copy_(q)`) reaches compute; one handed only to
+    kernels of an NVIDIA-only package (`fused.quant_cuda(v8)` after `import spas_sage_attn._fused
+    as fused`) never reaches them on ROCm. A use is reported when the dtype, or a tensor of it, reaches compute: a
     call other than a cast, an allocation or `finfo` (a Triton kernel, `torch._scaled_mm`, a
     quantizer), or leaves what the file shows (returned, a name other modules import).
 
@@ -293,8 +297,6 @@ class Fp8E4m3fnHardcoded(Rule):
         """The module imports a package that exists only for NVIDIA GPUs when it loads (a
         top-level import outside any ``try``); a lazy or optional import inside a function
         leaves the rest of the module to ROCm."""
-        from rocmlint.project.python import nvidia_root
-
         for stmt in ctx.tree.body:
             if isinstance(stmt, ast.Import) and any(nvidia_root(alias.name) for alias in stmt.names):
                 return True

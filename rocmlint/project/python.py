@@ -39,7 +39,7 @@ from ..python.toplevel import (
     module_statement_starts,
 )
 from . import digest
-from ..python.backends import NVIDIA_ONLY_IMPORTS, OTHER_ACCELERATOR_IMPORTS
+from ..python.backends import NVIDIA_ONLY_IMPORTS, OTHER_ACCELERATOR_IMPORTS, nvidia_root
 from .summary_cache import cached_summaries
 from .tree import named_for_other_platform
 
@@ -386,7 +386,6 @@ def nvidia_backend_import(source: bytes) -> tuple[str, int] | None:
     return None
 
 
-_NVIDIA_ROOT = lazy_compile(r"(?:%s)(?:\.|$)" % "|".join(re.escape(r) for r in NVIDIA_ONLY_IMPORTS))
 _NVIDIA_WORDS = [root.encode() for root in NVIDIA_ONLY_IMPORTS]
 _NVIDIA_SCAN = None
 
@@ -394,12 +393,6 @@ _NVIDIA_SCAN = None
 def _other_accelerator(module: str) -> str | None:
     """The platform a module exists only for (`habana_frameworks.torch` -> Intel Gaudi), if any."""
     return OTHER_ACCELERATOR_IMPORTS.get(module.split(".")[0])
-
-
-def nvidia_root(module: str) -> str | None:
-    """The NVIDIA-only package a module path is part of (`deep_gemm.jit` -> `deep_gemm`), if any."""
-    m = _NVIDIA_ROOT.match(module)
-    return m.group(0).rstrip(".") if m else None
 
 
 class PythonModel:

@@ -1,14 +1,26 @@
 """Import roots that exist only for one platform: code that needs one never runs on ROCm."""
 from __future__ import annotations
 
+import re
+
+from ..lazy_re import lazy_compile
+
 # Import roots that exist only for NVIDIA GPUs (a dotted prefix matches it and its submodules).
 NVIDIA_ONLY_IMPORTS = (
     "cutlass", "cutlass_library", "flash_attn.cute", "flash_attn_interface", "deep_gemm", "deep_ep",
     "cuda.bindings", "cuda.core", "cuda.tile", "nvmath", "tensorrt", "tensorrt_llm", "cudnn", "nvshmem",
-    "pycuda", "modelopt", "nunchaku",
+    "pycuda", "modelopt", "nunchaku", "spas_sage_attn",
 )
 # Import roots of other accelerators' PyTorch backends: a module that needs one never runs on ROCm.
 OTHER_ACCELERATOR_IMPORTS = {
     "habana_frameworks": "Intel Gaudi", "intel_extension_for_pytorch": "Intel's extension (XPU, CPU)",
     "torch_xla": "TPUs", "torch_npu": "Ascend NPUs", "torch_neuronx": "AWS Neuron", "torch_mlu": "Cambricon MLUs",
 }
+
+_NVIDIA_ROOT = lazy_compile(r"(?:%s)(?:\.|$)" % "|".join(re.escape(r) for r in NVIDIA_ONLY_IMPORTS))
+
+
+def nvidia_root(module: str) -> str | None:
+    """The NVIDIA-only package a module path is part of (`deep_gemm.jit` -> `deep_gemm`), if any."""
+    m = _NVIDIA_ROOT.match(module)
+    return m.group(0).rstrip(".") if m else None

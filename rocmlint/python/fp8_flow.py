@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 
 from ..lazy_re import lazy_compile
+from .backends import nvidia_root
 from .flow import climb
 
 # Calls that make a tensor of the dtype (`dtype=` argument) or read its range.
@@ -136,6 +137,8 @@ def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
         return _name_reaches(ctx, site[:-1], parent, depth, tensor_reaches_compute)
     call = _call_receiving(site)
+    if call is not None and _nvidia_only_callee(ctx, call):
+        return False  # a kernel of an NVIDIA-only package (`fused.quant_cuda(x8, ...)`): never called on ROCm
     if call is not None and called_name(call) == "copy_" and _into_a_parameter(ctx, site, call):
         return True  # `out.copy_(q)`: the caller's buffer, which the caller computes with
     if call is not None and called_name(call) in _STORE_CALLS:
@@ -147,6 +150,34 @@ def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
     if call is not None and called_name(call) == "Parameter":
         return tensor_reaches_compute(ctx, ctx.path_to(call), depth + 1)
     return True
+
+
+def _nvidia_only_callee(ctx, call: ast.Call) -> bool:
+    """The call goes to a name the file imports from an NVIDIA-only package (`import
+    spas_sage_attn._fused as fused`, then `fused.quant(...)`), a call ROCm never makes."""
+    base = call.func
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    if not isinstance(base, ast.Name):
+        return False
+    imported = ctx.cache.get("fp8-flow-imports")
+    if imported is None:
+        imported = ctx.cache["fp8-flow-imports"] = _imported_modules(ctx.tree)
+    module = imported.get(base.id)
+    return module is not None and nvidia_root(module) is not None
+
+
+def _imported_modules(tree: ast.AST) -> dict[str, str]:
+    """Every name an import binds in the file -> the module it comes from."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return bound
 
 
 def _into_a_parameter(ctx, site: list, call: ast.Call) -> bool:
