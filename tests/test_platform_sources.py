@@ -119,6 +119,18 @@ def test_a_platform_name_mapped_through_a_literal_table():
     assert facts["UNKNOWN"].rocm == frozenset({None})  # a key the table lacks: `.get` gives None
 
 
+def test_a_device_name_read_from_properties_kept_in_a_name():
+    facts = _facts('''
+        import torch
+        def vendor():
+            props = torch.cuda.get_device_properties(torch.cuda.current_device())
+            if "AMD" in props.name:
+                return "amd"
+            return "nvidia"
+    ''')
+    assert facts["vendor"].rocm == frozenset({"amd"})
+
+
 def test_an_unread_local_flag_decides_nothing():
     assert tuning_only(_switches('''
         def block_size():

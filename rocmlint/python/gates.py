@@ -421,9 +421,11 @@ def _device_name_test(evaluator: GateEvaluator, node: ast.Compare, rocm: bool) -
             and isinstance(needle.value, str)):
         return None
     target = _resolved(haystack, evaluator.resolve)
+    # `props = get_device_properties(i)` then `props.name`: the properties may sit in a name
+    properties = _resolved(target.value, evaluator.resolve) if isinstance(target, ast.Attribute) else None
     names_device = (isinstance(target, ast.Call) and _leaf_name(target.func) in _DEVICE_NAME_CALLS) or (
         isinstance(target, ast.Attribute) and target.attr in _DEVICE_NAME_FIELDS | {"name"}
-        and isinstance(target.value, ast.Call) and _leaf_name(target.value.func) == "get_device_properties")
+        and isinstance(properties, ast.Call) and _leaf_name(properties.func) == "get_device_properties")
     if not names_device:
         return None
     word = needle.value.strip()
