@@ -18,6 +18,21 @@ def _roc107_lines(source: str, path: str = "m.py") -> list[int]:
     return [f.line for f in findings if f.code == "ROC107"]
 
 
+_KERNEL_CALLER = '''
+    import torch
+
+    try:
+        import {package}._fused as fused
+    except ImportError:
+        fused = None
+
+
+    def quantize_v(v, scale):
+        v8 = torch.empty(v.shape, dtype=torch.float8_e4m3fn, device=v.device)
+        fused.scale_fuse_quant_cuda(v, v8, scale)
+        return scale
+    '''
+
 STORAGE_AND_COMPUTE = {
     "a view kept by `.contiguous()` and never used": ('''
         import torch
@@ -117,33 +132,9 @@ STORAGE_AND_COMPUTE = {
             out.copy_(q)
             scale.fill_(1.0)
         '''),
-    "handed only to an NVIDIA-only package's kernels": ('''
-        import torch
-
-        try:
-            import spas_sage_attn._fused as fused
-        except ImportError:
-            fused = None
-
-
-        def quantize_v(v, scale):
-            v8 = torch.empty(v.shape, dtype=torch.float8_e4m3fn, device=v.device)
-            fused.scale_fuse_quant_cuda(v, v8, scale)
-            return scale
-        ''', '''
-        import torch
-
-        try:
-            import my_attention._fused as fused
-        except ImportError:
-            fused = None
-
-
-        def quantize_v(v, scale):
-            v8 = torch.empty(v.shape, dtype=torch.float8_e4m3fn, device=v.device)
-            fused.scale_fuse_quant_cuda(v, v8, scale)
-            return scale
-        '''),
+    # The same quantiser: its kernel module comes from an NVIDIA-only package, or from another one.
+    "handed only to an NVIDIA-only package's kernels": (_KERNEL_CALLER.format(package="deep_gemm"),
+                                                        _KERNEL_CALLER.format(package="my_attention")),
 }
 
 

@@ -99,8 +99,8 @@ class Fp8E4m3fnHardcoded(Rule):
     a dtype (`if name == "e4m3fn": return torch.float8_e4m3fn`) and unittest assertions. A tensor
     an autograd Function saves for its backward pass, which casts it up before use, is storage;
     one copied into the caller's buffer (`out.copy_(q)`) reaches compute; one handed only to
-    kernels of an NVIDIA-only package (`fused.quant_cuda(v8)` after `import spas_sage_attn._fused
-    as fused`) never reaches them on ROCm. A use is reported when the dtype, or a tensor of it, reaches compute: a
+    kernels of an NVIDIA-only package (`kernels.quant(v8)` after `import deep_gemm.jit_kernels as
+    kernels`) never reaches them on ROCm. A use is reported when the dtype, or a tensor of it, reaches compute: a
     call other than a cast, an allocation or `finfo` (a Triton kernel, `torch._scaled_mm`, a
     quantizer), or leaves what the file shows (returned, a name other modules import).
 

@@ -138,7 +138,7 @@ def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
         return _name_reaches(ctx, site[:-1], parent, depth, tensor_reaches_compute)
     call = _call_receiving(site)
     if call is not None and _nvidia_only_callee(ctx, call):
-        return False  # a kernel of an NVIDIA-only package (`fused.quant_cuda(x8, ...)`): never called on ROCm
+        return False  # a kernel of an NVIDIA-only package (`kernels.quant(x8, ...)`): never called on ROCm
     if call is not None and called_name(call) == "copy_" and _into_a_parameter(ctx, site, call):
         return True  # `out.copy_(q)`: the caller's buffer, which the caller computes with
     if call is not None and called_name(call) in _STORE_CALLS:
@@ -154,7 +154,7 @@ def tensor_reaches_compute(ctx, path: list, depth: int = 0) -> bool:
 
 def _nvidia_only_callee(ctx, call: ast.Call) -> bool:
     """The call goes to a name the file imports from an NVIDIA-only package (`import
-    spas_sage_attn._fused as fused`, then `fused.quant(...)`), a call ROCm never makes."""
+    deep_gemm.jit_kernels as kernels`, then `kernels.quant(...)`), a call ROCm never makes."""
     base = call.func
     while isinstance(base, ast.Attribute):
         base = base.value
