@@ -144,6 +144,8 @@ class Fp8E4m3fnHardcoded(Rule):
     # choose it (``_chooses_fnuz``), which the rule must see; so is ``saved_tensors``: the
     # backward pass that casts up an FP8 tensor its forward saved (``fp8_flow``).
     pattern = r"float8_e4m3fn(?:uz)?\b|\bsaved_tensors\b"
+    anchors = ("float8_e4m3fn", "saved_tensors")  # two literals: re scans an alternation slowly
+    requires_any = (b"float8_e4m3fn",)  # (a file with `saved_tensors` alone has nothing to say)
     fix_applicability = Applicability.UNSAFE
 
     valid = (

@@ -93,10 +93,15 @@ def _local_parameter(ctx, call: ast.Call,
                      argument: ast.AST) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str] | None:
     """(the function, its parameter) that ``argument`` of ``call`` binds, when the call names
     the one function of that name in this file and binds it plainly (by position or keyword)."""
-    if not isinstance(call.func, ast.Name):
-        return None
-    functions = [node for node in ast.walk(ctx.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and node.name == call.func.id]
+    if not isinstance(call.func, ast.Name) or b"def " + call.func.id.encode() not in ctx.source:
+        return None  # (most callees are not this file's functions: no walk for them)
+    by_name = ctx.cache.get("fp8-flow-functions")
+    if by_name is None:  # once a file: the functions it defines, by name
+        by_name = ctx.cache["fp8-flow-functions"] = {}
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                by_name.setdefault(node.name, []).append(node)
+    functions = by_name.get(call.func.id, ())
     if len(functions) != 1:
         return None
     function = functions[0]
