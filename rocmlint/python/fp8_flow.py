@@ -95,7 +95,7 @@ def _local_parameter(ctx, call: ast.Call,
     the one function of that name in this file and binds it plainly (by position or keyword)."""
     if not isinstance(call.func, ast.Name) or b"def " + call.func.id.encode() not in ctx.source:
         return None  # (most callees are not this file's functions: no walk for them)
-    by_name = ctx.cache.get("fp8-flow-functions")
+    by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] | None = ctx.cache.get("fp8-flow-functions")
     if by_name is None:  # once a file: the functions it defines, by name
         by_name = ctx.cache["fp8-flow-functions"] = {}
         for node in ast.walk(ctx.tree):
