@@ -97,10 +97,11 @@ def _local_parameter(ctx, call: ast.Call,
         return None  # (most callees are not this file's functions: no walk for them)
     by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] | None = ctx.cache.get("fp8-flow-functions")
     if by_name is None:  # once a file: the functions it defines, by name
-        by_name = ctx.cache["fp8-flow-functions"] = {}
+        by_name = {}
         for node in ast.walk(ctx.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 by_name.setdefault(node.name, []).append(node)
+        ctx.cache["fp8-flow-functions"] = by_name
     functions = by_name.get(call.func.id, ())
     if len(functions) != 1:
         return None
