@@ -72,6 +72,8 @@ def _lines(patterns: tuple[re.Pattern[bytes], re.Pattern[bytes]], source: bytes,
 # Blocks kept without an anchor: they may define the file's own gate helpers, which rules
 # read beyond their anchors (found by the words the project model looks for: gate_word_positions).
 _CALLED = lazy_compile(rb"\b(\w+)[ \t]*\(")
+# A block's own keyword (the first `def` or `class` line, after any decorators).
+_FUNCTION_HEADER = lazy_compile(rb"^[ \t]*(?:async[ \t]+)?(def|class)\b", re.MULTILINE)
 _NESTED_DEF_LINE = lazy_compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _DEFINED_NAME = lazy_compile(rb"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _HEADER = lazy_compile(rb"[ \t]*(?:async[ \t]+def\b|def\b|class\b)")
@@ -91,19 +93,22 @@ def skeleton(source: bytes, anchors: list[int], min_size: int = MIN_SIZE) -> byt
         return None
     anchors = sorted(anchors + users)
     dropped: list[tuple[int, int, bytes]] = []  # (start byte, end byte, replacement line)
-    _reduce(source, anchors, dropped, 0, len(source), 0, gate_word_positions(source))
+    parents: dict[int, tuple[int, int]] = {}  # a nested block's start -> the kept body around it
+    _reduce(source, anchors, dropped, 0, len(source), 0, gate_word_positions(source), parents)
     _reduce_data_tables(source, anchors, dropped, statements)
     if not dropped:
         return None
     reduced = _reduced(source, dropped)
-    if _keep_called_helpers(source, dropped, reduced):
+    if _keep_called_helpers(source, dropped, reduced, parents):
         return _reduced(source, dropped) if dropped else None
     return reduced
 
 
 def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, indent: int,
-            gate_words: list[int]) -> None:
-    """Drop the blocks at ``indent`` in source[lo:hi] holding no anchor; recurse into the rest."""
+            gate_words: list[int], parents: dict[int, tuple[int, int]], in_function: bool = False) -> None:
+    """Drop the blocks at ``indent`` in source[lo:hi] holding no anchor; recurse into the rest.
+    ``parents`` receives, for each block dropped inside a kept function, that function's body
+    bounds (``in_function``: source[lo:hi] is a function's body)."""
     pos = lo
     starts = _block_start(indent)
     while True:
@@ -118,27 +123,42 @@ def _reduce(source: bytes, anchors: list[int], dropped: list, lo: int, hi: int, 
             w = bisect.bisect_left(gate_words, start)
             if w == len(gate_words) or gate_words[w] >= end:  # no gate word in the block either
                 dropped.append((start, end, b" " * indent + b"pass"))
+                if in_function:
+                    parents[start] = (lo, hi)
         else:
             body = _body_indent(source, start, end, indent)
             if body is not None:
                 header_end = source.find(b"\n", start, end) + 1
-                _reduce(source, anchors, dropped, header_end, end, body, gate_words)
+                own = _FUNCTION_HEADER.search(source, start, end)  # after any decorators
+                function = own is not None and own.group(1) == b"def"
+                _reduce(source, anchors, dropped, header_end, end, body, gate_words, parents, function)
         pos = end
 
 
-def _keep_called_helpers(source: bytes, dropped: list, reduced: bytes) -> bool:
+def _keep_called_helpers(source: bytes, dropped: list, reduced: bytes, parents: dict[int, tuple[int, int]]) -> bool:
     """Short functions called from what is kept (``reduced``) stay too, one level deep: a
-    decorator's or a condition's helper (`skipif(not has_fp8())`) may be a gate, and a
-    function nested in a kept one may be what receives an anchored value. Whether any was kept."""
+    decorator's or a condition's helper (`skipif(not has_fp8())`) may be a gate. So does a
+    short function nested in a kept one that the rest of that body calls: it may be what
+    receives an anchored value. Whether any was kept."""
     helpers = {}
+    kept: set[int] = set()
     for index, (start, end, replacement) in enumerate(dropped):
-        if replacement.lstrip() == b"pass" and end - start <= MAX_HELPER_BYTES:
+        if replacement.lstrip() != b"pass" or end - start > MAX_HELPER_BYTES:
+            continue
+        if start in parents:  # nested: only its enclosing body can call it
             definition = _NESTED_DEF_LINE.search(source, start, end)
+            lo, hi = parents[start]
+            if definition is not None and re.search(rb"\b%s[ \t]*\(" % re.escape(definition.group(1)),
+                                                   source[lo:start] + source[end:hi]):
+                kept.add(index)
+        elif replacement == b"pass":
+            definition = DEF_LINE.search(source, start, end)
             if definition is not None:
                 helpers[definition.group(1)] = index
     if not helpers:
-        return False
-    kept: set[int] = set()
+        if kept:
+            dropped[:] = [block for index, block in enumerate(dropped) if index not in kept]
+        return bool(kept)
     text = reduced
     for _round in range(2):  # the calls in what is kept, then in the helpers kept for them
         called = {helpers[name] for name in _CALLED.findall(text) if name in helpers} - kept
