@@ -13,6 +13,8 @@ from rocmlint.rule import Example, Rule
 
 OCP_E4M3 = "torch.float8_e4m3fn"
 FNUZ = b"e4m3fnuz"
+# A name that states the E4M3 format itself (`"e4m3fn"`, `"F8_E4M3"`), unlike `"fp8"` or `"float8"`.
+_NAMES_E4M3 = lazy_compile(r"(?i)e4m3")
 # unittest's comparisons (`assertEqual`, `assertIs`, `assertIn`, ...): they inspect a dtype.
 _ASSERTION = lazy_compile(r"assert(?:Equal|NotEqual|Is|IsNot|In|NotIn)$")
 # AMD GPUs whose matrix cores take OCP FP8 (`float8_e4m3fn`): CDNA4 (gfx950) and RDNA4 (gfx12).
@@ -50,9 +52,13 @@ def _translation_table(table: ast.Dict) -> bool:
     dtypes = [value.attr for value in table.values if isinstance(value, ast.Attribute) and _torch_dtype(value)]
     roles = any(isinstance(key, ast.Constant) and str(key.value).lower().endswith(("dtype", "type"))
                 for key in table.keys)
-    # Distinct dtypes, or many of them with aliases (`"F8_E4M3"` and `"F8_E4M3FN"` both name e4m3fn).
+    # Distinct dtypes, or many of them with aliases (`"F8_E4M3"` and `"F8_E4M3FN"` both name
+    # e4m3fn) when every key that gives e4m3fn names that format (`"fp8"` alone is a choice).
     distinct = len(set(dtypes))
-    return len(dtypes) > 1 and (distinct == len(dtypes) or distinct >= 3) and not roles
+    aliases_name_it = all(isinstance(key, ast.Constant) and _NAMES_E4M3.search(str(key.value))
+                          for key, value in zip(table.keys, table.values)
+                          if isinstance(value, ast.Attribute) and value.attr == "float8_e4m3fn")
+    return len(dtypes) > 1 and (distinct == len(dtypes) or (distinct >= 3 and aliases_name_it)) and not roles
 
 
 def _returned_for_a_name(path: list) -> bool:
@@ -64,9 +70,10 @@ def _returned_for_a_name(path: list) -> bool:
         return False
     parameters = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
     compares = [n for n in ast.walk(guard.test) if isinstance(n, ast.Compare)]
+    # every name that selects it names the format (`"e4m3fn"`, `"F8_E4M3"`); `"fp8"` is a choice
     return bool(compares) and all(
         isinstance(c.left, ast.Name) and c.left.id in parameters
-        and all(isinstance(v, ast.Constant) and isinstance(v.value, str)
+        and all(isinstance(v, ast.Constant) and isinstance(v.value, str) and _NAMES_E4M3.search(v.value)
                 for comparator in c.comparators
                 for v in (comparator.elts if isinstance(comparator, (ast.Tuple, ast.List, ast.Set)) else [comparator]))
         for c in compares)
@@ -158,7 +165,8 @@ class Fp8E4m3fnHardcoded(Rule):
         "import torch\ndt = torch.float8_e4m3fn\nif torch.version.hip:\n    dt = torch.float8_e4m3fnuz\n",
         "import torch\nBY_NAME = {'f8_e4m3': torch.float8_e4m3fn, 'f8_e5m2': torch.float8_e5m2, 'bf16': torch.bfloat16}\n",
         "import torch\n\n\ndef dtype_from_name(name):\n    if name == 'bf16':\n        return torch.bfloat16\n"
-        "    if name == 'e4m3fn' or name in ('float8', '8bit'):\n        return torch.float8_e4m3fn\n    return name\n",
+        "    if name == 'e4m3fn' or name in ('f8_e4m3', 'float8_e4m3fn'):\n        return torch.float8_e4m3fn\n"
+        "    return name\n",
         "import torch\nST_DTYPES = {'F16': torch.float16, 'BF16': torch.bfloat16, 'F8_E4M3': torch.float8_e4m3fn,\n"
         "             'F8_E4M3FN': torch.float8_e4m3fn}\n",
         "import torch\n\n\nclass Fp8LayerTest(unittest.TestCase):\n    def test_weight_dtype(self):\n"
@@ -178,6 +186,10 @@ class Fp8E4m3fnHardcoded(Rule):
             unsafe=True,
         ),
         "import torch\n\n\ndef quantize(x, scale):\n    return (x / scale).to(torch.float8_e4m3fn)\n",
+        "import torch\n\n\ndef dtype_from_name(name):\n    if name in ('fp8', 'float8'):\n"
+        "        return torch.float8_e4m3fn\n    return torch.bfloat16\n",
+        "import torch\nDTYPES = {'bf16': torch.bfloat16, 'bfloat16': torch.bfloat16, 'fp16': torch.float16,\n"
+        "          'fp8': torch.float8_e4m3fn}\n",
     )
 
     def check(self, ctx) -> None:
