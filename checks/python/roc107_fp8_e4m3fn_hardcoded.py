@@ -7,7 +7,6 @@ from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_
 from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability
 from rocmlint.python.flow import climb
-from rocmlint.python.backends import nvidia_root
 from rocmlint.python.fp8_flow import called_name, dtype_reaches_compute
 from rocmlint.rule import Example, Rule
 
@@ -197,8 +196,6 @@ class Fp8E4m3fnHardcoded(Rule):
             return  # the file already chooses the FNUZ variant somewhere: ROCm is handled
         if self._path_context(ctx.path) or self._normalised_at_load(ctx):
             return
-        if self._imports_nvidia_backend(ctx):
-            return  # glue of an NVIDIA-only back end (DeepGEMM, CUTLASS DSL, TensorRT): never loads on ROCm
         inline = []
         named = 0
         declared: set[str] = set()
@@ -304,18 +301,6 @@ class Fp8E4m3fnHardcoded(Rule):
                         positive = isinstance(compare.ops[0], (ast.Eq, ast.Is, ast.In))
                         if positive == in_body:
                             return True
-        return False
-
-    @staticmethod
-    def _imports_nvidia_backend(ctx) -> bool:
-        """The module imports a package that exists only for NVIDIA GPUs when it loads (a
-        top-level import outside any ``try``); a lazy or optional import inside a function
-        leaves the rest of the module to ROCm."""
-        for stmt in ctx.tree.body:
-            if isinstance(stmt, ast.Import) and any(nvidia_root(alias.name) for alias in stmt.names):
-                return True
-            if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level and nvidia_root(stmt.module):
-                return True
         return False
 
     @staticmethod
