@@ -287,3 +287,13 @@ def test_a_setup_py_builds_for_rocm_only_when_it_names_hip_or_rocm_as_a_word(tex
     flags = b"ext = CUDAExtension('k', ['k.cu'], extra_compile_args={'nvcc': ['-gencode', 'arch=compute_90']})\n"
     summary = summarize("setup.py", text + flags)
     assert (summary.rocm_build != 0, summary.cuda_build != 0) == (rocm, not rocm)
+
+
+@pytest.mark.parametrize("test,written_for_amd", [
+    ("cap < (9, 5)", True), ("sm == 94", True), ("cap in ((9, 4), (9, 5))", True), ("cap >= (9, 0)", False),
+    ("cap == (10, 3)", False), ("cap >= ((9, 4), {1: 2})", False), ("cap == ({1},)", False),
+])
+def test_a_number_only_amd_gpus_report_marks_a_test_written_for_amd(test, written_for_amd):
+    from rocmlint.python.capability import names_amd_capability
+
+    assert names_amd_capability(ast.parse(test, mode="eval").body, lambda name: None) is written_for_amd

@@ -172,10 +172,13 @@ def names_amd_capability(test: ast.AST, resolve: Resolver) -> bool:
             value = _literal(bound if bound is not None else side)
             if not isinstance(value, (int, tuple)):
                 continue
-            if value in AMD_ONLY_CAPABILITIES or (isinstance(value, int) and value in _AMD_ONLY_NUMBERS):
-                return True
-            if isinstance(value, tuple) and any(v in AMD_ONLY_CAPABILITIES for v in value):
-                return True  # `cap in ((9, 4), (9, 5))`
+            try:
+                if value in AMD_ONLY_CAPABILITIES or (isinstance(value, int) and value in _AMD_ONLY_NUMBERS):
+                    return True
+                if isinstance(value, tuple) and any(v in AMD_ONLY_CAPABILITIES for v in value):
+                    return True  # `cap in ((9, 4), (9, 5))`
+            except TypeError:
+                continue  # a literal holding something unhashable (`((9, 4), {"x": 1})`)
     return False
 
 
