@@ -286,7 +286,6 @@ class GateEvaluator:
                 return looked_up
         if self.assume_gpu and not node.args and self.qualname(node.func) == GPU_PRESENT:
             return frozenset({True})  # hazards matter where a GPU runs the code: assume one is present
-        func = node.func
         if (isinstance(func, ast.Name) and func.id == "hasattr" and len(node.args) == 2
                 and isinstance(node.args[1], ast.Constant) and node.args[1].value in ("hip", "cuda")
                 and self.qualname(node.args[0]) == "torch.version"):
