@@ -166,24 +166,8 @@ def _nvidia_only_callee(ctx, call: ast.Call) -> bool:
         base = base.value
     if not isinstance(base, ast.Name):
         return False
-    imported = ctx.cache.get("fp8-flow-imports")
-    if imported is None:
-        imported = ctx.cache["fp8-flow-imports"] = _imported_modules(ctx.tree)
-    module = imported.get(base.id)
+    module = ctx.aliases.get(base.id)
     return module is not None and nvidia_root(module) is not None
-
-
-def _imported_modules(tree: ast.AST) -> dict[str, str]:
-    """Every name an import binds in the file -> the module it comes from."""
-    bound: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                bound[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return bound
 
 
 def _into_a_parameter(ctx, site: list, call: ast.Call) -> bool:
