@@ -270,6 +270,72 @@ def test_platform_facts_cross_modules(tmp_path, monkeypatch):
     assert any("FORCE_DEVICE" in e.what for e in verdict.evidence)
 
 
+def _lines(root: Path, rel: str, rule: str) -> set[int]:
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "rocmlint", "--output-format", "json", "--no-cache",
+                          "--select", rule, "--exit-zero", rel], cwd=root, capture_output=True, text=True)
+    return {f["line"] for f in json.loads(out.stdout)}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('os.environ["ARCH"] == "rocm"', ("ARCH", "rocm", True)),
+    ('"cuda" in ARCH', ("ARCH", "nvidia", True)),
+    ('os.getenv("ARCH", "").lower() not in ("hip", "rocm")', ("ARCH", "rocm", False)),
+    ('os.environ.get("ARCH") != "nvidia"', ("ARCH", "nvidia", False)),
+    ('os.environ.get("ARCH") in ("cuda", "rocm")', None),  # both platforms: names neither
+    ('os.environ.get("ARCH") == "xpu"', None),
+    ('os.environ.get("CUDA_HOME") == "cuda"', None),  # a toolkit's location, not a choice
+    ('device == "rocm"', None),  # not read from the environment
+])
+def test_a_platform_the_user_names_in_an_environment_variable(text, expected):
+    from rocmlint.python.platform_sources import platform_selection
+
+    module = ast.parse(f"import os\nARCH = os.environ['ARCH']\nflag = {text}\n")
+    bound = {"ARCH": module.body[1].value}
+    compare = module.body[2].value
+    assert platform_selection(compare, lambda name: bound.get(name.id)) == expected
+
+
+def test_a_variable_compared_with_a_rocm_word_names_the_platform_in_every_module(tmp_path, monkeypatch):
+    _write(tmp_path, {
+        "ext/__init__.py": "",
+        "ext/scan.py": '''\
+            import os
+            from torch.utils.cpp_extension import load
+
+            ARCH = os.environ["SCAN_ARCH"]
+
+
+            def build():
+                if "rocm" in ARCH:
+                    return load(name="scan", sources=["scan.cu"], extra_cuda_cflags=["-O3", "-ffast-math"])
+                return load(name="scan", sources=["scan.cu"], extra_cuda_cflags=["-O3", "--use_fast_math"])
+            ''',
+        "ext/chunked.py": '''\
+            import os
+            from torch.utils.cpp_extension import load
+
+            RUNNING = os.environ["SCAN_ARCH"]
+            DEBUG_DEVICE = os.environ.get("SCAN_DEVICE", "cuda")
+
+
+            def build():
+                if "cuda" in RUNNING:
+                    load(name="chunked", sources=["chunked.cu"], extra_cuda_cflags=["--use_fast_math"])
+                if DEBUG_DEVICE == "cuda":
+                    load(name="debug", sources=["debug.cu"], extra_cuda_cflags=["--use_fast_math"])
+            ''',
+    })
+    monkeypatch.chdir(tmp_path)
+    # Only the device type nobody compares with a ROCm word is left: "cuda" is ROCm's device too.
+    assert _lines(tmp_path, "ext", "ROC109") == {12}
+    model = model_module.build_now(Project(tmp_path))
+    assert model.platform_variables() == {"SCAN_ARCH": "ext/scan.py:8"}
+
+
 def test_an_optional_import_of_an_nvidia_only_package_fails_on_rocm():
     facts = _facts('''
         try:
@@ -300,3 +366,34 @@ def test_ordering_a_value_that_is_none_on_rocm_never_holds_there():
     evaluator = GateEvaluator((), dotted_name, assume_gpu=True)
     test = ast.parse('torch.version.cuda >= "12.4"', mode="eval").body
     assert evaluator.value(test, True) is False and evaluator.value(test, False) is None
+
+
+def test_code_after_a_call_that_raises_on_rocm_never_runs_there(tmp_path, monkeypatch):
+    _write(tmp_path, {"build_ops.py": '''\
+        import torch
+        from torch.utils.cpp_extension import CUDA_HOME
+
+
+        def nvcc_version():
+            if CUDA_HOME is None:
+                raise RuntimeError("CUDA_HOME is not set: cannot build the CUDA ops")
+            return 12, 4
+
+
+        def checked_version(strict):
+            if strict:
+                raise RuntimeError("strict builds are not supported")
+            return 12, 4
+
+
+        def check_toolkit():
+            major, minor = nvcc_version()
+            return torch.version.cuda.split(".")[0] == str(major)
+
+
+        def check_strict():
+            major, minor = checked_version(True)
+            return torch.version.cuda.split(".")[0] == str(major)
+        '''})
+    monkeypatch.chdir(tmp_path)
+    assert _lines(tmp_path, "build_ops.py", "ROC105") == {24}

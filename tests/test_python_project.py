@@ -297,3 +297,36 @@ def test_a_number_only_amd_gpus_report_marks_a_test_written_for_amd(test, writte
     from rocmlint.python.capability import names_amd_capability
 
     assert names_amd_capability(ast.parse(test, mode="eval").body, lambda name: None) is written_for_amd
+
+
+def test_flash_attn_in_tests_and_benchmarks_is_their_dependency(tmp_path):
+    importing = "import torch\nfrom flash_attn import flash_attn_func\n\n\ndef run(q, k, v):\n    return flash_attn_func(q, k, v)\n"
+    _write(tmp_path, {"pkg/__init__.py": "", "pkg/attention.py": importing, "tests/test_attention.py": importing,
+                      "bench/compare.py": importing, "scripts/bench_attention.py": importing,
+                      "pkg/tests_util.py": importing})
+    found = _check(tmp_path, ".")
+    assert sorted(f["path"] for f in found if f["code"] == "ROC110") == ["pkg/attention.py", "pkg/tests_util.py"]
+
+
+@pytest.mark.parametrize("cmake, rocm_aware, quiet", [
+    ("project(fastkern LANGUAGES CXX CUDA)\nfind_package(CUDAToolkit REQUIRED)\n", True, True),
+    ("project(fastkern LANGUAGES CXX)\nfind_package(CUDAToolkit REQUIRED)\n", True, True),
+    # a build that names HIP serves ROCm too
+    ("project(fastkern LANGUAGES CXX)\nif(USE_ROCM)\n  find_package(hip REQUIRED)\nelse()\n"
+     "  find_package(CUDAToolkit REQUIRED)\nendif()\n", True, False),
+    # a project that never tests for ROCm is being ported: its CUDA-only parts are the work
+    ("project(fastkern LANGUAGES CXX CUDA)\n", False, False),
+])
+def test_a_cuda_only_cmake_component_never_runs_on_rocm(tmp_path, cmake, rocm_aware, quiet):
+    (tmp_path / ".git").mkdir()  # one repository: the component's pyproject.toml is not the root
+    _write(tmp_path, {
+        "app/__init__.py": "",
+        "app/platform.py": "import torch\n\nON_ROCM = torch.version.hip is not None\n" if rocm_aware else "",
+        "fastkern/CMakeLists.txt": cmake,
+        "fastkern/pyproject.toml": "[project]\nname = 'fastkern'\n",
+        "fastkern/python/fastkern/__init__.py": "",
+        "fastkern/python/fastkern/gemm.py": "import torch\n\n\ndef use_fp8_gemm():\n"
+                                             "    return torch.cuda.get_device_capability() >= (8, 9)\n",
+    })
+    found = [f for f in _check(tmp_path, ".") if f["code"] == "ROC106"]
+    assert (found == []) == quiet, found

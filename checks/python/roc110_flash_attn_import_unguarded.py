@@ -4,6 +4,7 @@ import ast
 import os
 
 from rocmlint.fixers.python_gate import bound_names, import_guard_edit, statement_lines
+from rocmlint.lazy_re import lazy_compile
 
 from rocmlint.model import Applicability, Edit, Fix
 from rocmlint.python.imports import imported_modules, runs_at_import
@@ -11,6 +12,10 @@ from rocmlint.rule import Example, Rule
 
 # What the SDPA fallback accepts of `flash_attn_func(q, k, v, dropout_p, softmax_scale, causal)`.
 _FALLBACK_PARAMETERS = ("q", "k", "v", "dropout_p", "softmax_scale", "causal")
+# Tests and benchmarks (`tests/`, `bench/`, `test_*.py`, `benchmark_*.py`): programs that measure
+# or check against flash-attn itself, so it is their dependency on every platform.
+_TEST_OR_BENCHMARK = lazy_compile(r"(?:^|/)(?:tests?|bench|benchmarks?|benchmarking)/"
+                                  r"|(?:^|/)(?:test_[^/]*|[^/]*_test|bench_[^/]*|benchmark_[^/]*|conftest)\.py$")
 _FALLBACK = '''{indent}except ImportError:  # no flash-attn build (common on ROCm): PyTorch SDPA, same (batch, seq, heads, dim) layout
 {indent}{unit}def {name}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False):
 {indent}{unit}{unit}import torch.nn.functional as F
@@ -28,8 +33,9 @@ class FlashAttnImportUnguarded(Rule):
     Finds module-level `import flash_attn` / `from flash_attn... import ...` that are not
     inside a `try`/`except ImportError` and not under a ROCm gate (`if not IS_ROCM:`).
     Imports inside functions and under `if TYPE_CHECKING:` are fine, and so is the
-    flash-attention project importing itself, or a module named for AMD (`layers/amd/`,
-    `rocm_attention.py`), which means the ROCm build.
+    flash-attention project importing itself, a module named for AMD (`layers/amd/`,
+    `rocm_attention.py`), which means the ROCm build, and tests and benchmarks (`tests/`,
+    `bench/`, `test_*.py`), which check or measure against flash-attn itself.
 
     ## Why is this bad?
     On ROCm flash-attn is a separate build (ROCm/flash-attention, or the upstream CK
@@ -101,6 +107,10 @@ class FlashAttnImportUnguarded(Rule):
 
         if self._project_provides_flash_attn(ctx) or named_for_rocm(ctx.path):
             return  # an AMD module (`layers/amd/attn.py`) imports the ROCm flash-attn build on purpose
+        model = ctx.python_model
+        rel = model.relative(ctx.path) if model is not None else None
+        if _TEST_OR_BENCHMARK.search((rel or ctx.path).replace(os.sep, "/")):
+            return
         seen = set()
         for hit in ctx.hits():
             path = ctx.node_path(hit.end - 1)

@@ -40,6 +40,7 @@ from ..python.toplevel import (
 )
 from . import digest
 from ..python.backends import NVIDIA_ONLY_IMPORTS, OTHER_ACCELERATOR_IMPORTS, nvidia_root
+from ..python.platform_sources import platform_selector_variables
 from .summary_cache import cached_summaries
 from .tree import named_for_other_platform
 
@@ -63,7 +64,7 @@ _ATTRIBUTE_CALL = lazy_compile(rb"\n[A-Za-z_]\w*\.(\w+)[ \t]*=[ \t]*(?:[A-Za-z_]
 # `shipped`, `chip` or `ownership`
 _ROCM_BUILD = lazy_compile(rb"(?<![a-z])hip(?:cc|ify)?(?![a-z])|rocm", re.IGNORECASE)
 _NVCC_FLAG = lazy_compile(rb"-gencode|-arch=sm_|--use_fast_math|-Xptxas")
-SUMMARY_VERSION = "12"
+SUMMARY_VERSION = "13"
 
 
 @dataclass
@@ -101,6 +102,9 @@ class Summary:
     # `weight.view(torch.float8_e4m3fnuz)`: OCP FP8 bits reinterpreted as FNUZ (a load-time
     # normalisation of e4m3fn checkpoints for MI300): its line
     fnuz_view: int = 0
+    # environment variables compared with a ROCm word (`ARCH == "rocm"`): the user names the
+    # platform in them; each with the line of its first such comparison
+    platform_variables: dict[str, int] = field(default_factory=dict)
 
 
 # Words of a folder or module name (`cuda_impl` -> cuda, impl; `_nvidia` -> nvidia).
@@ -109,6 +113,9 @@ _CUDA_WORDS = ("cuda", "nvidia")
 # Code that tests for ROCm (not a comment naming it): `torch.version.hip`, `is_hip()`,
 # `IS_ROCM`, `gcnArchName`, a "hip" or "rocm" string compared or returned.
 _ROCM_TEST = rb"version\.hip|gcnArchName|(?i:is_(?:hip|rocm)|on_(?:hip|rocm))|[\"'](?:hip|rocm)[\"']"
+# A CMake build that cannot configure without CUDA.
+_CUDA_REQUIRED = lazy_compile(r"(?i)\bproject\s*\([^)]*\bLANGUAGES\b[^)]*\bCUDA\b|\benable_language\s*\(\s*CUDA\b"
+                              r"|\bfind_package\s*\(\s*CUDA(?:Toolkit)?\b[^)]*\bREQUIRED\b")
 _TEST_PATH = r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)"  # compiled on first use
 _AMD_WORDS = ("rocm", "hip", "amd")
 
@@ -200,6 +207,7 @@ def summarize(rel: str, source: bytes) -> Summary:
     if b"e4m3fnuz" in source:
         view = re.search(rb"\.view\(\s*(?:dtype\s*=\s*)?torch\.float8_e4m3fnuz\s*\)", source)
         summary.fnuz_view = _line_of(source, view.start()) if view else 0
+    summary.platform_variables = platform_selector_variables(source, None, None)
     positions = gate_word_positions(source)
     if not positions:
         return summary
@@ -215,7 +223,8 @@ def summarize(rel: str, source: bytes) -> Summary:
         return facts.get(name)
 
     for _ in range(2):  # a second pass knows the first's facts (helpers calling helpers)
-        evaluator = GateEvaluator((), _dotted, helper_fact, resolver, assume_gpu=True)
+        evaluator = GateEvaluator((), _dotted, helper_fact, resolver, assume_gpu=True,
+                                  selectors={v: f"{rel}:{line}" for v, line in summary.platform_variables.items()})
         summary.helpers = [helper for label, line, stmt in blocks
                            for helper in _judged(rel, source, label, line, stmt, evaluator)]
         found = {helper.name: helper.fact for helper in summary.helpers}
@@ -420,17 +429,21 @@ class PythonModel:
         self._resolve_helpers()
         self._fingerprint = ""
 
-    def finish(self, stats: dict[str, tuple[int, int]] | None = None) -> None:
+    def finish(self, stats: dict[str, tuple[int, int]] | None = None,
+               build: dict[str, tuple[int, int]] | None = None) -> None:
         """What depends on the helpers: components of a dual-platform project, NVIDIA-only
         modules. ``stats``: every file's (mtime, size), in the fingerprint: results also read
         who imports a name and function bodies of other files, which no digest of the facts
-        above covers."""
+        above covers. ``build``: the build files (CMake components are read from them)."""
         self._resolve_components()
+        read = self._resolve_cmake_components(build or {})
+        stats = {**(stats or {}), **{rel: stat for rel, stat in (build or {}).items() if rel in read}}
         self._resolve_cuda_twins()
         self._resolve_modules()
         files = (f"{rel}:{m}:{n}" for rel, (m, n) in sorted((stats or {}).items()))
         self._fingerprint = digest(*sorted(f"{h.name}:{h.fact}" for h in self.helpers.values()),
                                    *sorted(self.nvidia_only), *sorted(self.components), *sorted(self.cuda_twins),
+                                   *sorted(self.platform_variables()),
                                    *files)
 
     def _resolve_helpers(self) -> None:
@@ -472,6 +485,56 @@ class PythonModel:
                 self.components[folder + "/"] = Evidence(
                     f"the component's own build compiles CUDA-only extensions, while the project's build "
                     f"({where}:{self.summaries[where].rocm_build}) supports ROCm", f"{rel}:{summary.cuda_build}")
+
+    def _resolve_cmake_components(self, build: dict[str, tuple[int, int]]) -> list[str]:
+        """A Python package folder (its own pyproject.toml or setup.py) whose own CMake build
+        requires CUDA and names nothing of HIP (`project(x LANGUAGES CXX CUDA)`,
+        `find_package(CUDAToolkit REQUIRED)`), in a project whose Python code elsewhere tests for
+        ROCm: an NVIDIA-only component, as with a CUDA-only setup.py. Returns the CMake files read."""
+        from ..platform_words import names_platform
+
+        read, candidates = [], {}
+        for rel in build:
+            folder, _, name = rel.rpartition("/")
+            if name != "CMakeLists.txt" or not folder or folder + "/" in self.components:
+                continue
+            if not any((self.root / folder / package).is_file() for package in ("pyproject.toml", "setup.py")):
+                continue
+            if not any(py.startswith(folder + "/") for py in self.summaries):
+                continue
+            read.append(rel)
+            try:
+                text = (self.root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            required = _CUDA_REQUIRED.search(text)
+            if required is not None and not names_platform(text, "cmake-hip"):
+                candidates[folder] = (rel, text.count("\n", 0, required.start()) + 1)
+        if not candidates:
+            return read
+        rocm = self._rocm_test_outside(tuple(f + "/" for f in candidates))
+        if rocm is None:
+            return read
+        for folder, (rel, line) in candidates.items():
+            self.components[folder + "/"] = Evidence(
+                f"the component's own CMake build requires CUDA and names no HIP, while the project tests for "
+                f"ROCm ({rocm})", f"{rel}:{line}")
+        return read
+
+    def _rocm_test_outside(self, folders: tuple[str, ...]) -> str | None:
+        """file:line of the first ROCm test (`torch.version.hip`, `is_rocm()`) in a Python file
+        outside ``folders``; files are read on demand (this is asked only for CUDA-only builds)."""
+        for rel in sorted(self.summaries):
+            if rel.startswith(folders):
+                continue
+            try:
+                source = (self.root / rel).read_bytes()
+            except OSError:
+                continue
+            found = re.search(_ROCM_TEST, source) if b"hip" in source or b"rocm" in source.lower() else None
+            if found is not None:
+                return f"{rel}:{_line_of(source, found.start())}"
+        return None
 
     def _resolve_cuda_twins(self) -> None:
         """A folder or module named for CUDA beside a twin named for AMD (`impl/cuda/` and
@@ -578,6 +641,16 @@ class PythonModel:
             self._fnuz = None if found is None else Evidence(
                 "the project reinterprets e4m3fn tensors as e4m3fnuz", f"{found[0]}:{found[1]}")
         return self._fnuz
+
+    def platform_variables(self) -> dict[str, str]:
+        """Environment variables some file compares with a ROCm word, each with where (the
+        first file in path order): the user names the platform in them."""
+        if not hasattr(self, "_selectors"):
+            self._selectors: dict[str, str] = {}
+            for rel, summary in sorted(self.summaries.items()):
+                for variable, line in summary.platform_variables.items():
+                    self._selectors.setdefault(variable, f"{rel}:{line}")
+        return self._selectors
 
     def covers(self, path: str | Path) -> bool:
         """The model summarised this file (its helpers are in the model)."""
@@ -690,7 +763,7 @@ def build_now(project: "Project", known: dict | None = None) -> PythonModel:
     found = cached_summaries(str(cache_file) if cache_file is not None else None, str(root), stats,
                              summarise_file, known=known)
     model = PythonModel(root, {rel: _from_json(data) for rel, data in found.items()})
-    model.finish(stats)
+    model.finish(stats, project.files().build)
     return model
 
 
@@ -707,15 +780,16 @@ def _to_json(summary: Summary) -> list:
             [[h.name, h.fact.kind, _values_json(h.fact.rocm), _values_json(h.fact.nvidia), h.path, h.line,
               h.fact.note] for h in summary.helpers],
             summary.cuda_build, summary.defs, summary.rocm_build, summary.attribute_calls, summary.rocm_word,
-            summary.fnuz_view]
+            summary.fnuz_view, summary.platform_variables]
 
 
 def _from_json(data: list) -> Summary:
-    module, imports, helpers, cuda_build, defs, rocm_build, attribute_calls, rocm_word, fnuz_view = data
+    module, imports, helpers, cuda_build, defs, rocm_build, attribute_calls, rocm_word, fnuz_view, selectors = data
     return Summary(module, [(m, line) for m, line in imports],
                    [Helper(name, Fact(kind, _values_from(rocm), _values_from(nvidia), note), path, line)
                     for name, kind, rocm, nvidia, path, line, note in helpers], cuda_build, rocm_build, defs,
-                   [(attribute, function, line) for attribute, function, line in attribute_calls], rocm_word, fnuz_view)
+                   [(attribute, function, line) for attribute, function, line in attribute_calls], rocm_word, fnuz_view,
+                   dict(selectors))
 
 
 def _values_json(values) -> list | None:

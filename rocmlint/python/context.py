@@ -17,7 +17,8 @@ from ..literals import word_starts
 from ..model import Span
 from ..rule import FileContext
 from ..evidence import Evidence
-from .gates import ROCM_MARK, Fact, GateEvaluator, conditions_on_path, dotted_name
+from .gates import ROCM_MARK, Fact, GateEvaluator, conditions_on_path, containing_list, dotted_name
+from .platform_sources import platform_selector_variables
 
 _IMPORT_WORD = lazy_compile(rb"import\b")  # a literal first: fast
 _NO_POSITION = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
@@ -365,7 +366,8 @@ class PythonContext(FileContext):
         evaluator = GateEvaluator(self.settings.gate_names, self.qualname, self._fact_only, self.resolve_name,
                                   assume_gpu=True, by_name=True, defined=self._has_definition,
                                   settled=self._settled_definition,
-                                  is_module=lambda name: name in self.aliases)
+                                  is_module=lambda name: name in self.aliases,
+                                  selectors=self._platform_variables())
         # Module-level names bound to a gate expression are gates too (`_ON_AMD = torch.version.hip is not None`).
         if b"hip" in self.source or b"rocm" in self.source.lower():
             for stmt in self.tree.body:
@@ -374,6 +376,15 @@ class PythonContext(FileContext):
                         and evaluator.is_gate_expression(stmt.value)):
                     evaluator.gate_names.add(stmt.targets[0].id)
         return evaluator
+
+    def _platform_variables(self) -> dict[str, str]:
+        """Environment variables in which the user names the platform (project-wide when the
+        project model covers this file)."""
+        model = self.python_model
+        if model is not None and model.covers(self.path):
+            return model.platform_variables()
+        found = platform_selector_variables(self.source, self.tree, self.resolve_name)
+        return {variable: f"{self.path}:{line}" for variable, line in found.items()}
 
     def _conditions(self, offset: int) -> list[tuple[ast.expr, bool]]:
         return conditions_on_path(self.node_path(offset), self.is_skip_helper, self.resolve_name)
@@ -394,7 +405,8 @@ class PythonContext(FileContext):
             path = self.node_path(offset)
             if rocm and len(path) > 2 and self._only_called_on_nvidia(path[1]):
                 rocm = False
-            if rocm and (self._refusing_class(path) is not None or self._nvidia_backend_call(path) is not None):
+            if rocm and (self._refusing_class(path) is not None or self._nvidia_backend_call(path) is not None
+                         or self._refusing_call(path) is not None):
                 rocm = False
             cached = self._reach[offset] = (rocm, nvidia)
         return cached
@@ -505,16 +517,65 @@ class PythonContext(FileContext):
         if unavailable is not None:
             return unavailable
         init = next((s for s in owner.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-        for stmt in init.body if init is not None else ():
+        refusal = self._refusal(init) if init is not None else None
+        if refusal is not None:
+            return Evidence(f"`{owner.name}.__init__` raises on ROCm, so no `{owner.name}` exists there",
+                            f"{self.path}:{refusal.lineno}")
+        return None
+
+    def _refusal(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.stmt | None:
+        """The statement that raises on ROCm before the function can return (`if
+        torch.version.hip: raise ...`, `if CUDA_HOME is None: raise ...`, `assert not is_hip()`)."""
+        from .gates import terminates
+
+        for stmt in function.body:
             refuses = (isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], ast.Raise)
                        and terminates(stmt.body) and self.gates.value(stmt.test, True) is True) or (
                 isinstance(stmt, ast.Assert) and self.gates.value(stmt.test, True) is False)
             if refuses:
-                return Evidence(f"`{owner.name}.__init__` raises on ROCm, so no `{owner.name}` exists there",
-                                f"{self.path}:{stmt.lineno}")
-            if isinstance(stmt, (ast.Return, ast.Raise)):
-                break
+                return stmt
+            if isinstance(stmt, (ast.Return, ast.Raise)) or (
+                    not isinstance(stmt, FUNCTIONS + (ast.ClassDef,)) and any(isinstance(n, ast.Return) for n in ast.walk(stmt))):
+                break  # past here the function may have returned
         return None
+
+    def _refusing_call(self, path: list[ast.AST]) -> Evidence | None:
+        """Code after a statement that calls, unconditionally, a function of this module that
+        raises on ROCm before doing anything else (`major, minor = installed_cuda_version()`,
+        which raises when `CUDA_HOME` is None): the ROCm build never gets past that call."""
+        for parent, child in zip(path, path[1:]):
+            block = containing_list(parent, child) if isinstance(child, ast.stmt) else None
+            for previous in block or ():
+                if previous is child:
+                    break
+                value = getattr(previous, "value", None) if isinstance(previous, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
+                while isinstance(value, (ast.Subscript, ast.Attribute)):
+                    value = value.value  # `installed_cuda_version()[0]`
+                if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+                    continue
+                function = self._module_function(value.func.id)
+                if function is None:
+                    continue
+                key = ("refusing-function", id(function))
+                if key not in self.cache:
+                    self.cache[key] = None  # (recursion: no refusal)
+                    refusal = self._refusal(function)
+                    self.cache[key] = None if refusal is None else Evidence(
+                        f"`{function.name}()` raises on ROCm, so nothing after its call runs there",
+                        f"{self.path}:{refusal.lineno}")
+                if self.cache[key] is not None:
+                    return self.cache[key]
+        return None
+
+    def _module_function(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The one module-level function of this file called ``name``."""
+        if "module-functions" not in self.cache:
+            found: dict[str, list] = {}
+            for stmt in self.tree.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.setdefault(stmt.name, []).append(stmt)
+            self.cache["module-functions"] = {n: defs[0] for n, defs in found.items() if len(defs) == 1}
+        return self.cache["module-functions"].get(name)
 
     @cached_property
     def module_verdict(self):
@@ -541,7 +602,7 @@ class PythonContext(FileContext):
         found = []
         path = self.node_path(offset)
         top = path[1] if len(path) > 2 else None
-        for reason in (self._refusing_class(path), self._nvidia_backend_call(path)):
+        for reason in (self._refusing_class(path), self._nvidia_backend_call(path), self._refusing_call(path)):
             if reason is not None:
                 found.append(reason)
         if top is not None and self._only_called_on_nvidia(top):

@@ -17,13 +17,13 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, cast
+from typing import Callable, Iterable, Iterator, Mapping, cast
 
 from ..lazy_re import lazy_compile
 from ..platform_words import READERS
 from .backends import NVIDIA_ONLY_IMPORTS
 from .capability import is_capability_call, judge
-from .platform_sources import follow_bound, platform_values, user_choice
+from .platform_sources import follow_bound, platform_selection, platform_values, user_choice
 
 # An unknown value that is truthy and not None (a version string): `torch.version.hip` on ROCm.
 SOME = Ellipsis
@@ -155,7 +155,8 @@ class GateEvaluator:
                  assume_gpu: bool = False, by_name: bool = False,
                  defined: Callable[[str], bool] = lambda name: False,
                  settled: Callable[[str], bool] = lambda name: False,
-                 is_module: Callable[[str], bool] = lambda name: False) -> None:
+                 is_module: Callable[[str], bool] = lambda name: False,
+                 selectors: "Mapping[str, str] | None" = None) -> None:
         self.gate_names = set(gate_names) | {ROCM_MARK}
         self.assume_gpu = assume_gpu  # `torch.cuda.is_available()` is True (reachability, not views)
         self.qualname = qualname
@@ -169,6 +170,8 @@ class GateEvaluator:
         self._resolving: set[int] = set()
         self._capability: dict[int, tuple[ast.AST, bool]] = {}  # Compare -> it reads get_device_capability()
         self.user_choices: list[str] = []  # environment variables whose branches were left to the user
+        # environment variables in which the user names the platform -> where the project compares one with ROCm
+        self.selectors: Mapping[str, str] = selectors or {}
 
     def is_gate_reference(self, node: ast.AST) -> bool:
         """``IS_ROCM``, ``utils.IS_ROCM``, ``is_hip()``, ``current_platform.is_rocm()``."""
@@ -361,6 +364,9 @@ class GateEvaluator:
         named = _device_name_test(self, node, rocm)
         if named is not None:
             return named
+        selected = self._named_by_user(node, rocm)
+        if selected is not None:
+            return selected
         if isinstance(op, (ast.In, ast.NotIn)):
             found = self._membership(left, right, rocm)
             return None if found is None else found == isinstance(op, ast.In)
@@ -376,6 +382,28 @@ class GateEvaluator:
             return None
         equal = _all_or_none(_equal(a, b) for a in lefts for b in rights)
         return None if equal is None else equal == isinstance(op, (ast.Eq, ast.Is))
+
+    def _named_by_user(self, node: ast.Compare, rocm: bool) -> bool | None:
+        """`ARCH == "rocm"`, `"cuda" in ARCH` with ARCH read from an environment variable the
+        project compares with a ROCm word: the user names the platform there, so the ROCm word
+        holds exactly on ROCm and an NVIDIA word is false on ROCm (unknown on NVIDIA: unset)."""
+        selected = platform_selection(node, self.resolve)
+        if selected is None:
+            return None
+        variable, platform, positive = selected
+        where = self.selectors.get(variable) if platform == "nvidia" else f"line {node.lineno}"
+        if where is None:
+            return None
+        if platform == "rocm":
+            named = rocm
+        elif rocm:
+            named = False
+        else:
+            return None
+        fact = Fact("value", frozenset({SOME}), None,
+                    f"the user names the platform in it: the project compares it with a ROCm word at {where}")
+        self.trail.append((variable, fact, node))
+        return named == positive
 
     def _membership(self, left: ast.expr, right: ast.expr, rocm: bool) -> bool | None:
         """`v in ("hip", "xpu")` (a literal collection, maybe by name), or `"hip" in DEVICE`."""

@@ -182,3 +182,84 @@ def user_choice(test: ast.AST, resolve: Resolver | None = None) -> str | None:
         if variable is not None and not TOOLKIT_VARIABLE.match(variable):
             return variable
     return None
+
+
+# A platform the user names in an environment variable (`ARCH=rocm`, `if "cuda" in ARCH:`).
+_ROCM_WORDS = frozenset({"rocm", "hip", "amd", "hcc", "amdgpu"})
+_NVIDIA_WORDS = frozenset({"cuda", "nvidia", "nvcc"})
+_CASE_METHODS = frozenset({"lower", "upper", "casefold", "strip"})
+# Cheap test before a parse: a file that reads the environment and holds a quoted ROCm word.
+_SELECTOR_HINT = lazy_compile(rb"(?i)[\"'](?:rocm|hip|amd|hcc|amdgpu)[\"']")
+
+
+def _environment_side(node: ast.AST, resolve: Resolver | None) -> str | None:
+    """The variable an expression reads, through names and case changes
+    (`os.environ.get("ARCH", "").lower()`)."""
+    node = follow_bound(node, resolve)
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CASE_METHODS:
+        node = follow_bound(node.func.value, resolve)
+    return environment_variable(node)
+
+
+def _platform_named(node: ast.AST) -> str | None:
+    """"rocm" or "nvidia" when every word (one string, or a literal collection) names it."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    strings = [item.value for item in items if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+    if not items or len(strings) != len(items):
+        return None
+    words = {word.lower() for word in strings}
+    if words <= _ROCM_WORDS:
+        return "rocm"
+    return "nvidia" if words <= _NVIDIA_WORDS else None
+
+
+def platform_selection(node: ast.Compare, resolve: Resolver | None) -> tuple[str, str, bool] | None:
+    """(variable, "rocm" or "nvidia", positive) when the comparison asks whether the user named
+    that platform in an environment variable (`os.environ["ARCH"] == "rocm"`, `"cuda" in ARCH`,
+    `ARCH not in ("hip", "rocm")`); ``positive`` is False for `!=`/`not in`."""
+    if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+        return None
+    positive = isinstance(node.ops[0], (ast.Eq, ast.In))
+    for variable_side, word_side in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+        if not isinstance(word_side, (ast.Constant, ast.Tuple, ast.List, ast.Set)):
+            continue
+        platform = _platform_named(word_side)
+        if platform is None:
+            continue
+        variable = _environment_side(variable_side, resolve)
+        if variable is not None and not TOOLKIT_VARIABLE.match(variable):
+            return variable, platform, positive
+    return None
+
+
+def platform_selector_variables(source: bytes, tree: ast.AST | None, resolve: Resolver | None) -> dict[str, int]:
+    """Environment variables the file compares with a ROCm word, and the line of the first such
+    comparison: the project asks the user to name the platform there, so a test of the same
+    variable for "cuda" is false on ROCm (in any file of the project). ``tree``: the parsed
+    file, or None to parse it here when the cheap test passes."""
+    if (b"environ" not in source and b"getenv" not in source) or not _SELECTOR_HINT.search(source):
+        return {}
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return {}
+        if resolve is None:
+            resolve = _bound_once(tree)
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            selected = platform_selection(node, resolve)
+            if selected is not None and selected[1] == "rocm":
+                found.setdefault(selected[0], node.lineno)
+    return found
+
+
+def _bound_once(tree: ast.AST) -> Resolver:
+    """Names the file binds exactly once (anywhere), to their values."""
+    bound: dict[str, ast.expr | None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            bound[name] = None if name in bound else node.value
+    return lambda name: bound.get(name.id)
