@@ -256,6 +256,27 @@ def test_syntax_error_is_reported_as_roc001():
     assert [f.code for f in findings] == ["ROC001"]
 
 
+@pytest.mark.parametrize("statement, version", [
+    ("type Vector = list[float]", (3, 12)),
+    ("def first[T](xs: list[T]) -> T:\n    return xs[0]", (3, 12)),
+    ("class Box[T]:\n    pass", (3, 12)),
+    ("try:\n    pass\nexcept ValueError, TypeError:\n    pass", (3, 14)),
+])
+def test_newer_python_syntax_names_the_version_it_needs(statement, version):
+    import sys
+
+    from rocmlint.languages import ParseFailure
+
+    if sys.version_info >= version:
+        pytest.skip("this interpreter reads it")
+    with pytest.raises(ParseFailure) as info:
+        LANGUAGE.make_context("x.py", f"import torch\n{statement}\n".encode(), SETTINGS)
+    assert f"syntax of Python {version[0]}.{version[1]}" in str(info.value)
+    with pytest.raises(ParseFailure) as plain:
+        LANGUAGE.make_context("x.py", b"import torch\ndef f(:\n    pass\n", SETTINGS)
+    assert "syntax of Python" not in str(plain.value)
+
+
 # The NVIDIA view -----------------------------------------------------------------------------
 ORIGINAL = """
 import os

@@ -8,6 +8,8 @@ are. Large files are parsed as a skeleton around the anchors (``skeleton.py``).
 from __future__ import annotations
 
 import ast
+import re
+import sys
 import warnings
 
 from ..model import ParseFailure
@@ -27,13 +29,26 @@ def parse(source: bytes) -> ast.Module:
             warnings.simplefilter("ignore")  # invalid escape sequences and the like
             return ast.parse(text)
     except SyntaxError as exc:
-        raise ParseFailure(_describe(exc), _error_span(source, exc)) from None
+        raise ParseFailure(_describe(exc, text), _error_span(source, exc)) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ParseFailure(str(exc) or type(exc).__name__) from None
 
 
-def _describe(exc: SyntaxError) -> str:
+# Statements this interpreter may not know: PEP 695 (`type X = ...`, `def f[T](...)`, Python 3.12)
+# and PEP 758 (`except A, B:` without parentheses, Python 3.14).
+_NEWER_SYNTAX = (((3, 12), re.compile(r"^\s*(?:type\s+\w+\s*(?:\[[^\]]*\])?\s*=|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)")),
+                 ((3, 14), re.compile(r"^\s*except\s+\w[\w.]*\s*,")))
+
+
+def _describe(exc: SyntaxError, text: str) -> str:
     where = f" (line {exc.lineno})" if exc.lineno else ""
+    lines = text.splitlines()
+    line = lines[exc.lineno - 1] if exc.lineno and 0 < exc.lineno <= len(lines) else ""
+    for version, statement in _NEWER_SYNTAX:
+        if sys.version_info < version and statement.match(line):
+            needed = ".".join(map(str, version))
+            return (f"{exc.msg}{where}: syntax of Python {needed}, which this interpreter "
+                    f"({sys.version_info.major}.{sys.version_info.minor}) cannot read; run rocmlint with Python {needed}+")
     return f"{exc.msg}{where}"
 
 
