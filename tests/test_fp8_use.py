@@ -132,6 +132,40 @@ STORAGE_AND_COMPUTE = {
             out.copy_(q)
             scale.fill_(1.0)
         '''),
+    "saved for backward, read back by index and cast up there": ("""
+        import torch
+
+
+        class GateStash(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, stash):
+                kept = x.to(torch.float8_e4m3fn) if stash else x
+                ctx.save_for_backward(kept)
+                ctx.input_dtype = x.dtype
+                ctx.stash = stash
+                return torch.nn.functional.silu(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                x = ctx.saved_tensors[0]
+                x = x.to(ctx.input_dtype) if ctx.stash else x
+                return grad * torch.sigmoid(x), None
+        """, """
+        import torch
+
+
+        class GateStash(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, stash):
+                kept = x.to(torch.float8_e4m3fn) if stash else x
+                ctx.save_for_backward(kept)
+                return torch.nn.functional.silu(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                x = ctx.saved_tensors[0]
+                return torch._scaled_mm(grad, x, out_dtype=torch.bfloat16), None
+        """),
     # The same quantiser: its kernel module comes from an NVIDIA-only package, or from another one.
     "handed only to an NVIDIA-only package's kernels": (_KERNEL_CALLER.format(package="deep_gemm"),
                                                         _KERNEL_CALLER.format(package="my_attention")),

@@ -50,6 +50,7 @@ def test_files_named_for_another_platform(path, other):
 
 @pytest.mark.parametrize("rel,nvidia_only", [
     ("tools/dcgm/monitor.py", True), ("analyzer/tb_dcgm_types/device.py", True), ("utils/nvml_power.py", True),
+    ("numa/numa-set-pynvml.py", True),
     ("quantizers/modelopt/quantizer.py", True), ("backends/trtllm_rollout/worker.py", True),
     ("utils/power.py", False), ("models/modeling_llama.py", False), ("kernels/amd/attention.py", False),
 ])

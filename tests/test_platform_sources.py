@@ -397,3 +397,23 @@ def test_code_after_a_call_that_raises_on_rocm_never_runs_there(tmp_path, monkey
         '''})
     monkeypatch.chdir(tmp_path)
     assert _lines(tmp_path, "build_ops.py", "ROC105") == {24}
+
+
+@pytest.mark.parametrize("quantiser, reported", [
+    ("float8_weight_only()", False),  # FP8 weights kept and cast up for the matmul: any GPU
+    ("float8_dynamic_activation_float8_weight()", True),  # FP8 matmuls: MI200 has none
+])
+def test_an_assert_switches_what_follows_it(tmp_path, monkeypatch, quantiser, reported):
+    _write(tmp_path, {"quant.py": f'''\
+        import torch
+        from torchao.quantization import float8_dynamic_activation_float8_weight, float8_weight_only
+
+
+        class Fp8Method:
+            def __init__(self):
+                fp8_ready = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9)
+                assert fp8_ready, "FP8 needs compute capability 8.9"
+                self.quantise = {quantiser}
+        '''})
+    monkeypatch.chdir(tmp_path)
+    assert bool(_lines(tmp_path, "quant.py", "ROC106")) is reported

@@ -299,13 +299,17 @@ def test_a_number_only_amd_gpus_report_marks_a_test_written_for_amd(test, writte
     assert names_amd_capability(ast.parse(test, mode="eval").body, lambda name: None) is written_for_amd
 
 
-def test_flash_attn_in_tests_and_benchmarks_is_their_dependency(tmp_path):
+def test_flash_attn_in_tests_benchmarks_and_scripts_is_their_dependency(tmp_path):
     importing = "import torch\nfrom flash_attn import flash_attn_func\n\n\ndef run(q, k, v):\n    return flash_attn_func(q, k, v)\n"
-    _write(tmp_path, {"pkg/__init__.py": "", "pkg/attention.py": importing, "tests/test_attention.py": importing,
-                      "bench/compare.py": importing, "scripts/bench_attention.py": importing,
-                      "pkg/tests_util.py": importing})
+    program = importing + "\n\nif __name__ == '__main__':\n    run(1, 2, 3)\n"
+    _write(tmp_path, {"pkg/__init__.py": "from . import runner\n", "pkg/attention.py": importing,
+                      "tests/test_attention.py": importing, "bench/compare.py": importing,
+                      "scripts/bench_attention.py": importing, "pkg/tests_util.py": importing,
+                      "tools/throughput_packing.py": program, "pkg/runner.py": program})
     found = _check(tmp_path, ".")
-    assert sorted(f["path"] for f in found if f["code"] == "ROC110") == ["pkg/attention.py", "pkg/tests_util.py"]
+    # A script nothing imports runs with flash-attn; one the package imports is a module others load.
+    assert sorted(f["path"] for f in found if f["code"] == "ROC110") == [
+        "pkg/attention.py", "pkg/runner.py", "pkg/tests_util.py"]
 
 
 @pytest.mark.parametrize("cmake, rocm_aware, quiet", [
@@ -330,3 +334,24 @@ def test_a_cuda_only_cmake_component_never_runs_on_rocm(tmp_path, cmake, rocm_aw
     })
     found = [f for f in _check(tmp_path, ".") if f["code"] == "ROC106"]
     assert (found == []) == quiet, found
+
+
+@pytest.mark.parametrize("archs, reported", [
+    ("gfx1100;gfx1101;gfx1200;gfx1201", False),  # RDNA only: OCP E4M3 (gfx12) or emulated
+    ("gfx90a;gfx942;gfx1201", True),  # MI300 (gfx942) takes FNUZ
+    (None, True),  # no AMD target named: MI300 may run it
+])
+def test_fp8_format_follows_the_amd_gpus_the_build_names(tmp_path, archs, reported):
+    (tmp_path / ".git").mkdir()
+    setup = "from setuptools import setup\n"
+    if archs is not None:
+        setup += f"import os\n\nHIP_ARCHS = os.environ.get('HIP_ARCHS', '{archs}')\n"
+    _write(tmp_path, {
+        "setup.py": setup + "setup(name='fp8kit')\n",
+        "fp8kit/__init__.py": "",
+        "fp8kit/quant.py": "import torch\n\n\ndef quantize(x, scale):\n"
+                           "    q = (x / scale).to(torch.float8_e4m3fn)\n"
+                           "    return torch._scaled_mm(q, q.t(), scale, scale)\n",
+    })
+    found = [f for f in _check(tmp_path, ".") if f["code"] == "ROC107"]
+    assert bool(found) is reported

@@ -6,7 +6,7 @@ from rocmlint.model import Applicability
 from rocmlint.python.capability import gpu_names, is_capability_call, judge
 from rocmlint.python.context import FUNCTIONS
 from rocmlint.python.flow import value_sites
-from rocmlint.python.switched import nvidia_feature, switched_code, tuning_only
+from rocmlint.python.switched import nvidia_feature, switched_code, tuning_only, weight_only_storage
 from rocmlint.rule import Rule
 
 # Expressions a capability tuple passes through before it is compared.
@@ -158,6 +158,8 @@ class DeviceCapabilityGate(Rule):
         # A gate that only picks tuning values, log text or Triton's environment is at
         # worst slower on AMD: what it switches decides, not the number it compares.
         judged = [(v, switches) for v, switches in judged if not tuning_only(switches)]
+        # FP8 weights kept and cast up for the matmul (a weight-only quantiser) work on every GPU.
+        judged = [(v, switches) for v, switches in judged if not weight_only_storage(switches)]
         # A number only AMD GPUs report (`< (9, 5)`: gfx942 against gfx950) was written for AMD.
         judged = [(v, switches) for v, switches in judged if isinstance(v, str) or not v.amd_numbers]
         if not judged:

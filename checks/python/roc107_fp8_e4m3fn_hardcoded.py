@@ -92,7 +92,8 @@ class Fp8E4m3fnHardcoded(Rule):
     value; other uses (`dtype=` at creation, `.to(...)`, `finfo(...)`, arguments) are
     reported once per file, and only when the file names no choice. Not reported:
     comparisons, dtype tables and lists (they inspect the dtype); files that already choose
-    `float8_e4m3fnuz` somewhere (the author handles ROCm); MX / NVFP4 / FP4 code, where the
+    `float8_e4m3fnuz` somewhere (the author handles ROCm); projects whose builds name only AMD
+    GPUs without FNUZ (an RDNA-only HIP back end); MX / NVFP4 / FP4 code, where the
     format mandates OCP E4M3 on every GPU; CPU-only (x86, oneDNN) and fake-quant or
     emulation code, which never hands the dtype to a GPU; FP8 used only as storage (tensors
     cast to it, kept or measured, and cast up before anything computes with them: a KV cache,
@@ -198,7 +199,7 @@ class Fp8E4m3fnHardcoded(Rule):
     def check(self, ctx) -> None:
         if FNUZ_WORD in ctx.source and self._chooses_fnuz(ctx):
             return  # the file already chooses the FNUZ variant somewhere: ROCm is handled
-        if self._path_context(ctx.path) or self._normalised_at_load(ctx):
+        if self._path_context(ctx.path) or self._normalised_at_load(ctx) or self._no_fnuz_target(ctx):
             return
         inline = []
         named = 0
@@ -243,6 +244,14 @@ class Fp8E4m3fnHardcoded(Rule):
             if isinstance(node, (ast.Attribute, ast.Name)) and len(path) > 1 and not cls._only_inspected(path):
                 return True
         return False
+
+    @staticmethod
+    def _no_fnuz_target(ctx) -> bool:
+        """The project's builds name the AMD GPUs it supports and none is an FNUZ one (gfx940-942):
+        an RDNA-only HIP back end (`gfx1100;gfx1201`), where OCP E4M3 is right or emulated."""
+        model = ctx.python_model
+        targets = model.amd_targets()[0] if model is not None else frozenset()
+        return bool(targets) and not any(target.startswith("gfx94") for target in targets)
 
     @staticmethod
     def _normalised_at_load(ctx) -> bool:

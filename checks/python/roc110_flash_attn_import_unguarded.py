@@ -35,7 +35,8 @@ class FlashAttnImportUnguarded(Rule):
     Imports inside functions and under `if TYPE_CHECKING:` are fine, and so is the
     flash-attention project importing itself, a module named for AMD (`layers/amd/`,
     `rocm_attention.py`), which means the ROCm build, and tests and benchmarks (`tests/`,
-    `bench/`, `test_*.py`), which check or measure against flash-attn itself.
+    `bench/`, `test_*.py`) and scripts nothing in the project imports, which check, measure
+    or run with flash-attn itself.
 
     ## Why is this bad?
     On ROCm flash-attn is a separate build (ROCm/flash-attention, or the upstream CK
@@ -111,6 +112,8 @@ class FlashAttnImportUnguarded(Rule):
         rel = model.relative(ctx.path) if model is not None else None
         if _TEST_OR_BENCHMARK.search((rel or ctx.path).replace(os.sep, "/")):
             return
+        if model is not None and self._program(ctx) and not model.imported_anywhere(ctx.path):
+            return  # a script nothing imports: flash-attn is what it runs, not a module others load
         seen = set()
         for hit in ctx.hits():
             path = ctx.node_path(hit.end - 1)
@@ -125,6 +128,18 @@ class FlashAttnImportUnguarded(Rule):
             if not runs_at_import(stmt_path, decided_if_conditional=True) or ctx.gated(ctx.span_of(stmt).start):
                 continue
             ctx.report(ctx.node_span(stmt), self.message.format(module=module), self._fix(ctx, stmt))
+
+    @staticmethod
+    def _program(ctx) -> bool:
+        """The module runs as a program: `if __name__ == "__main__":` or statements that do
+        work at module level (calls, loops), not only definitions."""
+        for stmt in ctx.tree.body:
+            if isinstance(stmt, ast.If) and "__main__" in ctx.source_of(stmt.test):
+                return True
+            if isinstance(stmt, (ast.For, ast.While, ast.With)) or (
+                    isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+                return True
+        return False
 
     @staticmethod
     def _project_provides_flash_attn(ctx) -> bool:

@@ -32,7 +32,7 @@ OTHER_ACCELERATORS = ("xpu", "ipex", "npu", "hpu", "gaudi", "habana", "tpu", "ne
                       "mlu", "cambricon", "musa", "mthreads", "kunlunxin", "kunlun", "iluvatar", "metax",
                       "enflame")
 # (DCGM: the Data Center GPU Manager; NVML: its management library; ModelOpt: TensorRT's Model Optimizer)
-NVIDIA_PRODUCTS = ("tensorrt", "trt", "trtllm", "jetson", "dcgm", "nvml", "modelopt")
+NVIDIA_PRODUCTS = ("tensorrt", "trt", "trtllm", "jetson", "dcgm", "nvml", "pynvml", "modelopt")
 # A library a CUDA backend calls: its C++ callers are what a port rewrites (MIOpen), not
 # another backend; a Python module named for it is cuDNN-only code.
 NVIDIA_LIBRARIES = ("cudnn",)

@@ -113,6 +113,8 @@ _CUDA_WORDS = ("cuda", "nvidia")
 # Code that tests for ROCm (not a comment naming it): `torch.version.hip`, `is_hip()`,
 # `IS_ROCM`, `gcnArchName`, a "hip" or "rocm" string compared or returned.
 _ROCM_TEST = rb"version\.hip|gcnArchName|(?i:is_(?:hip|rocm)|on_(?:hip|rocm))|[\"'](?:hip|rocm)[\"']"
+# An AMD GPU target (`gfx942`, `gfx1201`, `gfx90a`).
+_GFX_TARGET = lazy_compile(rb"\bgfx\d{3,4}[a-z]?\b")
 # A CMake build that cannot configure without CUDA.
 _CUDA_REQUIRED = lazy_compile(r"(?i)\bproject\s*\([^)]*\bLANGUAGES\b[^)]*\bCUDA\b|\benable_language\s*\(\s*CUDA\b"
                               r"|\bfind_package\s*\(\s*CUDA(?:Toolkit)?\b[^)]*\bREQUIRED\b")
@@ -420,6 +422,7 @@ class PythonModel:
         self.components: dict[str, Evidence] = {}  # folder/ -> why everything under it is NVIDIA-only
         self.cuda_twins: dict[str, Evidence] = {}  # folder/ or module rel -> its AMD twin (NVIDIA-only)
         self._imported_names: set[str] | None = None
+        self._imported_modules: set[str] | None = None
         self._followed: dict[str, Helper | None] = {}
         self._settled: dict[str, bool] = {}  # function name -> its definitions return one constant
         self.definitions: dict[str, list[str]] = {}  # module-level function name -> files
@@ -436,8 +439,9 @@ class PythonModel:
         who imports a name and function bodies of other files, which no digest of the facts
         above covers. ``build``: the build files (CMake components are read from them)."""
         self._resolve_components()
-        read = self._resolve_cmake_components(build or {})
-        stats = {**(stats or {}), **{rel: stat for rel, stat in (build or {}).items() if rel in read}}
+        self._resolve_cmake_components(build or {})
+        self._build_files = sorted(build or {})
+        stats = {**(stats or {}), **(build or {})}  # CMake components and AMD targets are read from them
         self._resolve_cuda_twins()
         self._resolve_modules()
         files = (f"{rel}:{m}:{n}" for rel, (m, n) in sorted((stats or {}).items()))
@@ -486,14 +490,14 @@ class PythonModel:
                     f"the component's own build compiles CUDA-only extensions, while the project's build "
                     f"({where}:{self.summaries[where].rocm_build}) supports ROCm", f"{rel}:{summary.cuda_build}")
 
-    def _resolve_cmake_components(self, build: dict[str, tuple[int, int]]) -> list[str]:
+    def _resolve_cmake_components(self, build: dict[str, tuple[int, int]]) -> None:
         """A Python package folder (its own pyproject.toml or setup.py) whose own CMake build
         requires CUDA and names nothing of HIP (`project(x LANGUAGES CXX CUDA)`,
         `find_package(CUDAToolkit REQUIRED)`), in a project whose Python code elsewhere tests for
-        ROCm: an NVIDIA-only component, as with a CUDA-only setup.py. Returns the CMake files read."""
+        ROCm: an NVIDIA-only component, as with a CUDA-only setup.py."""
         from ..platform_words import names_platform
 
-        read, candidates = [], {}
+        candidates = {}
         for rel in build:
             folder, _, name = rel.rpartition("/")
             if name != "CMakeLists.txt" or not folder or folder + "/" in self.components:
@@ -502,7 +506,6 @@ class PythonModel:
                 continue
             if not any(py.startswith(folder + "/") for py in self.summaries):
                 continue
-            read.append(rel)
             try:
                 text = (self.root / rel).read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -511,15 +514,31 @@ class PythonModel:
             if required is not None and not names_platform(text, "cmake-hip"):
                 candidates[folder] = (rel, text.count("\n", 0, required.start()) + 1)
         if not candidates:
-            return read
+            return
         rocm = self._rocm_test_outside(tuple(f + "/" for f in candidates))
         if rocm is None:
-            return read
+            return
         for folder, (rel, line) in candidates.items():
             self.components[folder + "/"] = Evidence(
                 f"the component's own CMake build requires CUDA and names no HIP, while the project tests for "
                 f"ROCm ({rocm})", f"{rel}:{line}")
-        return read
+
+    def amd_targets(self) -> tuple[frozenset[str], str]:
+        """The AMD GPUs the project's own builds name (`gfx1100`, `gfx942` in setup.py, CMake
+        files), with where the first is; empty when they name none. Read on first ask."""
+        if not hasattr(self, "_amd_targets"):
+            found: set[str] = set()
+            where = ""
+            for rel in getattr(self, "_build_files", []):
+                try:
+                    text = (self.root / rel).read_bytes()
+                except OSError:
+                    continue
+                for m in _GFX_TARGET.finditer(text):
+                    found.add(m.group().decode())
+                    where = where or f"{rel}:{_line_of(text, m.start())}"
+            self._amd_targets = (frozenset(found), where)
+        return self._amd_targets
 
     def _rocm_test_outside(self, folders: tuple[str, ...]) -> str | None:
         """file:line of the first ROCm test (`torch.version.hip`, `is_rocm()`) in a Python file
@@ -651,6 +670,42 @@ class PythonModel:
                 for variable, line in summary.platform_variables.items():
                     self._selectors.setdefault(variable, f"{rel}:{line}")
         return self._selectors
+
+    def imported_anywhere(self, path: str | Path) -> bool:
+        """Some project file imports the module at ``path`` (or a package imports it by name)."""
+        rel = self.relative(path)
+        if rel is None or rel not in self.summaries:
+            return True  # not ours to say
+        if self._imported_modules is None:
+            self._imported_modules = {module for s in self.summaries.values() for module, _ in s.imports}
+        module = self.summaries[rel].module
+        return module in self._imported_modules or module.rpartition(".")[2] in self._imported_modules
+
+    def imported_file(self, importer: str | Path, module: str, level: int = 0) -> str | None:
+        """The project file (rel) an import in ``importer`` names: `module` with `level` leading
+        dots (`from ..backends import cuda` is "backends.cuda" at level 2); a package's
+        `__init__.py`; None when no project file is it."""
+        rel = self.relative(importer)
+        if rel is None:
+            return None
+        dotted = _absolute(_module_name(rel), "." * level + module, rel.endswith("__init__.py")) if level else module
+        path = dotted.replace(".", "/")
+        found = next((c for c in (f"{path}.py", f"{path}/__init__.py") if c in self.summaries), None)
+        if found is None and not level:  # a package under a source folder (`python/pkg/`, `src/pkg/`)
+            found = self._module_files().get(dotted)
+        return found
+
+    def _module_files(self) -> dict[str, str]:
+        """Module name -> file, for packages below a source folder (`kern/python/kern/gemm.py`
+        is `kern.gemm`): each file under every name its folders allow, kept where unique."""
+        if not hasattr(self, "_by_module"):
+            seen: dict[str, set[str]] = {}
+            for rel, summary in self.summaries.items():
+                parts = summary.module.split(".")
+                for start in range(1, len(parts)):
+                    seen.setdefault(".".join(parts[start:]), set()).add(rel)
+            self._by_module = {name: next(iter(rels)) for name, rels in seen.items() if len(rels) == 1}
+        return self._by_module
 
     def covers(self, path: str | Path) -> bool:
         """The model summarised this file (its helpers are in the model)."""

@@ -239,7 +239,28 @@ class PythonContext(FileContext):
         helper = (model.helper(name) if judged else model.helpers.get(name)) if model is not None else None
         if helper is not None:
             return helper.fact, helper.evidence()
-        return self._local_facts.get(name)
+        found = self._local_facts.get(name)
+        if found is None and model is not None and model.covers(self.path):
+            found = self._failed_import_facts().get(name)
+        return found
+
+    def _failed_import_facts(self) -> "dict[str, tuple[Fact, Evidence]]":
+        """Names a module-level `try` binds when its import of a project module the ROCm build
+        never has (a CUDA-only component) fails there: what the summaries, which read one file
+        each, cannot know."""
+        from .gates import _failing_import, statement_facts
+
+        known = self.cache.get("failed-import-facts")
+        if known is not None:
+            return known
+        found: dict[str, tuple[Fact, Evidence]] = {}
+        self.cache["failed-import-facts"] = found  # (filled below; empty while being computed)
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.Try) and _failing_import(stmt, None) is None \
+                    and _failing_import(stmt, self.gates) is not None:
+                for name, fact in statement_facts(stmt, self.gates, False):
+                    found[name] = (fact, Evidence(fact.describe(name), f"{self.path}:{stmt.lineno}"))
+        return found
 
     def _fact_only(self, name: str, called: bool = True):
         found = self.fact(name, called)
@@ -324,11 +345,11 @@ class PythonContext(FileContext):
         model = self.python_model
         return model is not None and model.settled_definition(name)
 
-    def bindings_of(self, name: str, scope: ast.AST | None) -> list[ast.expr | None]:
+    def bindings_of(self, name: str, scope: ast.AST | None, imports: bool = False) -> list[ast.expr | None]:
         """The values bound to ``name`` in ``scope`` (a function; None: module level), None for
-        bindings whose value is unknown (parameters, loop targets, ``+=``). Found from the name's
-        occurrences in the scope's text, so no tree is walked."""
-        key = ("bindings", name, id(scope))
+        bindings whose value is unknown (parameters, loop targets, ``+=``, and with ``imports``
+        an import). Found from the name's occurrences in the scope's text, so no tree is walked."""
+        key = ("bindings", name, id(scope), imports)
         cached = self.cache.get(key)
         if cached is not None:
             return cached
@@ -346,6 +367,8 @@ class PythonContext(FileContext):
                 found.append(_bound_value(path))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
                 found.append(None)
+            elif imports and isinstance(node, ast.alias) and (node.asname or node.name.partition(".")[0]) == name:
+                found.append(None)  # `from .backends import hip as name`: an import binds it too
         self.cache[key] = found
         return found
 
@@ -356,9 +379,9 @@ class PythonContext(FileContext):
         if scope is None and getattr(node, "lineno", None) is not None:  # synthetic names have none
             path = self.node_path(self.offset_of(node.lineno, node.col_offset))
             scope = self.enclosing(path + [node], FUNCTIONS) if path and path[-1] is node else None
-        values = self.bindings_of(node.id, scope) if isinstance(scope, FUNCTIONS) else []
+        values = self.bindings_of(node.id, scope, imports=True) if isinstance(scope, FUNCTIONS) else []
         if not values:
-            values = self.bindings_of(node.id, None)
+            values = self.bindings_of(node.id, None, imports=True)
         return values[0] if len(values) == 1 else None
 
     @cached_property
@@ -367,7 +390,9 @@ class PythonContext(FileContext):
                                   assume_gpu=True, by_name=True, defined=self._has_definition,
                                   settled=self._settled_definition,
                                   is_module=lambda name: name in self.aliases,
-                                  selectors=self._platform_variables())
+                                  selectors=self._platform_variables(),
+                                  nvidia_only_module=self._nvidia_only_module,
+                                  nvidia_only_import=self._nvidia_only_import)
         # Module-level names bound to a gate expression are gates too (`_ON_AMD = torch.version.hip is not None`).
         if b"hip" in self.source or b"rocm" in self.source.lower():
             for stmt in self.tree.body:
@@ -376,6 +401,41 @@ class PythonContext(FileContext):
                         and evaluator.is_gate_expression(stmt.value)):
                     evaluator.gate_names.add(stmt.targets[0].id)
         return evaluator
+
+    def _nvidia_only_module(self, name: str) -> str | None:
+        """Why the project module ``name`` is bound to (by an import anywhere in this file:
+        `from .backends import cuda as cuda_backend`) never runs on ROCm; None when it may."""
+        model = self.python_model
+        if model is None:
+            return None
+        if "imports-by-name" not in self.cache:
+            found: dict[str, list] = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    for alias in node.names:
+                        found.setdefault(alias.asname or alias.name.partition(".")[0], []).append((node, alias))
+            self.cache["imports-by-name"] = found
+        files = set()
+        for node, alias in self.cache["imports-by-name"].get(name, []):  # (each test may import it again)
+            if isinstance(node, ast.Import):
+                module, level = alias.name if alias.asname else name, 0
+            else:
+                module, level = ".".join(filter(None, (node.module, alias.name))), node.level
+            files.add(model.imported_file(self.path, module, level))
+        if len(files) != 1 or self._bound_twice(name):
+            return None
+        rel = files.pop()
+        verdict = model.module_verdict(model.root / rel) if rel is not None else None
+        if verdict is None or not verdict.evidence:
+            return None
+        return f"`{name}` is `{rel}`, which the ROCm build never runs: {verdict.evidence[0].what}"
+
+    def _nvidia_only_import(self, module: str, level: int) -> bool:
+        """The project module an import names (`from lightx2v_kernel.gemm import ...`) is one the
+        ROCm build never has (a CUDA-only component)."""
+        model = self.python_model
+        rel = model.imported_file(self.path, module, level) if model is not None else None
+        return rel is not None and model.module_verdict(model.root / rel) is not None
 
     def _platform_variables(self) -> dict[str, str]:
         """Environment variables in which the user names the platform (project-wide when the

@@ -24,7 +24,7 @@ _CREATE = frozenset({"empty", "zeros", "ones", "full", "empty_like", "zeros_like
 _MEASURE = frozenset({"finfo", "iinfo", "isinstance", "getattr", "str", "repr", "print"})
 _CAST = frozenset({"to", "view", "type"})
 # Tensor methods that keep the values in the same dtype (the tensor goes on), and reads of metadata.
-_SAME_DTYPE = frozenset({"contiguous", "t", "transpose", "reshape", "permute", "clone", "detach", "cpu", "cuda",
+_SAME_DTYPE = frozenset({"contiguous", "t", "transpose", "reshape", "permute", "clone", "detach", "cpu", "cuda", "data",
                          "flatten", "squeeze", "unsqueeze", "expand", "narrow", "chunk", "split", "T", "mT"})
 _METADATA = frozenset({"shape", "size", "numel", "dtype", "device", "nbytes", "element_size", "stride", "dim",
                        "ndim", "is_contiguous", "data_ptr"})
@@ -197,10 +197,10 @@ def _cast_up_in_backward(ctx, site: list, call: ast.Call) -> bool:
     if backward is None:
         return False
     for node in ast.walk(backward):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) \
-                and node.value.attr == "saved_tensors" and len(node.targets) == 1 \
-                and isinstance(node.targets[0], (ast.Tuple, ast.List)) and position < len(node.targets[0].elts):
-            saved = node.targets[0].elts[position]
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        saved = _saved_tensor_target(node, position)
+        if saved is not None:
             if not isinstance(saved, ast.Name):
                 return False
             loads = sorted(ctx.loads_of(saved.id, backward), key=lambda n: (n.lineno, n.col_offset))
@@ -211,6 +211,20 @@ def _cast_up_in_backward(ctx, site: list, call: ast.Call) -> bool:
             return (isinstance(attribute, ast.Attribute) and attribute.attr in _CAST and isinstance(outer, ast.Call)
                     and outer.func is attribute and (_converts_away(ctx, outer) or _to_a_saved_dtype(owner, outer)))
     return False
+
+
+def _saved_tensor_target(assign: ast.Assign, position: int) -> ast.expr | None:
+    """What receives saved tensor ``position`` in ``backward``: `x8, w = ctx.saved_tensors`
+    or `x8 = ctx.saved_tensors[0]`; None when this assignment is neither."""
+    value, target = assign.value, assign.targets[0]
+    if isinstance(value, ast.Attribute) and value.attr == "saved_tensors" \
+            and isinstance(target, (ast.Tuple, ast.List)) and position < len(target.elts):
+        return target.elts[position]
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) \
+            and value.value.attr == "saved_tensors" and isinstance(value.slice, ast.Constant) \
+            and value.slice.value == position:
+        return target
+    return None
 
 
 def _to_a_saved_dtype(owner: ast.ClassDef, cast: ast.Call) -> bool:
@@ -273,16 +287,51 @@ def _name_reaches(ctx, statement_path: list, assign, depth: int, follow) -> bool
         if isinstance(target, ast.Name):
             if isinstance(scope, ast.Module) and _read_elsewhere(ctx, target.id):
                 return True  # other modules read it
-            if any(follow(ctx, ctx.path_to(load), depth + 1) for load in ctx.loads_of(target.id, scope)):
-                return True
-        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            in_loop = any(isinstance(node, (ast.For, ast.While, ast.AsyncFor)) for node in statement_path)
+            start = (assign.end_lineno, assign.end_col_offset)
+            end = _next_binding(statement_path, assign, target.id)
+            if any(follow(ctx, ctx.path_to(load), depth + 1) for load in ctx.loads_of(target.id, scope)
+                   if in_loop or start < (load.lineno, load.col_offset) < end):
+                return True  # (reads above, or past the next plain binding, see another value, unless in a loop)
+        elif (attr := _self_attribute(target)) is not None:
             owner = ctx.enclosing(statement_path + [target], ast.ClassDef)
-            if owner is None or any(follow(ctx, ctx.path_to(load), depth + 1)
-                                    for load in _attribute_loads(owner, target.attr)):
+            if owner is None:
+                return True
+            # Reads above the store in its own function see the value it replaces.
+            function = ctx.enclosing(statement_path, (ast.FunctionDef, ast.AsyncFunctionDef))
+            before = [n for n in ast.walk(target) if isinstance(n, ast.Attribute)]  # `self.w` of `self.w.data = v`
+            if function is not None:
+                before += [n for n in ast.walk(function) if isinstance(n, ast.Attribute)
+                           and (n.lineno, n.col_offset) < (assign.lineno, assign.col_offset)]
+            if any(follow(ctx, ctx.path_to(load), depth + 1)
+                   for load in _attribute_loads(owner, attr) if not any(load is b for b in before)):
                 return True
         else:
             return True  # an item of a container, a tuple: out of sight
     return False
+
+
+def _next_binding(statement_path: list, assign: ast.stmt, name: str) -> tuple[float, float]:
+    """Where the next plain `name = ...` after ``assign`` in the same block ends (the value
+    read from there on is that one's); infinity when there is none."""
+    parent = statement_path[-2] if len(statement_path) > 1 else None
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and any(item is assign for item in block):
+            later = block[next(i for i, item in enumerate(block) if item is assign) + 1:]
+            for stmt in later:
+                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                    return (stmt.end_lineno or 0, stmt.end_col_offset or 0)
+    return (float("inf"), float("inf"))
+
+
+def _self_attribute(target: ast.expr) -> str | None:
+    """`self.w` or `self.w.data` (a parameter's storage): the attribute's name."""
+    if isinstance(target, ast.Attribute) and target.attr == "data" and isinstance(target.value, ast.Attribute):
+        target = target.value
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return target.attr
+    return None
 
 
 def _attribute_loads(owner: ast.ClassDef, attr: str) -> list[ast.Attribute]:
@@ -322,10 +371,19 @@ def _parameter_of(arguments: ast.arguments, default: ast.AST) -> str | None:
 def _converts_away(ctx, call: ast.Call) -> bool:
     """`.to(torch.bfloat16)`, `.to(dtype=x.dtype)`, `.view(torch.uint8)`: a dtype other than
     FP8 (a device or a shape keeps the tensor as it is)."""
-    for argument in [*call.args, *(k.value for k in call.keywords if k.arg in ("dtype", None))]:
-        name = ctx.qualname(argument) or ""
-        if name.startswith("torch.") and "float8" not in name and name.rpartition(".")[2] not in ("device",):
-            return True
-        if isinstance(argument, ast.Attribute) and argument.attr == "dtype":
-            return True  # `.to(x.dtype)`: the dtype of the tensor it meets, a compute dtype
-    return False
+    return any(_other_dtype(ctx, argument)
+               for argument in [*call.args, *(k.value for k in call.keywords if k.arg in ("dtype", None))])
+
+
+def _other_dtype(ctx, argument: ast.expr) -> bool:
+    """A dtype other than FP8: `torch.bfloat16`, `x.dtype` (the dtype of the tensor it meets),
+    a compute dtype by name (`self.compute_dtype`), or a choice between such."""
+    if isinstance(argument, ast.IfExp):
+        return _other_dtype(ctx, argument.body) and _other_dtype(ctx, argument.orelse)
+    name = ctx.qualname(argument) or ""
+    if name.startswith("torch.") and "float8" not in name and name.rpartition(".")[2] not in ("device",):
+        return True
+    if isinstance(argument, ast.Attribute) and argument.attr == "dtype":
+        return True
+    leaf = argument.attr if isinstance(argument, ast.Attribute) else argument.id if isinstance(argument, ast.Name) else ""
+    return leaf.endswith(("compute_dtype", "orig_dtype"))

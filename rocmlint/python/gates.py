@@ -28,6 +28,8 @@ from .platform_sources import follow_bound, platform_selection, platform_values,
 # An unknown value that is truthy and not None (a version string): `torch.version.hip` on ROCm.
 SOME = Ellipsis
 
+# Names of availability flags and tests (`_EXT_AVAILABLE`, `is_available`, `HAS_KERNELS`, `loaded`).
+_AVAILABILITY = re.compile(r"(?i)(?:^|_)(?:available|loaded)$|^_?has_")
 HIP_VERSION = "torch.version.hip"
 CUDA_VERSION = "torch.version.cuda"
 GPU_PRESENT = "torch.cuda.is_available"
@@ -156,7 +158,9 @@ class GateEvaluator:
                  defined: Callable[[str], bool] = lambda name: False,
                  settled: Callable[[str], bool] = lambda name: False,
                  is_module: Callable[[str], bool] = lambda name: False,
-                 selectors: "Mapping[str, str] | None" = None) -> None:
+                 selectors: "Mapping[str, str] | None" = None,
+                 nvidia_only_module: Callable[[str], "str | None"] = lambda name: None,
+                 nvidia_only_import: Callable[[str, int], bool] = lambda module, level: False) -> None:
         self.gate_names = set(gate_names) | {ROCM_MARK}
         self.assume_gpu = assume_gpu  # `torch.cuda.is_available()` is True (reachability, not views)
         self.qualname = qualname
@@ -172,6 +176,9 @@ class GateEvaluator:
         self.user_choices: list[str] = []  # environment variables whose branches were left to the user
         # environment variables in which the user names the platform -> where the project compares one with ROCm
         self.selectors: Mapping[str, str] = selectors or {}
+        # a name bound to a project module the ROCm build never runs -> why (its evidence)
+        self.nvidia_only_module = nvidia_only_module
+        self.nvidia_only_import = nvidia_only_import  # (module, level): an import the ROCm build cannot do
 
     def is_gate_reference(self, node: ast.AST) -> bool:
         """``IS_ROCM``, ``utils.IS_ROCM``, ``is_hip()``, ``current_platform.is_rocm()``."""
@@ -273,6 +280,8 @@ class GateEvaluator:
                 finally:
                     self._resolving.discard(id(node))
         leaf = node.id if isinstance(node, ast.Name) else node.attr
+        if isinstance(node, ast.Attribute) and rocm and self._unavailable_there(node):
+            return frozenset({False})
         if isinstance(node, ast.Name) or (isinstance(node.value, ast.Name) and self.is_module(node.value.id)):
             fact = self.facts(leaf, False) if self.facts is not None else None
             if fact is not None and fact.kind == "value" and fact.on(rocm) is not None:
@@ -280,8 +289,22 @@ class GateEvaluator:
                 return fact.on(rocm)
         return self._by_name(leaf, node, rocm, truthy=frozenset({SOME}), falsy=frozenset({None}))
 
+    def _unavailable_there(self, node: ast.Attribute) -> bool:
+        """`cuda_backend._EXT_AVAILABLE`, `ext.is_available()`: the availability of a project
+        module the ROCm build never runs (a CUDA-only component, the CUDA side of a split) is
+        False there."""
+        if not (isinstance(node.value, ast.Name) and _AVAILABILITY.search(node.attr)):
+            return False
+        why = self.nvidia_only_module(node.value.id)
+        if why is None:
+            return False
+        self.trail.append((f"{node.value.id}.{node.attr}", Fact("value", frozenset({False}), None, why), node))
+        return True
+
     def _call_values(self, node: ast.Call, rocm: bool) -> "Values | None":
         func = node.func
+        if rocm and isinstance(func, ast.Attribute) and not node.args and self._unavailable_there(func):
+            return frozenset({False})
         if isinstance(func, ast.Attribute) and func.attr == "get" and 1 <= len(node.args) <= 2 and not node.keywords:
             default = node.args[1] if len(node.args) == 2 else ast.Constant(None)
             looked_up = self._lookup_values(func.value, node.args[0], default, rocm)
@@ -289,6 +312,11 @@ class GateEvaluator:
                 return looked_up
         if self.assume_gpu and not node.args and self.qualname(node.func) == GPU_PRESENT:
             return frozenset({True})  # hazards matter where a GPU runs the code: assume one is present
+        if (isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) in (2, 3)
+                and isinstance(node.args[1], ast.Constant) and node.args[1].value in ("hip", "cuda")
+                and self.qualname(node.args[0]) == "torch.version"):
+            # `getattr(torch.version, "hip", None)`: torch.version has both attributes on every build
+            return self.possible(ast.Attribute(node.args[0], node.args[1].value, ast.Load()), rocm)
         if (isinstance(func, ast.Name) and func.id == "hasattr" and len(node.args) == 2
                 and isinstance(node.args[1], ast.Constant) and node.args[1].value in ("hip", "cuda")
                 and self.qualname(node.args[0]) == "torch.version"):
@@ -641,7 +669,7 @@ def assigned_values(block: list[ast.stmt], name: str, evaluator: GateEvaluator, 
             taken = [stmt.body] if test is True else [stmt.orelse] if test is False else [stmt.body, stmt.orelse]
             results = [assigned_values(branch, name, evaluator, rocm, current) for branch in taken]
             current = results[0] if len(results) == 1 else _union(*results)
-        elif isinstance(stmt, ast.Try) and rocm and (cut := _failing_import(stmt)) is not None:
+        elif isinstance(stmt, ast.Try) and rocm and (cut := _failing_import(stmt, evaluator)) is not None:
             # `try: import flash_attn_interface; HAS_FA3 = True / except ImportError: HAS_FA3 = False`:
             # on ROCm the import fails, the rest of the body never runs and the handler does
             current = assigned_values(stmt.body[:cut], name, evaluator, rocm, current)
@@ -654,7 +682,9 @@ def assigned_values(block: list[ast.stmt], name: str, evaluator: GateEvaluator, 
                     current = _union(current, assigned_values(inner, name, evaluator, rocm, current))
             for handler in getattr(stmt, "handlers", []):
                 current = _union(current, assigned_values(handler.body, name, evaluator, rocm, current))
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)) and name in _defined_by(stmt):
+            current = frozenset({SOME})  # a module or what it defines: bound once the import succeeded
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if name in _defined_by(stmt):
                 current = None
     return current
@@ -697,7 +727,7 @@ def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["
                 returned, falls = _union(returned, inner), falls or through
             if not falls:
                 return returned, False
-        elif isinstance(stmt, ast.Try) and rocm and (cut := _failing_import(stmt)) is not None:
+        elif isinstance(stmt, ast.Try) and rocm and (cut := _failing_import(stmt, evaluator)) is not None:
             handler = next(h for h in stmt.handlers if catches_import_error(h))
             for inner_block in (stmt.body[:cut], [*handler.body, *stmt.finalbody]):
                 inner, through = _run(inner_block, evaluator, rocm)
@@ -713,9 +743,10 @@ def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["
     return returned, True
 
 
-def _failing_import(stmt: ast.Try) -> int | None:
+def _failing_import(stmt: ast.Try, evaluator: "GateEvaluator | None" = None) -> int | None:
     """Where the body of a ``try`` that catches ImportError imports a package that exists only
-    for NVIDIA GPUs (``backends.NVIDIA_ONLY_IMPORTS``): on ROCm the body stops there."""
+    for NVIDIA GPUs (``backends.NVIDIA_ONLY_IMPORTS``, or a project module the ROCm build never
+    builds: a CUDA-only component): on ROCm the body stops there."""
     if not any(catches_import_error(h) for h in stmt.handlers):
         return None
     for index, inner in enumerate(stmt.body):
@@ -723,9 +754,15 @@ def _failing_import(stmt: ast.Try) -> int | None:
             modules = [alias.name for alias in inner.names]
         elif isinstance(inner, ast.ImportFrom) and not inner.level and inner.module:
             modules = [inner.module] + [f"{inner.module}.{alias.name}" for alias in inner.names]
+        elif isinstance(inner, ast.ImportFrom) and evaluator is not None:
+            if evaluator.nvidia_only_import(inner.module or "", inner.level):
+                return index
+            continue
         else:
             continue
         if any(m == root or m.startswith(root + ".") for m in modules for root in NVIDIA_ONLY_IMPORTS):
+            return index
+        if evaluator is not None and evaluator.nvidia_only_import(modules[0], 0):
             return index
     return None
 
@@ -802,6 +839,13 @@ def _ends_in_skip(body: list[ast.stmt]) -> bool:
                                             and _call_name(last.value) in ("skip", "skipTest"))) and terminates(body)
 
 
+def _ends_in_skip_call(body: list[ast.stmt]) -> bool:
+    """The block ends in `pytest.skip(...)` / `self.skipTest(...)`."""
+    last = body[-1]
+    return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) \
+        and _call_name(last.value) in ("skip", "skipTest")
+
+
 def _skips_on_rocm(evaluator: GateEvaluator, function: ast.AST, named_skip: bool) -> bool:
     """The function (a decorator factory) skips the test on ROCm: a skip call under a ROCm
     condition, or ``skipIf(<ROCm test>, ...)``; with a ROCm-skip name, any skip will do."""
@@ -867,6 +911,11 @@ def conditions_on_path(path: list[ast.AST], is_skip_helper: Callable[[str], bool
                 # What follows `assert cond` runs only where cond holds.
                 if isinstance(previous, ast.Assert):
                     found.append((previous.test, True))
+                # `try: ... if not ext.AVAILABLE: pytest.skip(...)`: the skip leaves the test
+                # whatever the handlers catch (a skip is no Exception)
+                if isinstance(previous, ast.Try):
+                    found.extend((inner.test, False) for inner in previous.body
+                                 if isinstance(inner, ast.If) and not inner.orelse and _ends_in_skip_call(inner.body))
                 # Code after `if gate: return` runs only where the gate is false.
                 if isinstance(previous, ast.If):
                     if terminates(previous.body) and not terminates(previous.orelse):

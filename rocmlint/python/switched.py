@@ -173,6 +173,12 @@ def _test_of(path: list) -> Switch | None:
             body = tuple(parent.body) if isinstance(parent.body, list) else (parent.body,)
             orelse = tuple(parent.orelse) if isinstance(parent.orelse, list) else (parent.orelse,)
             return Switch(orelse, body, labels) if flipped else Switch(body, orelse, labels)
+        elif isinstance(parent, ast.Assert) and parent.test is child and i >= 2:
+            # `assert cond`: what follows it in its block runs where cond holds; elsewhere it raises
+            block = next((b for b in (getattr(path[i - 2], f, None) for f in ("body", "orelse", "finalbody"))
+                          if isinstance(b, list) and any(item is parent for item in b)), [])
+            rest = tuple(block[next(k for k, item in enumerate(block) if item is parent) + 1:]) if block else ()
+            return Switch((), rest, labels) if flipped else Switch(rest, (), labels)
         elif not isinstance(parent, ast.BoolOp):
             return None
         i -= 1
@@ -182,6 +188,19 @@ def _test_of(path: list) -> Switch | None:
 def tuning_only(switches: list[Switch]) -> bool:
     """Every side of every switch only chooses tuning values, labels, logs or sets Triton's env."""
     return bool(switches) and all(_tuning(node, s.text_labels) for s in switches for node in (*s.on, *s.off))
+
+
+# A weight-only quantiser (`float8_weight_only()`, `Float8WeightOnlyConfig`): FP8 weights kept and
+# cast up for the matmul, which works on every GPU.
+_WEIGHT_ONLY = re.compile(r"(?i)weight_?only")
+
+
+def weight_only_storage(switches: list[Switch]) -> bool:
+    """What the gate turns on is a weight-only quantiser and nothing NVIDIA-only."""
+    on = [node for s in switches for node in s.on]
+    named = (n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
+             for node in on for n in ast.walk(node))
+    return bool(on) and any(_WEIGHT_ONLY.search(word) for word in named if word) and nvidia_feature(on) is None
 
 
 FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
