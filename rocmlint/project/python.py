@@ -524,12 +524,13 @@ class PythonModel:
                 f"ROCm ({rocm})", f"{rel}:{line}")
 
     def amd_targets(self) -> tuple[frozenset[str], str]:
-        """The AMD GPUs the project's own builds name (`gfx1100`, `gfx942` in setup.py, CMake
-        files), with where the first is; empty when they name none. Read on first ask."""
+        """The AMD GPUs the project's top-level build names (`gfx1100`, `gfx942` in its setup.py
+        or CMake files; a sub-extension's own list says nothing of the project), with where the
+        first is; empty when it names none. Read on first ask."""
         if not hasattr(self, "_amd_targets"):
             found: set[str] = set()
             where = ""
-            for rel in getattr(self, "_build_files", []):
+            for rel in (rel for rel in getattr(self, "_build_files", []) if "/" not in rel):
                 try:
                     text = (self.root / rel).read_bytes()
                 except OSError:

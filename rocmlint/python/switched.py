@@ -178,6 +178,8 @@ def _test_of(path: list) -> Switch | None:
             block = next((b for b in (getattr(path[i - 2], f, None) for f in ("body", "orelse", "finalbody"))
                           if isinstance(b, list) and any(item is parent for item in b)), [])
             rest = tuple(block[next(k for k, item in enumerate(block) if item is parent) + 1:]) if block else ()
+            if not rest:
+                return None  # a check that only refuses: what it guards is its caller's
             return Switch((), rest, labels) if flipped else Switch(rest, (), labels)
         elif not isinstance(parent, ast.BoolOp):
             return None
@@ -196,11 +198,12 @@ _WEIGHT_ONLY = re.compile(r"(?i)weight_?only")
 
 
 def weight_only_storage(switches: list[Switch]) -> bool:
-    """What the gate turns on is a weight-only quantiser and nothing NVIDIA-only."""
+    """What the gate turns on calls a weight-only quantiser (`float8_weight_only()`,
+    `Float8WeightOnlyConfig(...)`) and nothing NVIDIA-only."""
     on = [node for s in switches for node in s.on]
-    named = (n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
-             for node in on for n in ast.walk(node))
-    return bool(on) and any(_WEIGHT_ONLY.search(word) for word in named if word) and nvidia_feature(on) is None
+    called = (n.func.id if isinstance(n.func, ast.Name) else n.func.attr if isinstance(n.func, ast.Attribute) else ""
+              for node in on for n in ast.walk(node) if isinstance(n, ast.Call))
+    return bool(on) and any(_WEIGHT_ONLY.search(word) for word in called if word) and nvidia_feature(on) is None
 
 
 FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
