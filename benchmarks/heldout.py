@@ -69,9 +69,13 @@ def export(project: dict, mirrors: Path, work: Path) -> Path | None:
                               ":(exclude)*.gif", ":(exclude)*.png", ":(exclude)*.jpg", ":(exclude)*.mp4",
                               ":(exclude)*.pdf"], capture_output=True, check=False)
     if archive.returncode:  # another large file is absent (`docs/build.tar`): name the present ones
-        archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", project["commit"], "--",
-                                  *present_paths(git_dir, project["commit"])], capture_output=True, check=False)
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=False)
+        present = present_paths(git_dir, project["commit"])
+        for start in range(0, len(present), 2000):  # in batches: a long list passes the argument limit
+            part = subprocess.run(["git", "--git-dir", str(git_dir), "archive", project["commit"], "--",
+                                   *present[start:start + 2000]], capture_output=True, check=False)
+            subprocess.run(["tar", "-x", "-C", str(tree)], input=part.stdout, check=False)
+    else:
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=False)
     (tree / ".git").mkdir(exist_ok=True)
     return tree
 
