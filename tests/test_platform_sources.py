@@ -417,3 +417,19 @@ def test_an_assert_switches_what_follows_it(tmp_path, monkeypatch, quantiser, re
         '''})
     monkeypatch.chdir(tmp_path)
     assert bool(_lines(tmp_path, "quant.py", "ROC106")) is reported
+
+
+def test_availability_of_nvidia_only_technology_is_false_on_rocm():
+    evaluator = GateEvaluator((), dotted_name, assume_gpu=True)
+
+    def on_rocm(text):
+        return evaluator.value(ast.parse(text, mode="eval").body, True)
+
+    assert on_rocm("CUDA_CUTE_TMA_AVAILABLE") is False
+    assert on_rocm("is_flashinfer_available()") is False
+    assert on_rocm('hasattr(_C, "fused_logp_sm90")') is False
+    assert on_rocm('unknown_flag and hasattr(ops, "cutlass_scaled_mm")') is False  # settles the `and`
+    # Names that say nothing NVIDIA-only (or only "cuda", which PyTorch's ROCm build answers too)
+    assert on_rocm("CUDA_EXT_AVAILABLE") is None
+    assert on_rocm('hasattr(torch, "_grouped_mm")') is None
+    assert on_rocm("cutlass_scaled_mm_supports_fp8(90)") is None  # no availability word

@@ -29,7 +29,12 @@ from .platform_sources import follow_bound, platform_selection, platform_values,
 SOME = Ellipsis
 
 # Names of availability flags and tests (`_EXT_AVAILABLE`, `is_available`, `HAS_KERNELS`, `loaded`).
-_AVAILABILITY = re.compile(r"(?i)(?:^|_)(?:available|loaded)$|^_?has_")
+_AVAILABILITY = re.compile(r"(?i)(?:^|_)(?:available|loaded)$|^_?has_|^is_\w+_available$")
+# NVIDIA-only technology named in an availability flag or an extension's op (`CUDA_CUTE_TMA_AVAILABLE`,
+# `HAS_FLASHINFER`, `hasattr(_C, "fused_logp_sm90")`): never built for ROCm (a name: weaker evidence).
+_NVIDIA_TECHNOLOGY = re.compile(r"(?i)(?<![a-z0-9])(?:cute|cutlass|wgmma|tcgen05|tma|deep_?gemm|flashinfer|quack"
+                                r"|trt_?llm|tensorrt|nvshmem|fa3|hopper|blackwell|sm_?(?:90a?|100a?|103|120a?))"
+                                r"(?![a-z0-9])")
 HIP_VERSION = "torch.version.hip"
 CUDA_VERSION = "torch.version.cuda"
 GPU_PRESENT = "torch.cuda.is_available"
@@ -88,6 +93,11 @@ class Fact:
             return f"{name[0].upper()}{name[1:]} is {_show(self.rocm)} on ROCm and {_show(self.nvidia)} on NVIDIA"
         said = f"`{name}` {what} {_show(self.rocm)} on ROCm and {_show(self.nvidia)} on NVIDIA"
         return f"{said} ({self.note})" if self.note else said
+
+
+# A flag or op named for NVIDIA-only technology (see _NVIDIA_TECHNOLOGY).
+_NAMED_NVIDIA_ONLY = Fact("value", frozenset({False}), None,
+                          "it names NVIDIA-only technology, which ROCm builds leave out (a name: weaker evidence)")
 
 
 def _show(values: "Values | None") -> str:
@@ -193,6 +203,15 @@ class GateEvaluator:
     # Values ---------------------------------------------------------------------------
     def possible(self, node: ast.AST, rocm: bool) -> "Values | None":
         """The values ``node`` may take on ROCm (``rocm=True``) or NVIDIA; None if unknown."""
+        found = self._possible(node, rocm)
+        if found is None and rocm and isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+            name = _leaf_name(node.func) if isinstance(node, ast.Call) else _leaf_name(node)
+            if name and _AVAILABILITY.search(name) and _NVIDIA_TECHNOLOGY.search(name):
+                self.trail.append((name, _NAMED_NVIDIA_ONLY, node))
+                return frozenset({False})
+        return found
+
+    def _possible(self, node: ast.AST, rocm: bool) -> "Values | None":
         if self.is_gate_reference(node):
             return frozenset({rocm})
         source = platform_values(node, self.resolve)
@@ -254,9 +273,14 @@ class GateEvaluator:
         """`a and b` is a where a is falsy, else b (`or`: a where truthy); short-circuited."""
         found: set = set()
         stops_on = isinstance(node.op, ast.Or)  # `or` stops at a truthy value, `and` at a falsy one
-        for operand in node.values[:-1]:
+        for index, operand in enumerate(node.values[:-1]):
             values = self.possible(operand, rocm)
             if values is None:
+                # An unknown operand: a later `and` operand that is always falsy (`or`: truthy)
+                # still settles the truth, though not which value it gives.
+                later = [self.value(v, rocm) for v in node.values[index + 1:]]
+                if any(v is stops_on for v in later):
+                    return frozenset({True}) if stops_on else frozenset({False, None})
                 return None
             found |= {v for v in values if (True if v is SOME else bool(v)) == stops_on}
             if all((True if v is SOME else bool(v)) == stops_on for v in values):
@@ -317,6 +341,11 @@ class GateEvaluator:
                 and self.qualname(node.args[0]) == "torch.version"):
             # `getattr(torch.version, "hip", None)`: torch.version has both attributes on every build
             return self.possible(ast.Attribute(node.args[0], node.args[1].value, ast.Load()), rocm)
+        if (rocm and isinstance(func, ast.Name) and func.id == "hasattr" and len(node.args) == 2
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                and _NVIDIA_TECHNOLOGY.search(node.args[1].value)):
+            self.trail.append((f"hasattr(..., {node.args[1].value!r})", _NAMED_NVIDIA_ONLY, node))
+            return frozenset({False})  # `hasattr(_C, "fused_logp_sm90")`: an op ROCm builds leave out
         if (isinstance(func, ast.Name) and func.id == "hasattr" and len(node.args) == 2
                 and isinstance(node.args[1], ast.Constant) and node.args[1].value in ("hip", "cuda")
                 and self.qualname(node.args[0]) == "torch.version"):
@@ -840,10 +869,10 @@ def _ends_in_skip(body: list[ast.stmt]) -> bool:
 
 
 def _ends_in_skip_call(body: list[ast.stmt]) -> bool:
-    """The block ends in `pytest.skip(...)` / `self.skipTest(...)`."""
+    """The block ends in `pytest.skip(...)` / `self.skipTest(...)` or `return`."""
     last = body[-1]
-    return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) \
-        and _call_name(last.value) in ("skip", "skipTest")
+    return isinstance(last, ast.Return) or (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+                                            and _call_name(last.value) in ("skip", "skipTest"))
 
 
 def _skips_on_rocm(evaluator: GateEvaluator, function: ast.AST, named_skip: bool) -> bool:
@@ -911,7 +940,7 @@ def conditions_on_path(path: list[ast.AST], is_skip_helper: Callable[[str], bool
                 # What follows `assert cond` runs only where cond holds.
                 if isinstance(previous, ast.Assert):
                     found.append((previous.test, True))
-                # `try: ... if not ext.AVAILABLE: pytest.skip(...)`: the skip leaves the test
+                # `try: ... if not ext.AVAILABLE: pytest.skip(...)` (or `return`): that leaves
                 # whatever the handlers catch (a skip is no Exception)
                 if isinstance(previous, ast.Try):
                     found.extend((inner.test, False) for inner in previous.body
