@@ -16,7 +16,7 @@ from ..lazy_re import lazy_compile
 from ..literals import word_starts
 from ..model import Span
 from ..rule import FileContext
-from ..evidence import Evidence
+from ..evidence import Evidence, Verdict
 from .gates import ROCM_MARK, Fact, GateEvaluator, conditions_on_path, containing_list, dotted_name
 from .platform_sources import platform_selector_variables
 
@@ -248,7 +248,7 @@ class PythonContext(FileContext):
         """Names a module-level `try` binds when its import of a project module the ROCm build
         never has (a CUDA-only component) fails there: what the summaries, which read one file
         each, cannot know."""
-        from .gates import _failing_import, statement_facts
+        from .gates import failing_import, statement_facts
 
         known = self.cache.get("failed-import-facts")
         if known is not None:
@@ -256,8 +256,8 @@ class PythonContext(FileContext):
         found: dict[str, tuple[Fact, Evidence]] = {}
         self.cache["failed-import-facts"] = found  # (filled below; empty while being computed)
         for stmt in self.tree.body:
-            if isinstance(stmt, ast.Try) and _failing_import(stmt, None) is None \
-                    and _failing_import(stmt, self.gates) is not None:
+            if isinstance(stmt, ast.Try) and failing_import(stmt, None) is None \
+                    and failing_import(stmt, self.gates) is not None:
                 for name, fact in statement_facts(stmt, self.gates, False):
                     found[name] = (fact, Evidence(fact.describe(name), f"{self.path}:{stmt.lineno}"))
         return found
@@ -421,11 +421,10 @@ class PythonContext(FileContext):
                 module, level = alias.name if alias.asname else name, 0
             else:
                 module, level = ".".join(filter(None, (node.module, alias.name))), node.level
-            files.add(model.imported_file(self.path, module, level))
+            files.add(self._imported_verdict(module, level))
         if len(files) != 1 or self._bound_twice(name):
             return None
-        rel = files.pop()
-        verdict = model.module_verdict(model.root / rel) if rel is not None else None
+        rel, verdict = files.pop()
         if verdict is None or not verdict.evidence:
             return None
         return f"`{name}` is `{rel}`, which the ROCm build never runs: {verdict.evidence[0].what}"
@@ -433,9 +432,13 @@ class PythonContext(FileContext):
     def _nvidia_only_import(self, module: str, level: int) -> bool:
         """The project module an import names (`from lightx2v_kernel.gemm import ...`) is one the
         ROCm build never has (a CUDA-only component)."""
+        return self._imported_verdict(module, level)[1] is not None
+
+    def _imported_verdict(self, module: str, level: int) -> "tuple[str | None, Verdict | None]":
+        """The project file an import names and the model's NVIDIA-only verdict on it."""
         model = self.python_model
         rel = model.imported_file(self.path, module, level) if model is not None else None
-        return rel is not None and model.module_verdict(model.root / rel) is not None
+        return rel, (model.module_verdict(model.root / rel) if rel is not None else None)
 
     def _platform_variables(self) -> dict[str, str]:
         """Environment variables in which the user names the platform (project-wide when the

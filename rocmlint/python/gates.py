@@ -698,7 +698,7 @@ def assigned_values(block: list[ast.stmt], name: str, evaluator: GateEvaluator, 
             taken = [stmt.body] if test is True else [stmt.orelse] if test is False else [stmt.body, stmt.orelse]
             results = [assigned_values(branch, name, evaluator, rocm, current) for branch in taken]
             current = results[0] if len(results) == 1 else _union(*results)
-        elif isinstance(stmt, ast.Try) and rocm and (cut := _failing_import(stmt, evaluator)) is not None:
+        elif isinstance(stmt, ast.Try) and rocm and (cut := failing_import(stmt, evaluator)) is not None:
             # `try: import flash_attn_interface; HAS_FA3 = True / except ImportError: HAS_FA3 = False`:
             # on ROCm the import fails, the rest of the body never runs and the handler does
             current = assigned_values(stmt.body[:cut], name, evaluator, rocm, current)
@@ -756,7 +756,7 @@ def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["
                 returned, falls = _union(returned, inner), falls or through
             if not falls:
                 return returned, False
-        elif isinstance(stmt, ast.Try) and rocm and (cut := _failing_import(stmt, evaluator)) is not None:
+        elif isinstance(stmt, ast.Try) and rocm and (cut := failing_import(stmt, evaluator)) is not None:
             handler = next(h for h in stmt.handlers if catches_import_error(h))
             for inner_block in (stmt.body[:cut], [*handler.body, *stmt.finalbody]):
                 inner, through = _run(inner_block, evaluator, rocm)
@@ -772,7 +772,7 @@ def _run(block: list[ast.stmt], evaluator: GateEvaluator, rocm: bool) -> tuple["
     return returned, True
 
 
-def _failing_import(stmt: ast.Try, evaluator: "GateEvaluator | None" = None) -> int | None:
+def failing_import(stmt: ast.Try, evaluator: "GateEvaluator | None" = None) -> int | None:
     """Where the body of a ``try`` that catches ImportError imports a package that exists only
     for NVIDIA GPUs (``backends.NVIDIA_ONLY_IMPORTS``, or a project module the ROCm build never
     builds: a CUDA-only component): on ROCm the body stops there."""
