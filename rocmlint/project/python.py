@@ -439,9 +439,10 @@ class PythonModel:
         who imports a name and function bodies of other files, which no digest of the facts
         above covers. ``build``: the build files (CMake components are read from them)."""
         self._resolve_components()
-        self._resolve_cmake_components(build or {})
-        self._build_files = sorted(build or {})
-        stats = {**(stats or {}), **(build or {})}  # CMake components and AMD targets are read from them
+        read = self._resolve_cmake_components(build or {})
+        self._build_files = sorted(rel for rel in (build or {}) if "/" not in rel)  # the top-level build
+        # The build files read (CMake components, AMD targets) are part of what results depend on.
+        stats = {**(stats or {}), **{rel: (build or {})[rel] for rel in [*read, *self._build_files]}}
         self._resolve_cuda_twins()
         self._resolve_modules()
         files = (f"{rel}:{m}:{n}" for rel, (m, n) in sorted((stats or {}).items()))
@@ -490,22 +491,28 @@ class PythonModel:
                     f"the component's own build compiles CUDA-only extensions, while the project's build "
                     f"({where}:{self.summaries[where].rocm_build}) supports ROCm", f"{rel}:{summary.cuda_build}")
 
-    def _resolve_cmake_components(self, build: dict[str, tuple[int, int]]) -> None:
+    def _resolve_cmake_components(self, build: dict[str, tuple[int, int]]) -> list[str]:
         """A Python package folder (its own pyproject.toml or setup.py) whose own CMake build
         requires CUDA and names nothing of HIP (`project(x LANGUAGES CXX CUDA)`,
         `find_package(CUDAToolkit REQUIRED)`), in a project whose Python code elsewhere tests for
-        ROCm: an NVIDIA-only component, as with a CUDA-only setup.py."""
+        ROCm: an NVIDIA-only component, as with a CUDA-only setup.py. Returns the CMake files read."""
         from ..platform_words import names_platform
 
+        read: list[str] = []
         candidates = {}
+        python_folders = set()  # every folder above a Python file
+        for rel in self.summaries:
+            folder = rel.rpartition("/")[0]
+            while folder and folder not in python_folders:
+                python_folders.add(folder)
+                folder = folder.rpartition("/")[0]
         for rel in build:
             folder, _, name = rel.rpartition("/")
-            if name != "CMakeLists.txt" or not folder or folder + "/" in self.components:
+            if name != "CMakeLists.txt" or folder not in python_folders or folder + "/" in self.components:
                 continue
             if not any((self.root / folder / package).is_file() for package in ("pyproject.toml", "setup.py")):
                 continue
-            if not any(py.startswith(folder + "/") for py in self.summaries):
-                continue
+            read.append(rel)
             try:
                 text = (self.root / rel).read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -514,14 +521,15 @@ class PythonModel:
             if required is not None and not names_platform(text, "cmake-hip"):
                 candidates[folder] = (rel, text.count("\n", 0, required.start()) + 1)
         if not candidates:
-            return
+            return read
         rocm = self._rocm_test_outside(tuple(f + "/" for f in candidates))
         if rocm is None:
-            return
+            return read
         for folder, (rel, line) in candidates.items():
             self.components[folder + "/"] = Evidence(
                 f"the component's own CMake build requires CUDA and names no HIP, while the project tests for "
                 f"ROCm ({rocm})", f"{rel}:{line}")
+        return read
 
     def amd_targets(self) -> tuple[frozenset[str], str]:
         """The AMD GPUs the project's top-level build names (`gfx1100`, `gfx942` in its setup.py
@@ -530,7 +538,7 @@ class PythonModel:
         if not hasattr(self, "_amd_targets"):
             found: set[str] = set()
             where = ""
-            for rel in (rel for rel in getattr(self, "_build_files", []) if "/" not in rel):
+            for rel in getattr(self, "_build_files", []):
                 try:
                     text = (self.root / rel).read_bytes()
                 except OSError:
