@@ -8,10 +8,10 @@ are. Large files are parsed as a skeleton around the anchors (``skeleton.py``).
 from __future__ import annotations
 
 import ast
-import re
 import sys
 import warnings
 
+from ..lazy_re import lazy_compile
 from ..model import ParseFailure
 from ..model import LineIndex, Span
 from .context import PythonContext
@@ -36,8 +36,8 @@ def parse(source: bytes) -> ast.Module:
 
 # Statements this interpreter may not know: PEP 695 (`type X = ...`, `def f[T](...)`, Python 3.12)
 # and PEP 758 (`except A, B:` without parentheses, Python 3.14).
-_NEWER_SYNTAX = (((3, 12), re.compile(r"^\s*(?:type\s+\w+\s*(?:\[[^\]]*\])?\s*=|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)")),
-                 ((3, 14), re.compile(r"^\s*except\s+\w[\w.]*\s*,")))
+_NEWER_SYNTAX = (((3, 12), lazy_compile(r"^\s*(?:type\s+\w+\s*(?:\[[^\]]*\])?\s*=|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)")),
+                 ((3, 14), lazy_compile(r"^\s*except\s+\w[\w.]*\s*,")))
 
 
 def _describe(exc: SyntaxError, text: str) -> str:

@@ -29,10 +29,10 @@ from .platform_sources import follow_bound, platform_selection, platform_values,
 SOME = Ellipsis
 
 # Names of availability flags and tests (`_EXT_AVAILABLE`, `is_available`, `HAS_KERNELS`, `loaded`).
-_AVAILABILITY = re.compile(r"(?i)(?:^|_)(?:available|loaded)$|^_?has_|^is_\w+_available$")
+_AVAILABILITY = lazy_compile(r"(?i)(?:^|_)(?:available|loaded)$|^_?has_|^is_\w+_available$")
 # NVIDIA-only technology named in an availability flag or an extension's op (`CUDA_CUTE_TMA_AVAILABLE`,
 # `HAS_FLASHINFER`, `hasattr(_C, "fused_logp_sm90")`): never built for ROCm (a name: weaker evidence).
-_NVIDIA_TECHNOLOGY = re.compile(r"(?i)(?<![a-z0-9])(?:cute|cutlass|wgmma|tcgen05|tma|deep_?gemm|flashinfer|quack"
+_NVIDIA_TECHNOLOGY = lazy_compile(r"(?i)(?<![a-z0-9])(?:cute|cutlass|wgmma|tcgen05|tma|deep_?gemm|flashinfer|quack"
                                 r"|trt_?llm|tensorrt|nvshmem|fa3|hopper|blackwell|sm_?(?:90a?|100a?|103|120a?))"
                                 r"(?![a-z0-9])")
 HIP_VERSION = "torch.version.hip"

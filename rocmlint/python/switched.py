@@ -194,7 +194,7 @@ def tuning_only(switches: list[Switch]) -> bool:
 
 # A weight-only quantiser (`float8_weight_only()`, `Float8WeightOnlyConfig`): FP8 weights kept and
 # cast up for the matmul, which works on every GPU.
-_WEIGHT_ONLY = re.compile(r"(?i)weight_?only")
+_WEIGHT_ONLY = lazy_compile(r"(?i)weight_?only")
 
 
 def weight_only_storage(switches: list[Switch]) -> bool:
