@@ -240,9 +240,15 @@ class PythonContext(FileContext):
         if helper is not None:
             return helper.fact, helper.evidence()
         found = self._local_facts.get(name)
-        if found is None and model is not None and model.covers(self.path):
+        if found is None and self._model_covers:
             found = self._failed_import_facts().get(name)
         return found
+
+    @cached_property
+    def _model_covers(self) -> bool:
+        """The project model summarised this file (asked often: a path is resolved once)."""
+        model = self.python_model
+        return model is not None and model.covers(self.path)
 
     def _failed_import_facts(self) -> "dict[str, tuple[Fact, Evidence]]":
         """Names a module-level `try` binds when its import of a project module the ROCm build
@@ -275,7 +281,7 @@ class PythonContext(FileContext):
 
         found: dict[str, tuple[Fact, Evidence]] = {}
         model = self.python_model
-        if (model is not None and model.covers(self.path)) or not has_gate_word(self.source):
+        if self._model_covers or not has_gate_word(self.source):
             return found  # the project model has this file's helpers already
         candidates = []
         for stmt in self.tree.body:
@@ -444,7 +450,7 @@ class PythonContext(FileContext):
         """Environment variables in which the user names the platform (project-wide when the
         project model covers this file)."""
         model = self.python_model
-        if model is not None and model.covers(self.path):
+        if model is not None and self._model_covers:
             return model.platform_variables()
         found = platform_selector_variables(self.source, self.tree, self.resolve_name)
         return {variable: f"{self.path}:{line}" for variable, line in found.items()}
