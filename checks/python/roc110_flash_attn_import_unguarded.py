@@ -5,6 +5,7 @@ import os
 
 from rocmlint.fixers.python_gate import bound_names, import_guard_edit, statement_lines
 from rocmlint.lazy_re import lazy_compile
+from rocmlint.manifest.kinds import TEST_PATH
 
 from rocmlint.model import Applicability, Edit, Fix
 from rocmlint.python.imports import imported_modules, runs_at_import
@@ -14,8 +15,8 @@ from rocmlint.rule import Example, Rule
 _FALLBACK_PARAMETERS = ("q", "k", "v", "dropout_p", "softmax_scale", "causal")
 # Tests and benchmarks (`tests/`, `bench/`, `test_*.py`, `benchmark_*.py`): programs that measure
 # or check against flash-attn itself, so it is their dependency on every platform.
-_TEST_OR_BENCHMARK = lazy_compile(r"(?:^|/)(?:tests?|bench|benchmarks?|benchmarking)/"
-                                  r"|(?:^|/)(?:test_[^/]*|[^/]*_test|bench_[^/]*|benchmark_[^/]*|conftest)\.py$")
+_TEST_OR_BENCHMARK = lazy_compile(TEST_PATH + r"|(?:^|/)(?:bench|benchmarks?|benchmarking)/"
+                                                r"|(?:^|/)(?:bench_[^/]*|benchmark_[^/]*)\.py$")
 _FALLBACK = '''{indent}except ImportError:  # no flash-attn build (common on ROCm): PyTorch SDPA, same (batch, seq, heads, dim) layout
 {indent}{unit}def {name}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False):
 {indent}{unit}{unit}import torch.nn.functional as F

@@ -7,6 +7,9 @@ import re
 from ..lazy_re import lazy_compile
 from ..platform_words import READERS
 
+# A test module or a file under a test folder (root-relative, `/` separators).
+TEST_PATH = r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)"
+
 # Each kind's file names; `requirements/` folders hold requirement files of any name.
 _NAMES = (
     ("pyproject", re.compile(r"pyproject\.toml")),

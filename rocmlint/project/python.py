@@ -42,6 +42,7 @@ from . import digest
 from ..python.backends import NVIDIA_ONLY_IMPORTS, OTHER_ACCELERATOR_IMPORTS, nvidia_root
 from ..python.platform_sources import platform_selector_variables
 from .summary_cache import cached_summaries
+from ..manifest.kinds import TEST_PATH
 from .tree import named_for_other_platform
 
 if TYPE_CHECKING:
@@ -118,7 +119,6 @@ _GFX_TARGET = lazy_compile(rb"\bgfx\d{3,4}[a-z]?\b")
 # A CMake build that cannot configure without CUDA.
 _CUDA_REQUIRED = lazy_compile(r"(?i)\bproject\s*\([^)]*\bLANGUAGES\b[^)]*\bCUDA\b|\benable_language\s*\(\s*CUDA\b"
                               r"|\bfind_package\s*\(\s*CUDA(?:Toolkit)?\b[^)]*\bREQUIRED\b")
-_TEST_PATH = r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)"  # compiled on first use
 _AMD_WORDS = ("rocm", "hip", "amd")
 
 
@@ -603,7 +603,7 @@ class PythonModel:
         for own, twin in split.items():
             # (a test copied from elsewhere that tests for ROCm says nothing of the code)
             shared = next((rel for rel in named if (rel.startswith(own) if own.endswith("/") else rel == own)
-                           and self.summaries[rel].rocm_word and not re.search(_TEST_PATH, rel[len(own):])), None)
+                           and self.summaries[rel].rocm_word and not re.search(TEST_PATH, rel[len(own):])), None)
             if shared is None:
                 self.cuda_twins[own] = Evidence(
                     f"`{own}` is the CUDA side of a split by platform (its AMD twin: `{twin}`): the ROCm "

@@ -860,19 +860,20 @@ def _own_nodes(function: ast.AST):
             todo.extend(ast.iter_child_nodes(node))
 
 
+def _skip_call(stmt: ast.stmt) -> bool:
+    """`pytest.skip(...)` / `self.skipTest(...)` as a statement."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _call_name(stmt.value) in ("skip", "skipTest")
+
+
 def _ends_in_skip(body: list[ast.stmt]) -> bool:
     """The block ends the test: it raises or calls ``skip``/``skipTest`` last (asked before its
     condition is evaluated, which costs more)."""
-    last = body[-1]
-    return (isinstance(last, ast.Raise) or (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
-                                            and _call_name(last.value) in ("skip", "skipTest"))) and terminates(body)
+    return (isinstance(body[-1], ast.Raise) or _skip_call(body[-1])) and terminates(body)
 
 
 def _ends_in_skip_call(body: list[ast.stmt]) -> bool:
     """The block ends in `pytest.skip(...)` / `self.skipTest(...)` or `return`."""
-    last = body[-1]
-    return isinstance(last, ast.Return) or (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
-                                            and _call_name(last.value) in ("skip", "skipTest"))
+    return isinstance(body[-1], ast.Return) or _skip_call(body[-1])
 
 
 def _skips_on_rocm(evaluator: GateEvaluator, function: ast.AST, named_skip: bool) -> bool:
