@@ -197,3 +197,22 @@ def quantize(w):
 ])
 def test_a_path_that_says_converter_or_ocp_gpu(path, reported):
     assert bool(_roc107_lines(QUANTISE, path)) is reported
+
+
+CPU_TEST = '''
+import torch
+
+from mylib.quant import quantize_groups
+
+
+def test_quantiser_matches_reference():
+    x = torch.randn(4, 256, device="{device}")
+    q, scale = quantize_groups(x, fp8_dtype=torch.float8_e4m3fn)
+    assert torch.equal(q, reference(x))
+'''
+
+
+@pytest.mark.parametrize("device,reported", [("cpu", False), ("cuda", True)])
+def test_a_test_on_cpu_tensors_names_no_gpu(device, reported):
+    """`device="cpu"` says the test runs on the CPU; the word "device" in it names no GPU."""
+    assert bool(_roc107_lines(CPU_TEST.format(device=device), "tests/test_quant.py")) is reported

@@ -41,8 +41,15 @@ OCP_FP8_GPU_PATH = lazy_compile(r"(?:^|[^a-z0-9])(?:gfx95\d|gfx12\d\d|mi35\dx?|r
 TEST_FILE = lazy_compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test)\.py$")
 _DEVICE_CPU = lazy_compile(r"""["']cpu["']""")
 _GPU_WORDS = lazy_compile(r"cuda|gpu|triton|device", re.IGNORECASE)
+# A CPU device written out (`device="cpu"`, `torch.device('cpu')`): it names no GPU.
+_CPU_DEVICE_TEXT = lazy_compile(r"""torch\.device\(\s*["']cpu["']\s*\)|device\s*=\s*["']cpu["']|["']cpu["']""")
 # `torch.<dtype>` as written (`torch.float8_e5m2`, `torch.bfloat16`, `torch.int8`, `torch.bool`).
 _TORCH_DTYPE = lazy_compile(r"(?:b?float|u?int|complex)\d*(?:_\w+)?|half|double|bool")
+
+
+def _names_gpu(text: str) -> bool:
+    """The code names a GPU or a device other than the CPU."""
+    return _GPU_WORDS.search(_CPU_DEVICE_TEXT.sub("", text)) is not None
 
 
 def _translation_table(table: ast.Dict) -> bool:
@@ -359,7 +366,7 @@ class Fp8E4m3fnHardcoded(Rule):
         never names a GPU or a device runs on the CPU."""
         outermost = path[1] if len(path) > 2 else None  # the module-level def or class
         if isinstance(outermost, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return bool(_GPU_WORDS.search(ctx.text(ctx.span_of(outermost))))
+            return _names_gpu(ctx.text(ctx.span_of(outermost)))
         # Module level (`CONFIGS = [...]`): the tests that read the name decide.
         if not (isinstance(outermost, ast.Assign) and len(outermost.targets) == 1
                 and isinstance(outermost.targets[0], ast.Name)):
@@ -368,7 +375,7 @@ class Fp8E4m3fnHardcoded(Rule):
         scopes = [user[1] for user in users if len(user) > 2]
         if not scopes or len(scopes) < len(users):
             return True
-        return any(_GPU_WORDS.search(ctx.text(ctx.node_span(scope))) for scope in scopes)
+        return any(_names_gpu(ctx.text(ctx.node_span(scope))) for scope in scopes)
 
     @staticmethod
     def _path_context(path: str) -> bool:
@@ -396,8 +403,7 @@ class Fp8E4m3fnHardcoded(Rule):
         if ROUND_TRIP.search(texts[-1]):
             return True  # an emulating reference: its other FP8 uses emulate too
         # A function that puts its tensors on the CPU and never mentions a GPU.
-        return function is not None and bool(_DEVICE_CPU.search(texts[-1])) and not _GPU_WORDS.search(
-            texts[-1].replace('"cpu"', "").replace("'cpu'", ""))
+        return function is not None and bool(_DEVICE_CPU.search(texts[-1])) and not _names_gpu(texts[-1])
 
     @staticmethod
     def _says_not_gpu(ctx, node, statement: bool) -> bool:
