@@ -198,6 +198,18 @@ def test_tuning_and_feature_sides_of_a_gate():
             emulate = True
     ''')
     assert not tuning_only(emulate)  # a flag is a feature switch, not a tuning value
+    knobs = _switches('''
+        if torch.cuda.get_device_capability()[0] == 9:
+            opt_flags.update_constraints({"split_k": 1})
+        elif torch.cuda.get_device_capability()[0] == 10:
+            opt_flags.update_constraints({"is_persistent": True, "epilogue_subtile": 1}, num_warps=8)
+    ''')
+    assert tuning_only(knobs)  # a call handed only tuning knobs tunes, whatever it is named
+    enable = _switches('''
+        if torch.cuda.get_device_capability()[0] == 9:
+            opt_flags.update_constraints({"split_k": 1}, use_tma=True)
+    ''')
+    assert not tuning_only(enable)
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

@@ -23,7 +23,8 @@ NVIDIA_FEATURE = lazy_compile(
 # sizes): a flag or value bound to one only tunes.
 TUNING_KNOB = lazy_compile(
     r"(?:num_warps|num_stages|num_ctas|maxnreg|warp_specialize|waves_per_eu|matrix_instr_nonkdim|kpack|"
-    r"loop_unroll_factor|split_k|group_size_m|(?:num_)?threads|(?:block|tile)(?:_size)?(?:_[mnk])?)",
+    r"loop_unroll_factor|split_k|group_size_m|(?:num_)?threads|(?:block|tile)(?:_size)?(?:_[mnk])?|"
+    r"(?:is_)?persistent|epilogue_subtile)",
     re.IGNORECASE)
 # Kernel block-size names as Triton and TileLang code writes them (`BT`, `BV`, `BLOCK_K`).
 _BLOCK_NAME = lazy_compile(r"B[A-Z]{1,2}|(?:BLOCK|TILE)(?:_[A-Z]+)*")
@@ -239,7 +240,8 @@ def _tuning(node: ast.AST, text: bool = False) -> bool:
     if isinstance(node, ast.Pass):
         return True
     if isinstance(node, ast.Expr):
-        return isinstance(node.value, ast.Constant) or _log_call(node.value) or _triton_env(node.value)
+        return isinstance(node.value, ast.Constant) or _log_call(node.value) or _triton_env(node.value) \
+            or _knob_call(node.value)
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if any(_environ_key(t, "TRITON_") for t in targets):
@@ -320,6 +322,15 @@ def _log_call(node: ast.AST) -> bool:
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     return _LOG_CALL.match(name) is not None
+
+
+def _knob_call(node: ast.AST) -> bool:
+    """A call handed only launch and tuning knobs (`opt_flags.update_opt_flags_constraints(
+    {"split_k": 1})`, `set_config(num_warps=4)`): it tunes, whatever it is named."""
+    if not isinstance(node, ast.Call) or not (node.args or node.keywords):
+        return False
+    return all(isinstance(a, ast.Dict) and _tuning_value(a) for a in node.args) and all(
+        k.arg is not None and knob_name(k.arg) and _tuning_value(k.value) for k in node.keywords)
 
 
 def _triton_env(node: ast.AST) -> bool:
