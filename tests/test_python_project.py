@@ -312,6 +312,51 @@ def test_flash_attn_in_tests_benchmarks_and_scripts_is_their_dependency(tmp_path
         "pkg/attention.py", "pkg/runner.py", "pkg/tests_util.py"]
 
 
+@pytest.mark.parametrize("imported, nvidia_only", [
+    ("from flashinfer.mla import trtllm_batch_decode_with_kv_cache_mla", True),
+    ("from flashinfer.mla import BatchMLAPagedAttentionWrapper", False),
+    # the project's own module that asks whether TensorRT-LLM is usable loads everywhere
+    ("from attn.trtllm_usable import trtllm_usable", False),
+])
+def test_a_module_importing_tensorrt_llm_kernels_never_loads_on_rocm(tmp_path, imported, nvidia_only):
+    _write(tmp_path, {"attn/__init__.py": "", "attn/trtllm_usable.py": "def trtllm_usable():\n    return False\n",
+                      "attn/mla_decode.py": f"""\
+        import torch
+        {imported}
+
+
+        def supported():
+            return torch.cuda.get_device_capability()[0] >= 10
+        """, "attn/backend.py": "from attn.mla_decode import supported\n"})
+    model = _model(tmp_path)
+    for rel in ("attn/mla_decode.py", "attn/backend.py"):  # and what imports it at module level
+        assert (model.module_verdict(tmp_path / rel) is not None) is nvidia_only
+    assert (_check(tmp_path, ".") == []) is nvidia_only
+
+
+@pytest.mark.parametrize("packaging, quiet", [
+    ({"pyproject.toml": '[project]\nname = "zoo"\ndependencies = ["torch", "flash-attn>=2.6"]\n'}, True),
+    ({"requirements.txt": "torch\nflash_attn==2.8.3\n"}, True),
+    ({"setup.py": "from setuptools import setup\nsetup(name='zoo', install_requires=['flash-attn'])\n"}, True),
+    # a marker ROCm machines (Linux) still meet keeps it required
+    ({"pyproject.toml": '[project]\nname = "zoo"\ndependencies = ["flash-attn; platform_machine == \'x86_64\'"]\n'},
+     True),
+    # an extra, a Windows-only marker, or an AMD requirement file that leaves it out: optional on ROCm
+    ({"pyproject.toml": '[project]\nname = "zoo"\n[project.optional-dependencies]\nfa = ["flash-attn"]\n'}, False),
+    ({"pyproject.toml": '[project]\nname = "zoo"\ndependencies = ["flash-attn; sys_platform == \'win32\'"]\n'},
+     False),
+    ({"requirements.txt": "flash-attn\n", "requirements_rocm.txt": "torch\n"}, False),
+    ({}, False),
+])
+def test_flash_attn_the_project_requires_everywhere_is_its_dependency(tmp_path, packaging, quiet):
+    (tmp_path / ".git").mkdir()
+    _write(tmp_path, {**packaging, "zoo/__init__.py": "", "zoo/attention.py":
+                      "import torch\nfrom flash_attn import flash_attn_func\n\n\ndef run(q, k, v):\n"
+                      "    return flash_attn_func(q, k, v)\n"})
+    found = [f for f in _check(tmp_path, ".") if f["code"] == "ROC110"]
+    assert (found == []) is quiet
+
+
 @pytest.mark.parametrize("cmake, rocm_aware, quiet", [
     ("project(fastkern LANGUAGES CXX CUDA)\nfind_package(CUDAToolkit REQUIRED)\n", True, True),
     ("project(fastkern LANGUAGES CXX)\nfind_package(CUDAToolkit REQUIRED)\n", True, True),

@@ -37,7 +37,10 @@ class FlashAttnImportUnguarded(Rule):
     flash-attention project importing itself, a module named for AMD (`layers/amd/`,
     `rocm_attention.py`), which means the ROCm build, and tests and benchmarks (`tests/`,
     `bench/`, `test_*.py`) and scripts nothing in the project imports, which check, measure
-    or run with flash-attn itself.
+    or run with flash-attn itself. A project whose own packaging requires flash-attn (a
+    required dependency of its top-level pyproject.toml, setup.py, setup.cfg or
+    requirements.txt, and of its ROCm requirement file if it has one) needs it everywhere:
+    its imports are quiet.
 
     ## Why is this bad?
     On ROCm flash-attn is a separate build (ROCm/flash-attention, or the upstream CK
@@ -110,6 +113,8 @@ class FlashAttnImportUnguarded(Rule):
         if self._project_provides_flash_attn(ctx) or named_for_rocm(ctx.path):
             return  # an AMD module (`layers/amd/attn.py`) imports the ROCm flash-attn build on purpose
         model = ctx.python_model
+        if model is not None and model.covers(ctx.path) and model.required_everywhere("flash-attn"):
+            return  # the project requires flash-attn on every platform: on ROCm, its ROCm build
         rel = model.relative(ctx.path) if model is not None else None
         if _TEST_OR_BENCHMARK.search((rel or ctx.path).replace(os.sep, "/")):
             return

@@ -49,22 +49,7 @@ class ManifestContext(FileContext):
     @cached_property
     def manifest(self) -> Manifest:
         """Dependencies and indexes; raises ParseFailure for a file its parser rejects."""
-        from . import conda, dockerfile, pyproject, requirements_file, setuptools_files
-
-        kind = self.kind
-        if kind == "pyproject":
-            return pyproject.read(self.located)
-        if kind == "requirements":
-            return requirements_file.read(self.located, constraints="constraint" in self.path.lower())
-        if kind == "setup_cfg":
-            return setuptools_files.read_cfg(self.located)
-        if kind == "setup_py":
-            return setuptools_files.read_setup_py(self.located)
-        if kind == "conda":
-            return conda.read(self.located)
-        if kind == "dockerfile":
-            return dockerfile.read(self.located)
-        return Manifest([], [])
+        return read_manifest(self.kind, self.located, self.path)
 
     @cached_property
     def included(self) -> list[Included]:
@@ -134,3 +119,23 @@ class ManifestContext(FileContext):
         if named_for_rocm(self.path):
             return False
         return any(kind == self.kind for _name, kind in rocm_variants(os.path.dirname(self.path) or "."))
+
+
+def read_manifest(kind: str, located: Located, path: str) -> Manifest:
+    """A manifest of ``kind`` read with its ecosystem's parser; raises ParseFailure for a file
+    the parser rejects."""
+    from . import conda, dockerfile, pyproject, requirements_file, setuptools_files
+
+    if kind == "pyproject":
+        return pyproject.read(located)
+    if kind == "requirements":
+        return requirements_file.read(located, constraints="constraint" in path.lower())
+    if kind == "setup_cfg":
+        return setuptools_files.read_cfg(located)
+    if kind == "setup_py":
+        return setuptools_files.read_setup_py(located)
+    if kind == "conda":
+        return conda.read(located)
+    if kind == "dockerfile":
+        return dockerfile.read(located)
+    return Manifest([], [])

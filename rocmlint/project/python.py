@@ -13,8 +13,9 @@ costs a fraction of the lint itself. What it knows:
 - **skip decorators**: a decorator factory whose body skips under a ROCm gate
   (``if is_rocm(): pytest.skip(...)``, ``return unittest.skipIf(IS_ROCM, ...)``).
 - **NVIDIA-only modules**: a module that imports, unconditionally at module level, a package
-  that exists only for NVIDIA GPUs (CUTLASS's Python DSL, FA3, DeepGEMM, ...) or a project
-  module that is NVIDIA-only. Nothing in it runs on ROCm; its import is the one fact to show.
+  that exists only for NVIDIA GPUs (CUTLASS's Python DSL, FA3, DeepGEMM, ...), TensorRT-LLM's
+  kernels by name (`from flashinfer.mla import trtllm_...`), or a project module that is
+  NVIDIA-only. Nothing in it runs on ROCm; its import is the one fact to show.
 """
 from __future__ import annotations
 
@@ -39,8 +40,9 @@ from ..python.toplevel import (
     module_statement_starts,
 )
 from . import digest
-from ..python.backends import NVIDIA_ONLY_IMPORTS, OTHER_ACCELERATOR_IMPORTS, nvidia_root
+from ..python.backends import NVIDIA_ONLY_IMPORTS, OTHER_ACCELERATOR_IMPORTS, nvidia_only_import, nvidia_root
 from ..python.platform_sources import platform_selector_variables
+from .dependencies import dependency_files, required_everywhere
 from .summary_cache import cached_summaries
 from ..manifest.kinds import TEST_PATH
 from .tree import named_for_other_platform
@@ -166,6 +168,15 @@ def _absolute(module: str, relative: str, is_package: bool) -> str:
         base = base[: len(base) - (dots - 1)]
     rest = relative[dots:]
     return ".".join(base + ([rest] if rest else []))
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    """(mtime in ns, size) of a file, for the fingerprint; (0, 0) when it cannot be read."""
+    try:
+        found = path.stat()
+    except OSError:
+        return (0, 0)
+    return (found.st_mtime_ns, found.st_size)
 
 
 def _line_of(source: bytes, offset: int) -> int:
@@ -431,6 +442,7 @@ class PythonModel:
                 self.definitions.setdefault(name, []).append(rel)
         self._resolve_helpers()
         self._fingerprint = ""
+        self._required: dict[str, str | None] = {}
 
     def finish(self, stats: dict[str, tuple[int, int]] | None = None,
                build: dict[str, tuple[int, int]] | None = None) -> None:
@@ -442,7 +454,8 @@ class PythonModel:
         read = self._resolve_cmake_components(build or {})
         self._build_files = sorted(rel for rel in (build or {}) if "/" not in rel)  # the top-level build
         # The build files read (CMake components, AMD targets) are part of what results depend on.
-        stats = {**(stats or {}), **{rel: (build or {})[rel] for rel in [*read, *self._build_files]}}
+        stats = {**(stats or {}), **{rel: (build or {})[rel] for rel in [*read, *self._build_files]},
+                 **{rel: _stat(self.root / rel) for rel in dependency_files(self.root)}}
         self._resolve_cuda_twins()
         self._resolve_modules()
         files = (f"{rel}:{m}:{n}" for rel, (m, n) in sorted((stats or {}).items()))
@@ -549,6 +562,13 @@ class PythonModel:
             self._amd_targets = (frozenset(found), where)
         return self._amd_targets
 
+    def required_everywhere(self, package: str) -> str | None:
+        """Where the project's top-level packaging requires ``package`` wherever ROCm runs
+        (see ``dependencies``), or None. Read on first ask."""
+        if package not in self._required:
+            self._required[package] = required_everywhere(self.root, package)
+        return self._required[package]
+
     def _rocm_test_outside(self, folders: tuple[str, ...]) -> str | None:
         """file:line of the first ROCm test (`torch.version.hip`, `is_rocm()`) in a Python file
         outside ``folders``; files are read on demand (this is asked only for CUDA-only builds)."""
@@ -619,7 +639,10 @@ class PythonModel:
         todo: list[str] = []
         for rel, summary in self.summaries.items():
             for module, line in summary.imports:
-                platform = "NVIDIA GPUs" if nvidia_root(module) is not None else _other_accelerator(module)
+                # (a name is judged only in another package: `trtllm_usable.py` of the project is its own)
+                nvidia = nvidia_root(module) if by_module.get(module) or by_module.get(module.rpartition(".")[0]) \
+                    else nvidia_only_import(module)
+                platform = "NVIDIA GPUs" if nvidia is not None else _other_accelerator(module)
                 if platform is not None:
                     if rel not in self.nvidia_only:
                         self.nvidia_only[rel] = Evidence(f"imports `{module}`, which exists only for {platform}",

@@ -17,6 +17,9 @@ OTHER_ACCELERATOR_IMPORTS = {
     "torch_xla": "TPUs", "torch_npu": "Ascend NPUs", "torch_neuronx": "AWS Neuron", "torch_mlu": "Cambricon MLUs",
 }
 
+# A name made for TensorRT-LLM's precompiled kernels (`from flashinfer.mla import
+# trtllm_batch_decode_with_kv_cache_mla`): no ROCm build of a package that wraps them has them.
+_NVIDIA_KERNEL_NAME = lazy_compile(r"(?:^|[._])trtllm(?:$|_)")
 _NVIDIA_ROOT = lazy_compile(r"(?:%s)(?:\.|$)" % "|".join(re.escape(r) for r in NVIDIA_ONLY_IMPORTS))
 
 
@@ -24,3 +27,9 @@ def nvidia_root(module: str) -> str | None:
     """The NVIDIA-only package a module path is part of (`deep_gemm.jit` -> `deep_gemm`), if any."""
     m = _NVIDIA_ROOT.match(module)
     return m.group(0).rstrip(".") if m else None
+
+
+def nvidia_only_import(module: str) -> str | None:
+    """What makes an imported module path NVIDIA-only: its package (`deep_gemm`), or a name of
+    TensorRT-LLM's kernels in it (`flashinfer.mla.trtllm_batch_decode`); None otherwise."""
+    return nvidia_root(module) or (module if _NVIDIA_KERNEL_NAME.search(module) else None)
