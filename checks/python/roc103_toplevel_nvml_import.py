@@ -57,6 +57,7 @@ class TopLevelNvmlImport(Rule):
 
     valid = (
         "try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n",
+        "import contextlib\nwith contextlib.suppress(ImportError):\n    import pynvml\n",
         "def gpu_memory():\n    import pynvml\n    pynvml.nvmlInit()\n",
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pynvml\n",
         "import torch\nif not torch.version.hip:\n    import pynvml\n",

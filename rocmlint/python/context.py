@@ -17,6 +17,7 @@ from ..literals import word_starts
 from ..model import Span
 from ..rule import FileContext
 from ..evidence import Evidence, Verdict
+from .backends import nvidia_only_import
 from .gates import ROCM_MARK, Fact, GateEvaluator, conditions_on_path, containing_list, dotted_name
 from .platform_sources import platform_selector_variables
 
@@ -608,6 +609,18 @@ class PythonContext(FileContext):
                 break  # past here the function may have returned
         return None
 
+    def _nvidia_only_importorskip(self, value: ast.AST | None) -> str | None:
+        """The module of `pytest.importorskip("deep_gemm")` when the ROCm build never has it (an
+        NVIDIA-only package, or a project module the model calls NVIDIA-only)."""
+        if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Constant)
+                and isinstance(value.args[0].value, str)):
+            return None
+        func = value.func
+        if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) != "importorskip":
+            return None
+        module = value.args[0].value
+        return module if nvidia_only_import(module) or self._nvidia_only_import(module, 0) else None
+
     def _refusing_call(self, path: list[ast.AST]) -> Evidence | None:
         """Code after a statement that calls, unconditionally, a function of this module that
         raises on ROCm before doing anything else (`major, minor = installed_cuda_version()`,
@@ -620,6 +633,10 @@ class PythonContext(FileContext):
                 value = getattr(previous, "value", None) if isinstance(previous, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
                 while isinstance(value, (ast.Subscript, ast.Attribute)):
                     value = value.value  # `installed_cuda_version()[0]`
+                skipped = self._nvidia_only_importorskip(value)
+                if skipped is not None:
+                    return Evidence(f"`importorskip(\"{skipped}\")` skips on ROCm, where `{skipped}` never imports",
+                                    f"{self.path}:{previous.lineno}")
                 if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
                     continue
                 function = self._module_function(value.func.id)

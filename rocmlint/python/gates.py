@@ -791,7 +791,8 @@ def failing_import(stmt: ast.Try, evaluator: "GateEvaluator | None" = None) -> i
             continue
         if any(m == root or m.startswith(root + ".") for m in modules for root in NVIDIA_ONLY_IMPORTS):
             return index
-        if evaluator is not None and evaluator.nvidia_only_import(modules[0], 0):
+        # (`from pkg.thirdparty import deep_gemm`: the named submodule may be the NVIDIA-only one)
+        if evaluator is not None and any(evaluator.nvidia_only_import(m, 0) for m in modules[:8]):
             return index
     return None
 
@@ -801,10 +802,13 @@ _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseExcept
 
 def catches_import_error(handler: ast.ExceptHandler) -> bool:
     """``except:``, ``except ImportError``, ``except (ModuleNotFoundError, ...)``, ``except Exception``."""
-    caught = handler.type
-    if caught is None:
-        return True
-    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return handler.type is None or names_import_error(handler.type)
+
+
+def names_import_error(caught: ast.expr | list[ast.expr]) -> bool:
+    """One of the exceptions named (`ImportError`, `(ModuleNotFoundError, OSError)`, an argument
+    list of `contextlib.suppress(...)`) covers a failed import."""
+    names = caught if isinstance(caught, list) else caught.elts if isinstance(caught, ast.Tuple) else [caught]
     return any(isinstance(n, ast.Name) and n.id in _IMPORT_ERRORS for n in names)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import ast
 
 from .context import FUNCTIONS
-from .view import catches_import_error
+from .gates import catches_import_error, names_import_error
+
 
 def runs_at_import(path: list[ast.AST], decided_if_conditional: bool = False) -> bool:
     """Module or class level, not in a function, not guarded by `try/except ImportError`,
@@ -23,12 +24,25 @@ def runs_at_import(path: list[ast.AST], decided_if_conditional: bool = False) ->
         if isinstance(parent, ast.Try) and any(s is child for s in parent.body):
             if any(catches_import_error(handler) for handler in parent.handlers):
                 return False
+        if isinstance(parent, (ast.With, ast.AsyncWith)) and any(_suppresses_import_error(item.context_expr)
+                                                                  for item in parent.items):
+            return False  # `with contextlib.suppress(ImportError): import pynvml`
         if isinstance(parent, ast.If) and any(s is child for s in parent.body):
             test = parent.test
             name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
             if name == "TYPE_CHECKING" or _script_entry(test):
                 return False  # type checkers only, or only when the file is run as a script
     return True
+
+
+def _suppresses_import_error(context: ast.expr) -> bool:
+    """`contextlib.suppress(ImportError)`, `suppress(ModuleNotFoundError, ...)`: a try/except."""
+    if not (isinstance(context, ast.Call) and context.args):
+        return False
+    func = context.func
+    if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) != "suppress":
+        return False
+    return names_import_error(context.args)
 
 
 def _script_entry(test: ast.expr) -> bool:
