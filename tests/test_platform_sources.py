@@ -41,6 +41,9 @@ SOURCE_CASES = {
     "the platform object's `current_platform.is_cuda()` (NVIDIA only)": (
         "current_platform.is_cuda()", {False}, {True}),
     "Apple's MPS back end of PyTorch": ("torch.backends.mps.is_available()", {False}, {False}),
+    "the platform object's GPU vendor (`current_platform().vendor`)": (
+        "current_platform().vendor", {"amd"}, {"nvidia"}),
+    "the platform object's `is_nvidia` (NVIDIA only)": ("current_platform().is_nvidia", {False}, {True}),
 }
 
 
@@ -59,7 +62,8 @@ def test_platform_source_values(name):
 
 
 def test_a_look_alike_is_no_platform_source():
-    for text in ("config.backend", 'shutil.which("hipcc")', "props.name", 'os.environ.get("HOME")'):
+    for text in ("config.backend", 'shutil.which("hipcc")', "props.name", 'os.environ.get("HOME")', "cpu.vendor",
+                 "device.is_nvidia"):
         assert platform_values(ast.parse(text, mode="eval").body, None) is None
 
 

@@ -125,6 +125,24 @@ def _platform_object_is_cuda(node: ast.AST, resolve: Resolver | None) -> bool:
             and node.func.attr == "is_cuda" and _leaf(node.func.value) == "current_platform")
 
 
+def _of_current_platform(node: ast.AST, resolve: Resolver | None) -> bool:
+    """`current_platform()` or `current_platform` (vLLM's and its forks' platform object), or a
+    name bound to it (`platform = current_platform()`)."""
+    return _leaf(follow_bound(node, resolve)) == "current_platform"
+
+
+def _platform_object_vendor(node: ast.AST, resolve: Resolver | None) -> bool:
+    """`current_platform().vendor`: the GPU vendor the platform object detected ("amd" on ROCm)."""
+    return isinstance(node, ast.Attribute) and node.attr == "vendor" and _of_current_platform(node.value, resolve)
+
+
+def _platform_object_is_nvidia(node: ast.AST, resolve: Resolver | None) -> bool:
+    """`current_platform().is_nvidia` (a property or a call): NVIDIA only."""
+    if isinstance(node, ast.Call) and not node.args:
+        node = node.func
+    return isinstance(node, ast.Attribute) and node.attr == "is_nvidia" and _of_current_platform(node.value, resolve)
+
+
 @dataclass(frozen=True)
 class PlatformSource:
     name: str  # what explain says
@@ -145,6 +163,10 @@ PLATFORM_SOURCES = (
     PlatformSource("the platform object's `current_platform.is_cuda()` (NVIDIA only)", _platform_object_is_cuda,
                    frozenset({False}), frozenset({True})),
     PlatformSource("Apple's MPS back end of PyTorch", _other_backend, frozenset({False}), frozenset({False})),
+    PlatformSource("the platform object's GPU vendor (`current_platform().vendor`)", _platform_object_vendor,
+                   frozenset({"amd"}), frozenset({"nvidia"})),
+    PlatformSource("the platform object's `is_nvidia` (NVIDIA only)", _platform_object_is_nvidia,
+                   frozenset({False}), frozenset({True})),
 )
 
 
