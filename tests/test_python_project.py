@@ -334,6 +334,108 @@ def test_a_module_importing_tensorrt_llm_kernels_never_loads_on_rocm(tmp_path, i
     assert (_check(tmp_path, ".") == []) is nvidia_only
 
 
+@pytest.mark.parametrize("named, reported", [
+    # kernels and an image for gfx950 and gfx1250 only: OCP E4M3 is their format
+    ({"kern/ops/gfx950/__init__.py": "ARCH = 'gfx950'\n", "docker/Dockerfile.amd": "FROM runner:rocm7-gfx950\n"},
+     False),
+    ({"kern/ops/gfx950/__init__.py": "# gfx950 and gfx1250 (MI355X, MI450)\n"}, False),
+    # an image built for MI300, or a Python file naming MI300X beside its gfx target: FNUZ there
+    ({"kern/ops/gfx950/__init__.py": "ARCH = 'gfx950'\n", "Dockerfile.rocm": "ENV PYTORCH_ROCM_ARCH=gfx942\n"}, True),
+    ({"kern/ops/gfx950/__init__.py": "", "kern/ops/gfx942/__init__.py": ""}, True),
+    ({"docker/Dockerfile": "FROM rocm/pytorch:latest  # MI300X and MI355X\n"}, True),
+    # a module that special-cases some GPUs (`arch in ("gfx1100", "gfx1201")`) says nothing of the rest
+    ({"kern/rdna.py": "RDNA = ('gfx1100', 'gfx1201')\n"}, True),
+    ({}, True),  # no AMD GPU named: MI300 may run it
+])
+def test_fp8_format_follows_the_amd_gpus_the_project_names(tmp_path, named, reported):
+    (tmp_path / ".git").mkdir()
+    _write(tmp_path, {**named, "kern/__init__.py": "", "kern/quant.py":
+                      "import torch\n\n\ndef quantize(x, scale):\n    q = (x / scale).to(torch.float8_e4m3fn)\n"
+                      "    return torch._scaled_mm(q, q.t(), scale, scale)\n"})
+    found = [f for f in _check(tmp_path, ".") if f["code"] == "ROC107"]
+    assert bool(found) is reported
+
+
+@pytest.mark.parametrize("named, gate, reported", [
+    # wrong on RDNA2-4 only: a project whose AMD GPUs are MI300 and MI355 never takes that side
+    ("FROM rocm/pytorch:rocm7-gfx942\nENV PYTORCH_ROCM_ARCH=gfx950\n", ">= (10, 0)", False),
+    ("FROM rocm/pytorch:rocm7-gfx942\nENV PYTORCH_ROCM_ARCH=gfx1201\n", ">= (10, 0)", True),
+    ("FROM rocm/pytorch:latest\n", ">= (10, 0)", True),  # none named: every AMD GPU may run it
+    ("FROM rocm/pytorch:rocm7-gfx942\nENV PYTORCH_ROCM_ARCH=gfx950\n", ">= (9, 0)", True),  # wgmma on MI300/MI355
+])
+def test_roc106_judges_the_amd_gpus_the_project_names(tmp_path, named, gate, reported):
+    (tmp_path / ".git").mkdir()
+    _write(tmp_path, {"kern/__init__.py": "", "docker/Dockerfile.rocm": named, "kern/gemm.py":
+                      f"import torch\n\n\ndef pick():\n    if torch.cuda.get_device_capability() {gate}:\n"
+                      "        return run_wgmma_kernel()\n    return run_plain()\n"})
+    found = [f for f in _check(tmp_path, ".") if f["code"] == "ROC106"]
+    assert bool(found) is reported
+
+
+@pytest.mark.parametrize("skip, reported", [
+    ('deep_gemm = pytest.importorskip("deep_gemm")', False),  # skipped on ROCm: nothing after runs there
+    ('kern_ext = pytest.importorskip("kern.sm90_ext")', False),  # a project module the ROCm build never loads
+    ('np = pytest.importorskip("numpy")', True),
+])
+def test_importorskip_of_an_nvidia_only_module_skips_on_rocm(tmp_path, skip, reported):
+    (tmp_path / ".git").mkdir()
+    _write(tmp_path, {"kern/__init__.py": "", "kern/sm90_ext.py": "import cutlass\n", "tests/test_pdl.py": f"""\
+        import pytest
+        import torch
+
+        {skip}
+
+
+        def test_pdl_chain():
+            if torch.cuda.get_device_capability()[0] < 9:
+                pytest.skip("needs SM90")
+            run_wgmma_chain()
+        """})
+    found = [f for f in _check(tmp_path, ".") if f["code"] == "ROC106"]
+    assert bool(found) is reported
+
+
+@pytest.mark.parametrize("platform_test, reported", [
+    ('if current_platform().vendor != "nvidia":\n        return False', False),
+    ('platform = current_platform()\n    if not platform.is_nvidia:\n        return False', False),
+    ('if current_platform().device_count < 1:\n        return False', True),
+])
+def test_the_platform_objects_vendor_decides_on_rocm(tmp_path, platform_test, reported):
+    _write(tmp_path, {"kern/__init__.py": "", "kern/route.py": f"""\
+import torch
+
+from kern.platform import current_platform
+
+
+def use_tcgen05_route():
+    {platform_test}
+    return torch.cuda.get_device_capability() >= (10, 0)
+"""})
+    found = [f for f in _check(tmp_path, ".") if f["code"] == "ROC106"]
+    assert bool(found) is reported
+
+
+def test_a_failed_import_of_an_nvidia_only_submodule_is_none_on_rocm(tmp_path):
+    _write(tmp_path, {"kern/__init__.py": "", "kern/thirdparty/__init__.py": "",
+                      "kern/thirdparty/deep_gemm.py": "import deep_gemm\n", "kern/model.py": """\
+import torch
+
+try:
+    from kern.thirdparty import deep_gemm
+except ImportError:
+    deep_gemm = None
+
+
+def warmup():
+    if deep_gemm is None:
+        return
+    if torch.cuda.get_device_capability()[0] < 10:
+        return
+    deep_gemm.warmup_tcgen05()
+"""})
+    assert [f for f in _check(tmp_path, ".") if f["code"] == "ROC106"] == []
+
+
 @pytest.mark.parametrize("packaging, quiet", [
     ({"pyproject.toml": '[project]\nname = "zoo"\ndependencies = ["torch", "flash-attn>=2.6"]\n'}, True),
     ({"requirements.txt": "torch\nflash_attn==2.8.3\n"}, True),

@@ -99,8 +99,9 @@ class Fp8E4m3fnHardcoded(Rule):
     value; other uses (`dtype=` at creation, `.to(...)`, `finfo(...)`, arguments) are
     reported once per file, and only when the file names no choice. Not reported:
     comparisons, dtype tables and lists (they inspect the dtype); files that already choose
-    `float8_e4m3fnuz` somewhere (the author handles ROCm); projects whose builds name only AMD
-    GPUs without FNUZ (an RDNA-only HIP back end); MX / NVFP4 / FP4 code, where the
+    `float8_e4m3fnuz` somewhere (the author handles ROCm); projects that name only AMD GPUs
+    without FNUZ (an RDNA-only HIP back end in the top-level build; or, when the build names
+    none, kernels and Docker images for gfx950 and gfx1250 only); MX / NVFP4 / FP4 code, where the
     format mandates OCP E4M3 on every GPU; CPU-only (x86, oneDNN) and fake-quant or
     emulation code, which never hands the dtype to a GPU; FP8 used only as storage (tensors
     cast to it, kept or measured, and cast up before anything computes with them: a KV cache,
@@ -254,10 +255,14 @@ class Fp8E4m3fnHardcoded(Rule):
 
     @staticmethod
     def _no_fnuz_target(ctx) -> bool:
-        """The project's builds name the AMD GPUs it supports and none is an FNUZ one (gfx940-942):
-        an RDNA-only HIP back end (`gfx1100;gfx1201`), where OCP E4M3 is right or emulated."""
+        """The project names the AMD GPUs it supports and none is an FNUZ one (gfx940-942): an
+        RDNA-only HIP back end (`gfx1100;gfx1201` in its top-level build), or kernels and images
+        for gfx950 and gfx1250 only (its Python files and Dockerfiles, read when the build names
+        none), where OCP E4M3 is the native format."""
         model = ctx.python_model
-        targets = model.amd_targets()[0] if model is not None else frozenset()
+        if model is None:
+            return False
+        targets = model.amd_targets()[0] or model.named_amd_gpus()[0]
         return bool(targets) and not any(target.startswith("gfx94") for target in targets)
 
     @staticmethod

@@ -118,6 +118,25 @@ _CUDA_WORDS = ("cuda", "nvidia")
 _ROCM_TEST = rb"version\.hip|gcnArchName|(?i:is_(?:hip|rocm)|on_(?:hip|rocm))|[\"'](?:hip|rocm)[\"']"
 # An AMD GPU target (`gfx942`, `gfx1201`, `gfx90a`).
 _GFX_TARGET = lazy_compile(rb"\bgfx\d{3,4}[a-z]?\b")
+# An AMD GPU named as a target or a product (`gfx950`, `MI300X`, `mi355x`).
+_AMD_GPU = lazy_compile(rb"(?<![A-Za-z0-9])(?:gfx\d{3,4}[a-z]?|[Mm][Ii]\d{3}[AaXxSs]?)(?![A-Za-z0-9])")
+# A folder or module named for a gfx target (`ops/gfx950/`, `gemm_gfx942.py`).
+_GFX_PATH = lazy_compile(r"(?:^|[/_])(gfx\d{3,4}[a-z]?)(?=[/_.])")
+# Instinct products by their targets (the FNUZ FP8 ones are gfx940-942).
+_INSTINCT_TARGETS = {"mi300": "gfx942", "mi308": "gfx942", "mi325": "gfx942", "mi350": "gfx950", "mi355": "gfx950",
+                     "mi250": "gfx90a", "mi210": "gfx90a", "mi200": "gfx90a", "mi100": "gfx908"}
+
+
+def amd_gpus_named(source: bytes) -> dict[str, int]:
+    """The AMD GPUs a text names, as targets (`MI300X` is gfx942), with the line of each first
+    mention; an Instinct product this table does not know is left out."""
+    found: dict[str, int] = {}
+    for m in _AMD_GPU.finditer(source):
+        word = m.group().decode().lower()
+        target = word if word.startswith("gfx") else _INSTINCT_TARGETS.get(word[:5])
+        if target is not None and target not in found:
+            found[target] = _line_of(source, m.start())
+    return found
 # A CMake build that cannot configure without CUDA.
 _CUDA_REQUIRED = lazy_compile(r"(?i)\bproject\s*\([^)]*\bLANGUAGES\b[^)]*\bCUDA\b|\benable_language\s*\(\s*CUDA\b"
                               r"|\bfind_package\s*\(\s*CUDA(?:Toolkit)?\b[^)]*\bREQUIRED\b")
@@ -445,17 +464,20 @@ class PythonModel:
         self._required: dict[str, str | None] = {}
 
     def finish(self, stats: dict[str, tuple[int, int]] | None = None,
-               build: dict[str, tuple[int, int]] | None = None) -> None:
+               build: dict[str, tuple[int, int]] | None = None,
+               docker: dict[str, tuple[int, int]] | None = None) -> None:
         """What depends on the helpers: components of a dual-platform project, NVIDIA-only
         modules. ``stats``: every file's (mtime, size), in the fingerprint: results also read
         who imports a name and function bodies of other files, which no digest of the facts
-        above covers. ``build``: the build files (CMake components are read from them)."""
+        above covers. ``build``: the build files (CMake components are read from them).
+        ``docker``: the Dockerfiles (the AMD GPUs images are built for)."""
         self._resolve_components()
         read = self._resolve_cmake_components(build or {})
         self._build_files = sorted(rel for rel in (build or {}) if "/" not in rel)  # the top-level build
         # The build files read (CMake components, AMD targets) are part of what results depend on.
         stats = {**(stats or {}), **{rel: (build or {})[rel] for rel in [*read, *self._build_files]},
-                 **{rel: _stat(self.root / rel) for rel in dependency_files(self.root)}}
+                 **{rel: _stat(self.root / rel) for rel in dependency_files(self.root)}, **(docker or {})}
+        self._docker_files = sorted(docker or {})
         self._resolve_cuda_twins()
         self._resolve_modules()
         files = (f"{rel}:{m}:{n}" for rel, (m, n) in sorted((stats or {}).items()))
@@ -568,6 +590,27 @@ class PythonModel:
         if package not in self._required:
             self._required[package] = required_everywhere(self.root, package)
         return self._required[package]
+
+    def named_amd_gpus(self) -> tuple[frozenset[str], str]:
+        """The AMD GPUs the project builds for outside its top-level build: the images its
+        Dockerfiles build (`FROM ...-gfx950`, `PYTORCH_ROCM_ARCH=gfx942`, `MI300X` as gfx942) and
+        the folders or modules its Python kernels are sorted into (`ops/gfx950/`), with where the
+        first is. (A target a file merely mentions, in a table of RDNA special cases, says
+        nothing of the rest.) Dockerfiles are read on first ask."""
+        if not hasattr(self, "_named_gpus"):
+            found: dict[str, str] = {}
+            for rel in sorted(self.summaries):
+                for m in _GFX_PATH.finditer(rel):
+                    found.setdefault(m.group(1), rel)
+            for rel in getattr(self, "_docker_files", []):
+                try:
+                    text = (self.root / rel).read_bytes()
+                except OSError:
+                    continue
+                for gpu, line in amd_gpus_named(text).items():
+                    found.setdefault(gpu, f"{rel}:{line}")
+            self._named_gpus = (frozenset(found), min(found.values()) if found else "")
+        return self._named_gpus
 
     def _rocm_test_outside(self, folders: tuple[str, ...]) -> str | None:
         """file:line of the first ROCm test (`torch.version.hip`, `is_rocm()`) in a Python file
@@ -850,7 +893,7 @@ def build_now(project: "Project", known: dict | None = None) -> PythonModel:
     found = cached_summaries(str(cache_file) if cache_file is not None else None, str(root), stats,
                              summarise_file, known=known)
     model = PythonModel(root, {rel: _from_json(data) for rel, data in found.items()})
-    model.finish(stats, project.files().build)
+    model.finish(stats, project.files().build, project.files().docker)
     return model
 
 

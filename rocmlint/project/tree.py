@@ -3,7 +3,7 @@ and headers, build files, Python modules, each with its (mtime, size) for cache 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..config import DEFAULT_EXCLUDES
@@ -27,6 +27,7 @@ class ProjectFiles:
     c_family: Stats
     build: Stats  # CMakeLists.txt, *.cmake, setup.py, meson.build, Makefiles, config-header templates
     python: Stats
+    docker: Stats = field(default_factory=dict)  # Dockerfiles and Containerfiles (the GPUs images are built for)
 
 
 def walk(root: str, extra_c_family: frozenset[str] = frozenset()) -> ProjectFiles:
@@ -37,6 +38,7 @@ def walk(root: str, extra_c_family: frozenset[str] = frozenset()) -> ProjectFile
     c_family: Stats = {}
     build: Stats = {}
     python: Stats = {}
+    docker: Stats = {}
     pending = [("", root)]
     while pending:
         prefix, folder = pending.pop()
@@ -58,12 +60,22 @@ def walk(root: str, extra_c_family: frozenset[str] = frozenset()) -> ProjectFile
                 if into is not None:
                     st = entry.stat()
                     into[prefix + name] = (st.st_mtime_ns, st.st_size)
+                if _is_container_file(name):
+                    st = entry.stat()
+                    docker[prefix + name] = (st.st_mtime_ns, st.st_size)
                 if ext == ".py":  # setup.py is a build file and a Python module
                     st = entry.stat()
                     python[prefix + name] = (st.st_mtime_ns, st.st_size)
             except OSError:
                 continue  # vanished or a dangling link: not part of the project
-    return ProjectFiles(dict(sorted(c_family.items())), dict(sorted(build.items())), dict(sorted(python.items())))
+    return ProjectFiles(dict(sorted(c_family.items())), dict(sorted(build.items())), dict(sorted(python.items())),
+                        dict(sorted(docker.items())))
+
+
+def _is_container_file(name: str) -> bool:
+    """`Dockerfile`, `Dockerfile.rocm`, `rocm.Dockerfile`, `Containerfile`."""
+    lowered = name.lower()
+    return lowered.startswith(("dockerfile", "containerfile")) or lowered.endswith(".dockerfile")
 
 
 @lru_cache(maxsize=8192)
