@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from rocmlint.model import Applicability
 from rocmlint.python.capability import gpu_names, is_capability_call, judge
@@ -36,9 +35,7 @@ class DeviceCapabilityGate(Rule):
     selects on NVIDIA says what it tests (fp16 from 7.0, bf16 from 8.0, FP8 from 8.9, or an
     NVIDIA architecture, which no AMD GPU is). `>= (8, 0)` for bf16 is right on every AMD GPU
     and not reported; `>= (9, 0)` turns Hopper paths on for all of them; the message names
-    the AMD GPUs a comparison gets wrong. A project that names its AMD GPUs (its top-level
-    build's targets, else the gfx targets its Python files and Dockerfiles name) is judged on
-    those alone: a gate wrong only on RDNA2 is quiet in a project for gfx950 and gfx1250.
+    the AMD GPUs a comparison gets wrong.
 
     Only gates are reported. A capability that becomes part of a cache key
     (`(shape, get_device_capability())`), indexes a table (`TABLE[cap]`, `cap in self._plans`)
@@ -165,12 +162,6 @@ class DeviceCapabilityGate(Rule):
         judged = [(v, switches) for v, switches in judged if not weight_only_storage(switches)]
         # A number only AMD GPUs report (`< (9, 5)`: gfx942 against gfx950) was written for AMD.
         judged = [(v, switches) for v, switches in judged if isinstance(v, str) or not v.amd_numbers]
-        # A project that names its AMD GPUs (gfx950 and gfx1250 kernels, images) is judged on those.
-        gpus = _project_gpus(ctx)
-        if gpus:
-            judged = [(v if isinstance(v, str) else replace(v, wrong=tuple(g for g in v.wrong if g in gpus),
-                                                             true_on=tuple(g for g in v.true_on if g in gpus)), sw)
-                      for v, sw in judged]
         if not judged:
             return False
         unknown = [(v, switches) for v, switches in judged if isinstance(v, str)]
@@ -274,17 +265,6 @@ class DeviceCapabilityGate(Rule):
             other = next((side for side in (compare.left, *compare.comparators) if side is not site[-1]), compare)
             return ctx.source_of(other), compare
         return verdict, test
-
-
-def _project_gpus(ctx) -> tuple:
-    """The table's AMD GPUs the project names (its top-level build's targets, else the GPUs its
-    Python files and Dockerfiles name); () when it names none: every AMD GPU may run it."""
-    from rocmlint.python.capability import table_gpus
-
-    model = ctx.python_model
-    if model is None or not model.covers(ctx.path):
-        return ()
-    return table_gpus(model.amd_targets()[0] or model.named_amd_gpus()[0])
 
 
 def _climb_value(site: list):

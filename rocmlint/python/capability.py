@@ -70,23 +70,6 @@ class Judgement:
         return f"tests {self.feature} but is wrong on {gpu_names(self.wrong)}"
 
 
-def table_gpus(targets) -> tuple[Gpu, ...]:
-    """The table's GPUs standing for named AMD targets (`gfx950` -> MI350, `gfx1250` -> RDNA4 by
-    its major number); () when none maps."""
-    found = []
-    for gpu in AMD_GPUS:
-        family = gpu.name[gpu.name.index("(gfx") + 4:-1]  # "90a", "942", "1030"
-        if any(_same_family(target[3:], family) for target in targets if target.startswith("gfx")):
-            found.append(gpu)
-    return tuple(found)
-
-
-def _same_family(target: str, family: str) -> bool:
-    if len(family) == 3:  # CDNA: the exact target (gfx908 runs as gfx90a's MI200 entry)
-        return target == family or (family == "90a" and target in ("908", "90a"))
-    return len(target) == 4 and target[:2] == family[:2]  # RDNA: the generation
-
-
 def gpu_names(gpus: tuple[Gpu, ...]) -> str:
     return "every AMD GPU" if len(gpus) == len(AMD_GPUS) else ", ".join(g.name for g in gpus)
 
