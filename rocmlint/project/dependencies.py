@@ -25,10 +25,8 @@ def dependency_files(root: Path) -> list[str]:
 
 def required_everywhere(root: Path, package: str) -> str | None:
     """Where the top-level packaging requires ``package`` on every platform ROCm runs on
-    ("pyproject.toml: [project] dependencies"), or None."""
-    from packaging.utils import canonicalize_name
-
-    wanted = canonicalize_name(package)
+    ("pyproject.toml: [project] dependencies"), or None. ``package``: its canonical name."""
+    wanted = package
     where = None
     for name in DEPENDENCY_FILES:
         where = where or _requires(root / name, wanted)
@@ -51,8 +49,14 @@ def _requires(path: Path, wanted: str) -> str | None:
     if kind is None:
         return None
     try:
-        manifest = read_manifest(kind, Located(path.read_bytes()), str(path))
-    except (OSError, ParseFailure):
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if wanted.split("-")[0].encode() not in data.lower():
+        return None  # (most files never name it: no parse)
+    try:
+        manifest = read_manifest(kind, Located(data), str(path))
+    except ParseFailure:
         return None
     for dependency in manifest.dependencies:
         requirement = dependency.requirement

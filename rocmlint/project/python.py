@@ -682,9 +682,10 @@ class PythonModel:
         todo: list[str] = []
         for rel, summary in self.summaries.items():
             for module, line in summary.imports:
-                # (a name is judged only in another package: `trtllm_usable.py` of the project is its own)
-                nvidia = nvidia_root(module) if by_module.get(module) or by_module.get(module.rpartition(".")[0]) \
-                    else nvidia_only_import(module)
+                nvidia = nvidia_root(module)
+                if nvidia is None and "trtllm" in module and not (
+                        by_module.get(module) or by_module.get(module.rpartition(".")[0])):
+                    nvidia = nvidia_only_import(module)  # a name, judged only in another package's import
                 platform = "NVIDIA GPUs" if nvidia is not None else _other_accelerator(module)
                 if platform is not None:
                     if rel not in self.nvidia_only:

@@ -60,7 +60,7 @@ def walk(root: str, extra_c_family: frozenset[str] = frozenset()) -> ProjectFile
                 if into is not None:
                     st = entry.stat()
                     into[prefix + name] = (st.st_mtime_ns, st.st_size)
-                if _is_container_file(name):
+                if ("ocker" in name or "ontainer" in name) and _is_container_file(name):
                     st = entry.stat()
                     docker[prefix + name] = (st.st_mtime_ns, st.st_size)
                 if ext == ".py":  # setup.py is a build file and a Python module
