@@ -166,6 +166,13 @@ def _check(root: Path, *paths: str) -> list[dict]:
     return json.loads(out.stdout)
 
 
+def _findings_in_project(root: Path, code: str, files: dict[str, str]) -> list[dict]:
+    """``code``'s findings in a one-repository project made of ``files``."""
+    (root / ".git").mkdir()
+    _write(root, files)
+    return [f for f in _check(root, ".") if f["code"] == code]
+
+
 def test_rules_ask_the_model_for_helpers_defined_in_other_files(tmp_path):
     _write(tmp_path, {
         "pyproject.toml": "",
@@ -348,11 +355,9 @@ def test_a_module_importing_tensorrt_llm_kernels_never_loads_on_rocm(tmp_path, i
     ({}, True),  # no AMD GPU named: MI300 may run it
 ])
 def test_fp8_format_follows_the_amd_gpus_the_project_names(tmp_path, named, reported):
-    (tmp_path / ".git").mkdir()
-    _write(tmp_path, {**named, "kern/__init__.py": "", "kern/quant.py":
-                      "import torch\n\n\ndef quantize(x, scale):\n    q = (x / scale).to(torch.float8_e4m3fn)\n"
-                      "    return torch._scaled_mm(q, q.t(), scale, scale)\n"})
-    found = [f for f in _check(tmp_path, ".") if f["code"] == "ROC107"]
+    found = _findings_in_project(tmp_path, "ROC107", {**named, "kern/__init__.py": "", "kern/quant.py":
+                                 "import torch\n\n\ndef quantize(x, scale):\n    q = (x / scale).to(torch.float8_e4m3fn)\n"
+                                 "    return torch._scaled_mm(q, q.t(), scale, scale)\n"})
     assert bool(found) is reported
 
 
@@ -435,11 +440,9 @@ def warmup():
     ({}, False),
 ])
 def test_flash_attn_the_project_requires_everywhere_is_its_dependency(tmp_path, packaging, quiet):
-    (tmp_path / ".git").mkdir()
-    _write(tmp_path, {**packaging, "zoo/__init__.py": "", "zoo/attention.py":
-                      "import torch\nfrom flash_attn import flash_attn_func\n\n\ndef run(q, k, v):\n"
-                      "    return flash_attn_func(q, k, v)\n"})
-    found = [f for f in _check(tmp_path, ".") if f["code"] == "ROC110"]
+    found = _findings_in_project(tmp_path, "ROC110", {**packaging, "zoo/__init__.py": "", "zoo/attention.py":
+                                 "import torch\nfrom flash_attn import flash_attn_func\n\n\ndef run(q, k, v):\n"
+                                 "    return flash_attn_func(q, k, v)\n"})
     assert (found == []) is quiet
 
 
