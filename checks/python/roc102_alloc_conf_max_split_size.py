@@ -6,7 +6,7 @@ import re
 from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_edit
 from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability
-from rocmlint.python.flow import call_of_argument, climb, dict_key, value_sites
+from rocmlint.python.flow import call_of_argument, called_name, climb, dict_key, value_sites
 from rocmlint.rule import Example, Rule
 
 ALLOC_KEYS = frozenset({"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"})
@@ -162,11 +162,10 @@ class AllocConfMaxSplitSize(Rule):
         if argument is None:
             return False
         call, position = argument
-        func = call.func
-        attr = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if attr == "_set_allocator_settings":
+        name = called_name(call)
+        if name == "_set_allocator_settings":
             return position == 0
-        return attr in SETTERS and position == 1 and bool(call.args) and _constant(call.args[0]) in ALLOC_KEYS
+        return name in SETTERS and position == 1 and bool(call.args) and _constant(call.args[0]) in ALLOC_KEYS
 
     @staticmethod
     def _in_shell_command(ctx, literal, sites) -> bool:

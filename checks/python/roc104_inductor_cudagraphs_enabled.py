@@ -5,7 +5,7 @@ import ast
 from rocmlint.fixers.python_gate import GATE, TORCH_GATE_LINE, gated_fix, wrap_statement_edit
 from rocmlint.model import Applicability, Edit
 from rocmlint.python.flow import call_of_argument, climb, value_of_key, value_sites
-from rocmlint.python.gates import containing_list
+from rocmlint.python.flow import containing_list
 from rocmlint.python.torch_api import INDUCTOR_CONFIG, is_compile
 from rocmlint.rule import Example, Rule
 

@@ -291,7 +291,8 @@ def _rocm_stops_anyway(ctx, compare_path: list) -> bool:
     (9, 0) or not HAS_DEEP_GEMM` in a skip), an ``and`` False; or it guards a skip, a return or
     a raise that a following guard of the same block takes on ROCm anyway (`if cap[0] != 10:
     skip(...)` then `if not has_deep_gemm(): skip(...)`)."""
-    from rocmlint.python.gates import containing_list, terminates
+    from rocmlint.python.flow import containing_list
+    from rocmlint.python.gates import terminates
 
     i = len(compare_path) - 1
     while i > 0 and isinstance(compare_path[i - 1], (ast.BoolOp, ast.UnaryOp)):

@@ -7,7 +7,8 @@ from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_
 from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability
 from rocmlint.python.flow import climb
-from rocmlint.python.fp8_flow import called_name, dtype_reaches_compute
+from rocmlint.python.flow import called_name
+from rocmlint.python.fp8_flow import dtype_reaches_compute
 from rocmlint.rule import Example, Rule
 
 OCP_E4M3 = "torch.float8_e4m3fn"
@@ -262,7 +263,7 @@ class Fp8E4m3fnHardcoded(Rule):
         model = ctx.python_model
         if model is None:
             return False
-        targets = model.amd_targets()[0] or model.named_amd_gpus()[0]
+        targets = model.amd_gpus()
         return bool(targets) and not any(target.startswith("gfx94") for target in targets)
 
     @staticmethod

@@ -6,7 +6,7 @@ import re
 from rocmlint import nvcc_flags
 from rocmlint.fixers.python_gate import gated_fix, gated_value_edit
 from rocmlint.model import Applicability, Span
-from rocmlint.python.flow import assigned_name, climb, dict_key, value_sites
+from rocmlint.python.flow import assigned_name, called_name, climb, dict_key, value_sites
 from rocmlint.rule import Example, Rule
 
 _DESTINATIONS = frozenset({"extra_cuda_cflags", "extra_compile_args"})
@@ -214,7 +214,7 @@ def _nvidia_architecture_build(ctx, path: list) -> str | None:
     """The extension call holding the flags (or, when they are set apart from any call, a file
     that never names ROCm) builds CUTLASS or an sm_90a-style target: its words say which."""
     call = next((node for node in reversed(path) if isinstance(node, ast.Call) and (
-        (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")) in _EXTENSION_CALLS)),
+        called_name(node) in _EXTENSION_CALLS)),
         None)
     if call is not None:
         text = ctx.text(ctx.span_of(call))

@@ -25,7 +25,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..evidence import Evidence, Verdict
 from ..lazy_re import lazy_compile
@@ -127,16 +127,12 @@ _INSTINCT_TARGETS = {"mi300": "gfx942", "mi308": "gfx942", "mi325": "gfx942", "m
                      "mi250": "gfx90a", "mi210": "gfx90a", "mi200": "gfx90a", "mi100": "gfx908"}
 
 
-def amd_gpus_named(source: bytes) -> dict[str, int]:
-    """The AMD GPUs a text names, as targets (`MI300X` is gfx942), with the line of each first
-    mention; an Instinct product this table does not know is left out."""
-    found: dict[str, int] = {}
-    for m in _AMD_GPU.finditer(source):
-        word = m.group().decode().lower()
-        target = word if word.startswith("gfx") else _INSTINCT_TARGETS.get(word[:5])
-        if target is not None and target not in found:
-            found[target] = _line_of(source, m.start())
-    return found
+def amd_gpus_named(source: bytes) -> set[str]:
+    """The AMD GPUs a text names, as targets (`MI300X` is gfx942); an Instinct product this
+    table does not know is left out."""
+    words = (m.group().decode().lower() for m in _AMD_GPU.finditer(source))
+    return {word if word.startswith("gfx") else _INSTINCT_TARGETS[word[:5]] for word in words
+            if word.startswith("gfx") or word[:5] in _INSTINCT_TARGETS}
 # A CMake build that cannot configure without CUDA.
 _CUDA_REQUIRED = lazy_compile(r"(?i)\bproject\s*\([^)]*\bLANGUAGES\b[^)]*\bCUDA\b|\benable_language\s*\(\s*CUDA\b"
                               r"|\bfind_package\s*\(\s*CUDA(?:Toolkit)?\b[^)]*\bREQUIRED\b")
@@ -566,23 +562,31 @@ class PythonModel:
                 f"ROCm ({rocm})", f"{rel}:{line}")
         return read
 
-    def amd_targets(self) -> tuple[frozenset[str], str]:
-        """The AMD GPUs the project's top-level build names (`gfx1100`, `gfx942` in its setup.py
-        or CMake files; a sub-extension's own list says nothing of the project), with where the
-        first is; empty when it names none. Read on first ask."""
-        if not hasattr(self, "_amd_targets"):
-            found: set[str] = set()
-            where = ""
-            for rel in getattr(self, "_build_files", []):
-                try:
-                    text = (self.root / rel).read_bytes()
-                except OSError:
-                    continue
-                for m in _GFX_TARGET.finditer(text):
-                    found.add(m.group().decode())
-                    where = where or f"{rel}:{_line_of(text, m.start())}"
-            self._amd_targets = (frozenset(found), where)
-        return self._amd_targets
+    def amd_gpus(self) -> frozenset[str]:
+        """The AMD GPUs the project builds for: the targets its top-level build names (`gfx1100`,
+        `gfx942` in its setup.py or CMake files; a sub-extension's own list says nothing of the
+        project); when it names none, the images its Dockerfiles build (`FROM ...-gfx950`,
+        `PYTORCH_ROCM_ARCH=gfx942`, `MI300X` as gfx942) and the folders its Python kernels are
+        sorted into (`ops/gfx950/`). (A target a file merely mentions, in a table of RDNA special
+        cases, says nothing of the rest.) Empty when nothing names one. Read on first ask."""
+        if not hasattr(self, "_amd_gpus"):
+            found = self._gpus_in(getattr(self, "_build_files", []),
+                                  lambda text: {m.group().decode() for m in _GFX_TARGET.finditer(text)})
+            if not found:
+                found = {m.group(1) for rel in self.summaries for m in _GFX_PATH.finditer(rel)}
+                found |= self._gpus_in(getattr(self, "_docker_files", []), amd_gpus_named)
+            self._amd_gpus = frozenset(found)
+        return self._amd_gpus
+
+    def _gpus_in(self, rels: list[str], scan: Callable[[bytes], Iterable[str]]) -> set[str]:
+        """What ``scan`` finds in the files ``rels`` (read here; unreadable ones left out)."""
+        found: set[str] = set()
+        for rel in rels:
+            try:
+                found |= set(scan((self.root / rel).read_bytes()))
+            except OSError:
+                continue
+        return found
 
     def required_everywhere(self, package: str) -> str | None:
         """Where the project's top-level packaging requires ``package`` wherever ROCm runs
@@ -590,27 +594,6 @@ class PythonModel:
         if package not in self._required:
             self._required[package] = required_everywhere(self.root, package)
         return self._required[package]
-
-    def named_amd_gpus(self) -> tuple[frozenset[str], str]:
-        """The AMD GPUs the project builds for outside its top-level build: the images its
-        Dockerfiles build (`FROM ...-gfx950`, `PYTORCH_ROCM_ARCH=gfx942`, `MI300X` as gfx942) and
-        the folders or modules its Python kernels are sorted into (`ops/gfx950/`), with where the
-        first is. (A target a file merely mentions, in a table of RDNA special cases, says
-        nothing of the rest.) Dockerfiles are read on first ask."""
-        if not hasattr(self, "_named_gpus"):
-            found: dict[str, str] = {}
-            for rel in sorted(self.summaries):
-                for m in _GFX_PATH.finditer(rel):
-                    found.setdefault(m.group(1), rel)
-            for rel in getattr(self, "_docker_files", []):
-                try:
-                    text = (self.root / rel).read_bytes()
-                except OSError:
-                    continue
-                for gpu, line in amd_gpus_named(text).items():
-                    found.setdefault(gpu, f"{rel}:{line}")
-            self._named_gpus = (frozenset(found), min(found.values()) if found else "")
-        return self._named_gpus
 
     def _rocm_test_outside(self, folders: tuple[str, ...]) -> str | None:
         """file:line of the first ROCm test (`torch.version.hip`, `is_rocm()`) in a Python file

@@ -14,6 +14,8 @@ import operator
 from dataclasses import dataclass
 from typing import Callable
 
+from .flow import called_name
+
 CAPABILITY_CALL = "get_device_capability"
 
 
@@ -77,9 +79,7 @@ def gpu_names(gpus: tuple[Gpu, ...]) -> str:
 def is_capability_call(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return name == CAPABILITY_CALL
+    return called_name(node) == CAPABILITY_CALL
 
 
 Resolver = Callable[[ast.Name], "ast.expr | None"]

@@ -18,7 +18,8 @@ from ..model import Span
 from ..rule import FileContext
 from ..evidence import Evidence, Verdict
 from .backends import nvidia_only_import
-from .gates import ROCM_MARK, Fact, GateEvaluator, conditions_on_path, containing_list, dotted_name
+from .flow import called_name, containing_list
+from .gates import ROCM_MARK, Fact, GateEvaluator, conditions_on_path, dotted_name
 from .platform_sources import platform_selector_variables
 
 _IMPORT_WORD = lazy_compile(rb"import\b")  # a literal first: fast
@@ -615,8 +616,7 @@ class PythonContext(FileContext):
         if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Constant)
                 and isinstance(value.args[0].value, str)):
             return None
-        func = value.func
-        if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) != "importorskip":
+        if called_name(value) != "importorskip":
             return None
         module = value.args[0].value
         return module if nvidia_only_import(module) or self._nvidia_only_import(module, 0) else None

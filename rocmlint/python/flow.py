@@ -99,3 +99,23 @@ def call_of_argument(path: Path) -> tuple[ast.Call, str | int | None] | None:
             if arg is node:
                 return parent, index
     return None
+
+
+def called_name(call: ast.Call) -> str:
+    """The called function's own name (`torch._scaled_mm` -> `_scaled_mm`); "" for other callees."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers")
+
+
+def containing_list(parent: ast.AST, child: ast.AST) -> list | None:
+    """The statement list of ``parent`` (its body, else-branch, ...) that holds ``child``."""
+    for field in STATEMENT_LISTS:
+        block = getattr(parent, field, None)
+        if isinstance(block, list):
+            for item in block:
+                if item is child:
+                    return block
+    return None

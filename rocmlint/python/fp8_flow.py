@@ -16,7 +16,7 @@ import ast
 
 from ..lazy_re import lazy_compile
 from .backends import nvidia_root
-from .flow import climb
+from .flow import called_name, climb, containing_list
 
 # Calls that make a tensor of the dtype (`dtype=` argument) or read its range.
 _CREATE = frozenset({"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
@@ -314,14 +314,10 @@ def _name_reaches(ctx, statement_path: list, assign, depth: int, follow) -> bool
 def _next_binding(statement_path: list, assign: ast.stmt, name: str) -> tuple[float, float]:
     """Where the next plain `name = ...` after ``assign`` in the same block ends (the value
     read from there on is that one's); infinity when there is none."""
-    parent = statement_path[-2] if len(statement_path) > 1 else None
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and any(item is assign for item in block):
-            later = block[next(i for i, item in enumerate(block) if item is assign) + 1:]
-            for stmt in later:
-                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
-                    return (stmt.end_lineno or 0, stmt.end_col_offset or 0)
+    block = (containing_list(statement_path[-2], assign) if len(statement_path) > 1 else None) or [assign]
+    for stmt in block[block.index(assign) + 1:]:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            return (stmt.end_lineno or 0, stmt.end_col_offset or 0)
     return (float("inf"), float("inf"))
 
 
@@ -349,12 +345,6 @@ def _call_receiving(site: list) -> ast.Call | None:
     if isinstance(parent, ast.Starred) and len(site) > 2 and isinstance(site[-3], ast.Call):
         return site[-3]
     return None
-
-
-def called_name(call: ast.Call) -> str:
-    """The called function's own name (`torch._scaled_mm` -> `_scaled_mm`)."""
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _parameter_of(arguments: ast.arguments, default: ast.AST) -> str | None:

@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Iterator, Mapping, cast
 from ..lazy_re import lazy_compile
 from ..platform_words import READERS
 from .backends import NVIDIA_ONLY_IMPORTS
+from .flow import called_name, containing_list
 from .capability import is_capability_call, judge
 from .platform_sources import follow_bound, platform_selection, platform_values, user_choice
 
@@ -529,12 +530,7 @@ def terminates(body: list[ast.stmt]) -> bool:
     last = body[-1]
     if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
         return True
-    return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _call_name(last.value) in _LEAVING_CALLS
-
-
-def _call_name(call: ast.Call) -> str | None:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and called_name(last.value) in _LEAVING_CALLS
 
 
 def _marker(at: ast.AST) -> ast.Name:
@@ -547,9 +543,9 @@ def skip_conditions(decorator: ast.expr, is_skip_helper: Callable[[str], bool]) 
     the project's definition) -> ("on ROCm", False)."""
     node = decorator
     call = node if isinstance(node, ast.Call) else None
-    name = _call_name(call) if call else (node.attr if isinstance(node, ast.Attribute)
+    name = called_name(call) if call else (node.attr if isinstance(node, ast.Attribute)
                                           else node.id if isinstance(node, ast.Name) else None)
-    if name is None:
+    if not name:
         return []
     if call is not None and call.args and name in _SKIP_IF:
         return [(call.args[0], False)]
@@ -567,14 +563,14 @@ def parametrize_skips(decorator: ast.expr, resolve: NameResolver) -> list[tuple[
     """``@pytest.mark.parametrize("k", [pytest.param(..., marks=skipif(c)), ...])``: the test
     runs only where some parameter set is not skipped; one condition "every set is skipped"
     that must be false (names of lists and of marks are followed through ``resolve``)."""
-    if not (isinstance(decorator, ast.Call) and _call_name(decorator) == "parametrize" and len(decorator.args) >= 2):
+    if not (isinstance(decorator, ast.Call) and called_name(decorator) == "parametrize" and len(decorator.args) >= 2):
         return []
     values = _resolved(decorator.args[1], resolve)
     if not isinstance(values, (ast.List, ast.Tuple)) or not values.elts:
         return []
     every: list[ast.expr] = []
     for element in values.elts:
-        if not (isinstance(element, ast.Call) and _call_name(element) == "param"):
+        if not (isinstance(element, ast.Call) and called_name(element) == "param"):
             return []  # a plain value: that set always runs
         marks = next((k.value for k in element.keywords if k.arg == "marks"), None)
         marks = _resolved(marks, resolve) if marks is not None else None
@@ -599,7 +595,7 @@ def module_skips(module: ast.Module) -> list[tuple[ast.expr, bool]]:
     for stmt in module.body:
         if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body:
             last = stmt.body[-1]
-            if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _call_name(last.value) == "skip" \
+            if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and called_name(last.value) == "skip" \
                     and any(k.arg == "allow_module_level" for k in last.value.keywords):
                 found.append((stmt.test, False))
         if (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets)):
@@ -866,7 +862,7 @@ def _own_nodes(function: ast.AST):
 
 def _skip_call(stmt: ast.stmt) -> bool:
     """`pytest.skip(...)` / `self.skipTest(...)` as a statement."""
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _call_name(stmt.value) in ("skip", "skipTest")
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and called_name(stmt.value) in ("skip", "skipTest")
 
 
 def _ends_in_skip(body: list[ast.stmt]) -> bool:
@@ -887,24 +883,13 @@ def _skips_on_rocm(evaluator: GateEvaluator, function: ast.AST, named_skip: bool
         if isinstance(node, ast.If) and _ends_in_skip(node.body) and evaluator.value(node.test, True) is True \
                 and evaluator.value(node.test, False) is not True:
             return True
-        if isinstance(node, ast.Call) and _call_name(node) in _SKIP_IF and _rocm_condition(evaluator, node):
+        if isinstance(node, ast.Call) and called_name(node) in _SKIP_IF and _rocm_condition(evaluator, node):
             return True
-        if named_skip and isinstance(node, ast.Call) and (_call_name(node) or "").lower().startswith("skip"):
+        if named_skip and isinstance(node, ast.Call) and called_name(node).lower().startswith("skip"):
             return True
     return False
 
 
-STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers")
-
-
-def containing_list(parent: ast.AST, child: ast.AST) -> list | None:
-    for field in STATEMENT_LISTS:
-        block = getattr(parent, field, None)
-        if isinstance(block, list):
-            for item in block:
-                if item is child:
-                    return block
-    return None
 
 
 def conditions_on_path(path: list[ast.AST], is_skip_helper: Callable[[str], bool] = lambda name: False,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 
 from .context import FUNCTIONS
+from .flow import called_name
 from .gates import catches_import_error, names_import_error
 
 
@@ -37,10 +38,7 @@ def runs_at_import(path: list[ast.AST], decided_if_conditional: bool = False) ->
 
 def _suppresses_import_error(context: ast.expr) -> bool:
     """`contextlib.suppress(ImportError)`, `suppress(ModuleNotFoundError, ...)`: a try/except."""
-    if not (isinstance(context, ast.Call) and context.args):
-        return False
-    func = context.func
-    if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) != "suppress":
+    if not (isinstance(context, ast.Call) and context.args) or called_name(context) != "suppress":
         return False
     return names_import_error(context.args)
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from ..lazy_re import lazy_compile
+from .flow import called_name, containing_list
 
 # Identifier words that name an NVIDIA-architecture feature (underscores separate words).
 NVIDIA_FEATURE = lazy_compile(
@@ -176,9 +177,8 @@ def _test_of(path: list) -> Switch | None:
             return Switch(orelse, body, labels) if flipped else Switch(body, orelse, labels)
         elif isinstance(parent, ast.Assert) and parent.test is child and i >= 2:
             # `assert cond`: what follows it in its block runs where cond holds; elsewhere it raises
-            block = next((b for b in (getattr(path[i - 2], f, None) for f in ("body", "orelse", "finalbody"))
-                          if isinstance(b, list) and any(item is parent for item in b)), [])
-            rest = tuple(block[next(k for k, item in enumerate(block) if item is parent) + 1:]) if block else ()
+            block = containing_list(path[i - 2], parent) or [parent]
+            rest = tuple(block[block.index(parent) + 1:])
             if not rest:
                 return None  # a check that only refuses: what it guards is its caller's
             return Switch((), rest, labels) if flipped else Switch(rest, (), labels)
@@ -202,8 +202,7 @@ def weight_only_storage(switches: list[Switch]) -> bool:
     """What the gate turns on calls a weight-only quantiser (`float8_weight_only()`,
     `Float8WeightOnlyConfig(...)`) and nothing NVIDIA-only."""
     on = [node for s in switches for node in s.on]
-    called = (n.func.id if isinstance(n.func, ast.Name) else n.func.attr if isinstance(n.func, ast.Attribute) else ""
-              for node in on for n in ast.walk(node) if isinstance(n, ast.Call))
+    called = (called_name(n) for node in on for n in ast.walk(node) if isinstance(n, ast.Call))
     return bool(on) and any(_WEIGHT_ONLY.search(word) for word in called if word) and nvidia_feature(on) is None
 
 
@@ -280,9 +279,7 @@ def _tuning_value(node: ast.AST, text: bool = False) -> bool:
     if isinstance(node, ast.IfExp):
         return _tuning_value(node.body, text) and _tuning_value(node.orelse, text)
     if isinstance(node, ast.Call):
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        return name == "Config"  # triton.Config(...): a tuning point
+        return called_name(node) == "Config"  # triton.Config(...): a tuning point
     return False
 
 
@@ -309,7 +306,7 @@ def _number_made(node: ast.AST, in_call: bool = False) -> bool:
         return _number_made(node.body, in_call) and _number_made(node.orelse, in_call)
     if isinstance(node, ast.Call) and not node.keywords:
         func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        name = called_name(node)
         environ = name == "get" and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) \
             and func.value.attr == "environ"
         return (environ or name in _NUMBER_MAKERS) and all(_number_made(a, True) for a in node.args)
@@ -319,9 +316,7 @@ def _number_made(node: ast.AST, in_call: bool = False) -> bool:
 def _log_call(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return _LOG_CALL.match(name) is not None
+    return _LOG_CALL.match(called_name(node)) is not None
 
 
 def _knob_call(node: ast.AST) -> bool:
