@@ -17,6 +17,7 @@ import libcst as cst
 from rocmlint.model import Edit, Span
 
 from .python_layout import line_length
+from rocmlint.python.nodes import walk
 
 _WRAPPER = "if 1:\n"
 
@@ -109,7 +110,7 @@ def indent_unit(ctx) -> str:
     header (read from ``ast`` positions: a text search is fooled by docstrings and dicts)."""
     if "indent_unit" not in ctx.cache:
         unit = "    "
-        for stmt in ast.walk(ctx.tree):
+        for stmt in walk(ctx.tree):
             body = getattr(stmt, "body", None)
             if isinstance(stmt, ast.stmt) and isinstance(body, list) and body and body[0].lineno > stmt.lineno:
                 line = ctx.lines.line_text(body[0].lineno - 1)

@@ -284,6 +284,8 @@ def _finish(contexts: list[FileContext], findings: list[Finding], buffer: bytes,
                 lines.position(e.span.start) + lines.position(e.span.end) for e in finding.fix.edits
             )
     result.sort(key=Finding.sort_key)
+    for ctx in contexts:
+        ctx.release()
     return result
 
 

@@ -10,6 +10,7 @@ import inspect
 import re
 import textwrap
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
 from .model import Applicability, Finding, Fix, LineIndex, Severity, Span
@@ -190,6 +191,15 @@ class FileContext:
         # Which fixes need real edits: True (all), False (none: only counted) or the
         # applicabilities that this run applies (engine.analyse_buffer).
         self.build_fixes: bool | frozenset = True
+
+    def release(self) -> None:
+        """Drop what the rules cached on this context once its findings are final: the caches
+        (a gate evaluator holding the context's own methods) form reference cycles, and a
+        cycle holding a parsed tree is freed only by a collector pass over every node."""
+        for cls in type(self).__mro__:
+            for name, value in vars(cls).items():
+                if isinstance(value, cached_property):
+                    self.__dict__.pop(name, None)
 
     def hits(self) -> list[Span]:
         """Where the current rule's ``pattern`` matched (its anchors), in file order."""

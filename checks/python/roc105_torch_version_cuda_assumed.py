@@ -7,6 +7,7 @@ from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability, Edit, Fix
 from rocmlint.python.flow import value_sites
 from rocmlint.python.gates import CUDA_VERSION, GPU_PRESENT, HIP_VERSION
+from rocmlint.python.nodes import walk
 from rocmlint.rule import Rule
 
 # Calls that treat their argument as a version string or number.
@@ -133,7 +134,7 @@ def _rocm_branch_follows(ctx, owner: ast.AST) -> bool:
     """An ``elif`` of the chain tests ``torch.version.hip``."""
     while isinstance(owner, ast.If) and len(owner.orelse) == 1 and isinstance(owner.orelse[0], ast.If):
         owner = owner.orelse[0]
-        if any(ctx.qualname(n) == HIP_VERSION for n in ast.walk(owner.test) if isinstance(n, ast.Attribute)):
+        if any(ctx.qualname(n) == HIP_VERSION for n in walk(owner.test) if isinstance(n, ast.Attribute)):
             return True
     return False
 

@@ -6,6 +6,7 @@ from rocmlint.model import Applicability
 from rocmlint.python.capability import gpu_names, is_capability_call, judge
 from rocmlint.python.context import FUNCTIONS
 from rocmlint.python.flow import value_sites
+from rocmlint.python.nodes import child_nodes, walk
 from rocmlint.python.switched import nvidia_feature, switched_code, tuning_only, weight_only_storage
 from rocmlint.rule import Rule
 
@@ -354,7 +355,7 @@ def _walk_function_body(node: ast.AST):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(child for child in ast.iter_child_nodes(current)
+        stack.extend(child for child in child_nodes(current)
                      if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
 
 
@@ -384,7 +385,7 @@ def _numeric(node: ast.AST) -> bool:
     """A number, or an expression of the capability's own parts (`(cap[0], cap[1])`)."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-    return any(is_capability_call(n) for n in ast.walk(node)) or isinstance(node, (ast.Subscript, ast.BinOp))
+    return any(is_capability_call(n) for n in walk(node)) or isinstance(node, (ast.Subscript, ast.BinOp))
 
 
 def _resolved_container(ctx, node: ast.expr, scope) -> ast.expr | None:

@@ -9,6 +9,7 @@ from rocmlint.model import Applicability
 from rocmlint.python.flow import climb
 from rocmlint.python.flow import called_name
 from rocmlint.python.fp8_flow import dtype_reaches_compute
+from rocmlint.python.nodes import walk
 from rocmlint.rule import Example, Rule
 
 OCP_E4M3 = "torch.float8_e4m3fn"
@@ -76,7 +77,7 @@ def _returned_for_a_name(path: list) -> bool:
     if function is None or guard is None or path.index(guard) < path.index(function):
         return False
     parameters = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
-    compares = [n for n in ast.walk(guard.test) if isinstance(n, ast.Compare)]
+    compares = [n for n in walk(guard.test) if isinstance(n, ast.Compare)]
     # every name that selects it names the format (`"e4m3fn"`, `"F8_E4M3"`); `"fp8"` is a choice
     return bool(compares) and all(
         isinstance(c.left, ast.Name) and c.left.id in parameters
@@ -324,7 +325,7 @@ class Fp8E4m3fnHardcoded(Rule):
             if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test:
                 in_body = any(item is child for item in parent.body) if isinstance(parent, ast.If) else (
                     child is parent.body)
-                for compare in ast.walk(parent.test):
+                for compare in walk(parent.test):
                     if isinstance(compare, ast.Compare) and len(compare.ops) == 1 and any(
                             ctx.qualname(side) == OCP_E4M3 for side in (compare.left, *compare.comparators)):
                         positive = isinstance(compare.ops[0], (ast.Eq, ast.Is, ast.In))
@@ -341,7 +342,7 @@ class Fp8E4m3fnHardcoded(Rule):
         if function is None or b"gfx" not in ctx.source:
             return False
         before = path[-1].lineno
-        for node in ast.walk(function):
+        for node in walk(function):
             if getattr(node, "lineno", before) >= before:
                 continue
             if isinstance(node, ast.Assert):
@@ -350,7 +351,7 @@ class Fp8E4m3fnHardcoded(Rule):
                 test = node.test
             else:
                 continue
-            archs = [c.value for c in ast.walk(test) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            archs = [c.value for c in walk(test) if isinstance(c, ast.Constant) and isinstance(c.value, str)
                      and c.value.startswith("gfx")]
             if archs and all(OCP_FP8_ARCH.match(arch) for arch in archs):
                 return True

@@ -5,6 +5,7 @@ import ast
 import configparser
 
 from ..model import ParseFailure
+from ..python.nodes import walk
 from .model import Dependency, Manifest
 from .requirement import parse_requirement
 from .text import Located, key_position, table_region
@@ -55,7 +56,7 @@ def read_setup_py(located: Located) -> Manifest:
         lines.append(lines[-1] + len(line))
     assigned = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
                 for t in node.targets if isinstance(t, ast.Name)}
-    for call in ast.walk(tree):
+    for call in walk(tree):
         if not (isinstance(call, ast.Call) and _name(call.func) == "setup"):
             continue
         for keyword in call.keywords:

@@ -22,6 +22,7 @@ import re
 from ..evidence import KIND_BUILD_FILE, Evidence
 from ..lazy_re import lazy_compile
 from ..platform_words import READERS
+from ..python.nodes import walk
 from .cmake import hipify_folders
 from .conditions import SUFFIX, TRUE, Cond, SourceUse, and3, describe, or3
 
@@ -115,22 +116,22 @@ class _Reader:
         found = self.__dict__.get("_rocm_builds")
         if found is None:
             found = False
-            for node in ast.walk(self.tree):
+            for node in walk(self.tree):
                 if isinstance(node, ast.If) and _rocm_only(node.test, self.rocm_names):
                     found = any(isinstance(n, ast.Call) and (_EXTENSIONS.search(_call_name(n)) or
                                                             any(k.arg == "sources" for k in n.keywords))
-                                for stmt in node.body for n in ast.walk(stmt))
+                                for stmt in node.body for n in walk(stmt))
                     if found:
                         break
             self.__dict__["_rocm_builds"] = found
         return found
 
     def _top(self) -> Cond:
-        tests = any(rocm_test(node, self.rocm_names) is not None for node in ast.walk(self.tree)
+        tests = any(rocm_test(node, self.rocm_names) is not None for node in walk(self.tree)
                     if isinstance(node, (ast.Name, ast.Attribute)))
         if tests or self.port:
             return Cond(True)
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and _NVCC_ONLY.search(node.value):
                 return Cond(False, f"a script that never tests for ROCm and passes the nvcc-only flag "
                                    f"{node.value!r}", f"{self.rel}:{node.lineno}")
@@ -210,7 +211,7 @@ class _Reader:
             added = stmt.value.args[0]  # sources.extend([...]) / sources.append(x)
             self._bind(stmt.value.func.value.id, added if stmt.value.func.attr == "extend" else ast.List(
                 elts=[added], ctx=ast.Load()), cond, augment=True)
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Call):
                 self._extension(node, cond)
 
@@ -374,7 +375,7 @@ def _cuda_work(body: list[ast.stmt]) -> bool:
     for stmt in body:
         if isinstance(stmt, ast.If):
             continue
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and _NVCC_ONLY.search(node.value):
                 return True
     return False
@@ -436,7 +437,7 @@ def _needs_nvidia_library(cls: ast.ClassDef) -> tuple[str, int] | None:
     method = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "is_compatible"), None)
     if method is None:
         return None
-    for node in ast.walk(method):
+    for node in walk(method):
         if isinstance(node, ast.If) and _returns_false(node.body) and \
                 _NVIDIA_LIBRARY.search(ast.unparse(node.test)):
             return "CUTLASS", node.lineno

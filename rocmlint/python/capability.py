@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .flow import called_name
+from .nodes import walk
 
 CAPABILITY_CALL = "get_device_capability"
 
@@ -164,7 +165,7 @@ def judge(compare: ast.AST, resolve: Resolver, returned: Returned = _no_helpers)
 def names_amd_capability(test: ast.AST, resolve: Resolver) -> bool:
     """The test compares with a capability only AMD GPUs report (`< (9, 5)`: gfx942 against
     gfx950; `sm == 94`), itself or through a name bound to it."""
-    for node in ast.walk(test):
+    for node in walk(test):
         if not isinstance(node, ast.Compare):
             continue
         for side in (node.left, *node.comparators):

@@ -20,6 +20,7 @@ from ..evidence import Evidence, Verdict
 from .backends import nvidia_only_import
 from .flow import called_name, containing_list
 from .gates import ROCM_MARK, Fact, GateEvaluator, conditions_on_path, dotted_name
+from .nodes import child_nodes, walk
 from .platform_sources import platform_selector_variables
 
 _IMPORT_WORD = lazy_compile(rb"import\b")  # a literal first: fast
@@ -54,6 +55,10 @@ class PythonContext(FileContext):
         self._paths: dict[int, list[ast.AST]] = {}
         self._reach: dict[int, tuple[bool, bool]] = {}
         self.cache: dict = {}  # per-file memo for fix helpers (gate plan, ...)
+
+    def release(self) -> None:
+        super().release()
+        self.cache.clear()
 
     # Positions ----------------------------------------------------------------------
     def offset_of(self, lineno: int, col_offset: int) -> int:
@@ -91,7 +96,7 @@ class PythonContext(FileContext):
         elif isinstance(node, _NO_POSITION):
             result = None
         else:  # arguments, comprehension, withitem, match_case: the extent of the children
-            ranges = [r for r in map(self._range, ast.iter_child_nodes(node)) if r is not None]
+            ranges = [r for r in map(self._range, child_nodes(node)) if r is not None]
             result = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else None
         self._ranges[key] = result
         return result
@@ -124,7 +129,7 @@ class PythonContext(FileContext):
                 self._paths[offset] = path
                 return path
         while True:
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 bounds = self._range(child)
                 if bounds is not None and bounds[0] <= offset < bounds[1]:
                     path.append(child)
@@ -216,7 +221,7 @@ class PythonContext(FileContext):
         index = self.cache.get(key)
         if index is None:
             index = {}
-            for node in ast.walk(scope):
+            for node in walk(scope):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                     index.setdefault(node.id, []).append(node)
             self.cache[key] = index
@@ -418,7 +423,7 @@ class PythonContext(FileContext):
             return None
         if "imports-by-name" not in self.cache:
             found: dict[str, list] = {}
-            for node in ast.walk(self.tree):
+            for node in walk(self.tree):
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
                     for alias in node.names:
                         found.setdefault(alias.asname or alias.name.partition(".")[0], []).append((node, alias))
@@ -536,7 +541,7 @@ class PythonContext(FileContext):
                 for stmt in function.body:
                     if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While, ast.With, ast.Match)):
                         break  # from here on the call may be one choice among others
-                    for call in ast.walk(stmt):
+                    for call in walk(stmt):
                         name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else ""
                         origin = backend.get(name, "")
                         if origin and not self.bindings_of(name, None):
@@ -606,7 +611,7 @@ class PythonContext(FileContext):
             if refuses:
                 return stmt
             if isinstance(stmt, (ast.Return, ast.Raise)) or (
-                    not isinstance(stmt, FUNCTIONS + (ast.ClassDef,)) and any(isinstance(n, ast.Return) for n in ast.walk(stmt))):
+                    not isinstance(stmt, FUNCTIONS + (ast.ClassDef,)) and any(isinstance(n, ast.Return) for n in walk(stmt))):
                 break  # past here the function may have returned
         return None
 

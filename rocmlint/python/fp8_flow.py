@@ -17,6 +17,7 @@ import ast
 from ..lazy_re import lazy_compile
 from .backends import nvidia_root
 from .flow import called_name, climb, containing_list
+from .nodes import walk
 
 # Calls that make a tensor of the dtype (`dtype=` argument) or read its range.
 _CREATE = frozenset({"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
@@ -98,7 +99,7 @@ def _local_parameter(ctx, call: ast.Call,
     by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] | None = ctx.cache.get("fp8-flow-functions")
     if by_name is None:  # once a file: the functions it defines, by name
         by_name = {}
-        for node in ast.walk(ctx.tree):
+        for node in walk(ctx.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 by_name.setdefault(node.name, []).append(node)
         ctx.cache["fp8-flow-functions"] = by_name
@@ -196,7 +197,7 @@ def _cast_up_in_backward(ctx, site: list, call: ast.Call) -> bool:
                      and item.name == "backward"), None)
     if backward is None:
         return False
-    for node in ast.walk(backward):
+    for node in walk(backward):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
             continue
         saved = _saved_tensor_target(node, position)
@@ -235,7 +236,7 @@ def _to_a_saved_dtype(owner: ast.ClassDef, cast: ast.Call) -> bool:
         return False
     return any(isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and node.value.attr == "dtype"
                and any(isinstance(t, ast.Attribute) and t.attr == argument.attr for t in node.targets)
-               for node in ast.walk(owner))
+               for node in walk(owner))
 
 
 def _names_storage(assign: ast.Assign | ast.AnnAssign) -> bool:
@@ -299,9 +300,9 @@ def _name_reaches(ctx, statement_path: list, assign, depth: int, follow) -> bool
                 return True
             # Reads above the store in its own function see the value it replaces.
             function = ctx.enclosing(statement_path, (ast.FunctionDef, ast.AsyncFunctionDef))
-            before = [n for n in ast.walk(target) if isinstance(n, ast.Attribute)]  # `self.w` of `self.w.data = v`
+            before = [n for n in walk(target) if isinstance(n, ast.Attribute)]  # `self.w` of `self.w.data = v`
             if function is not None:
-                before += [n for n in ast.walk(function) if isinstance(n, ast.Attribute)
+                before += [n for n in walk(function) if isinstance(n, ast.Attribute)
                            and (n.lineno, n.col_offset) < (assign.lineno, assign.col_offset)]
             if any(follow(ctx, ctx.path_to(load), depth + 1)
                    for load in _attribute_loads(owner, attr) if not any(load is b for b in before)):
@@ -331,7 +332,7 @@ def _self_attribute(target: ast.expr) -> str | None:
 
 
 def _attribute_loads(owner: ast.ClassDef, attr: str) -> list[ast.Attribute]:
-    return [node for node in ast.walk(owner) if isinstance(node, ast.Attribute) and node.attr == attr
+    return [node for node in walk(owner) if isinstance(node, ast.Attribute) and node.attr == attr
             and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id == "self"]
 
 

@@ -24,6 +24,7 @@ from ..platform_words import READERS
 from .backends import NVIDIA_ONLY_IMPORTS
 from .flow import called_name, containing_list
 from .capability import is_capability_call, judge
+from .nodes import child_nodes, walk
 from .platform_sources import follow_bound, platform_selection, platform_values, user_choice
 
 # An unknown value that is truthy and not None (a version string): `torch.version.hip` on ROCm.
@@ -414,7 +415,7 @@ class GateEvaluator:
     def _reads_capability(self, node: ast.Compare) -> bool:
         known = self._capability.get(id(node))
         if known is None or known[0] is not node:  # keyed by id, the node kept: ids are reused
-            known = self._capability[id(node)] = (node, any(is_capability_call(n) for n in ast.walk(node)))
+            known = self._capability[id(node)] = (node, any(is_capability_call(n) for n in walk(node)))
         return known[1]
 
     def _compare(self, node: ast.Compare, rocm: bool) -> bool | None:
@@ -647,13 +648,13 @@ def statement_facts(stmt: ast.stmt, evaluator: GateEvaluator, named_skip: bool,
 def _local_resolver(function: ast.AST, outer: "NameResolver | None") -> NameResolver:
     """A function's own names bound once (its parameters and names bound more often are
     unknown), then whatever ``outer`` resolves (module level)."""
-    local: dict[str, list] = {arg.arg: [None] for arg in ast.walk(function.args)  # type: ignore[attr-defined]
+    local: dict[str, list] = {arg.arg: [None] for arg in walk(function.args)  # type: ignore[attr-defined]
                               if isinstance(arg, ast.arg)}
     for node in _own_nodes(function):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                for name in ast.walk(target):
+                for name in walk(target):
                     if isinstance(name, ast.Name):
                         value = node.value if target is name and not isinstance(node, ast.AugAssign) else None
                         local.setdefault(name.id, []).append(value)
@@ -687,7 +688,7 @@ def assigned_values(block: list[ast.stmt], name: str, evaluator: GateEvaluator, 
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if any(isinstance(t, ast.Name) and t.id == name for t in targets):
                 current = evaluator.possible(stmt.value, rocm)
-            elif any(name in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)} for t in targets):
+            elif any(name in {n.id for n in walk(t) if isinstance(n, ast.Name)} for t in targets):
                 current = None  # unpacked or otherwise bound: unknown
         elif isinstance(stmt, ast.If):
             test = _platform_test(evaluator, stmt.test, rocm)
@@ -852,12 +853,12 @@ def returns_one_constant(stmt: ast.AST) -> bool:
 
 def _own_nodes(function: ast.AST):
     """Nodes of a function body, not of nested functions or classes."""
-    todo = list(ast.iter_child_nodes(function))
+    todo = list(child_nodes(function))
     while todo:
         node = todo.pop()
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(child_nodes(node))
 
 
 def _skip_call(stmt: ast.stmt) -> bool:
@@ -879,7 +880,7 @@ def _ends_in_skip_call(body: list[ast.stmt]) -> bool:
 def _skips_on_rocm(evaluator: GateEvaluator, function: ast.AST, named_skip: bool) -> bool:
     """The function (a decorator factory) skips the test on ROCm: a skip call under a ROCm
     condition, or ``skipIf(<ROCm test>, ...)``; with a ROCm-skip name, any skip will do."""
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.If) and _ends_in_skip(node.body) and evaluator.value(node.test, True) is True \
                 and evaluator.value(node.test, False) is not True:
             return True

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..lazy_re import lazy_compile
+from .nodes import walk
 
 
 Resolver = Callable[[ast.Name], "ast.expr | None"]
@@ -195,7 +196,7 @@ def user_choice(test: ast.AST, resolve: Resolver | None = None) -> str | None:
     """The environment variable a condition reads when it is the user's choice (`FORCE_DEVICE`),
     not a toolkit's location; None when the condition reads none. Names are followed to the
     value they hold (`forced = os.environ.get(...)` then `if forced == "cuda":`)."""
-    for node in ast.walk(test):
+    for node in walk(test):
         variable = environment_variable(follow_bound(node, resolve))
         if variable is None and isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
                 and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) \
@@ -269,7 +270,7 @@ def platform_selector_variables(source: bytes, tree: ast.AST | None, resolve: Re
         if resolve is None:
             resolve = _bound_once(tree)
     found: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Compare):
             selected = platform_selection(node, resolve)
             if selected is not None and selected[1] == "rocm":
@@ -280,7 +281,7 @@ def platform_selector_variables(source: bytes, tree: ast.AST | None, resolve: Re
 def _bound_once(tree: ast.AST) -> Resolver:
     """Names the file binds exactly once (anywhere), to their values."""
     bound: dict[str, ast.expr | None] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             bound[name] = None if name in bound else node.value

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..lazy_re import lazy_compile
 from .flow import called_name, containing_list
+from .nodes import walk
 
 # Identifier words that name an NVIDIA-architecture feature (underscores separate words).
 NVIDIA_FEATURE = lazy_compile(
@@ -202,7 +203,7 @@ def weight_only_storage(switches: list[Switch]) -> bool:
     """What the gate turns on calls a weight-only quantiser (`float8_weight_only()`,
     `Float8WeightOnlyConfig(...)`) and nothing NVIDIA-only."""
     on = [node for s in switches for node in s.on]
-    called = (called_name(n) for node in on for n in ast.walk(node) if isinstance(n, ast.Call))
+    called = (called_name(n) for node in on for n in walk(node) if isinstance(n, ast.Call))
     return bool(on) and any(_WEIGHT_ONLY.search(word) for word in called if word) and nvidia_feature(on) is None
 
 
@@ -215,7 +216,7 @@ def _returns_text_only(function: ast.AST | None) -> bool:
     message: a refusal, which is not a label.)"""
     if function is None:
         return False
-    returns = [n for n in ast.walk(function) if isinstance(n, ast.Return)]
+    returns = [n for n in walk(function) if isinstance(n, ast.Return)]
     return bool(returns) and all(isinstance(r.value, ast.JoinedStr) or (
         isinstance(r.value, ast.Constant) and isinstance(r.value.value, str)) for r in returns)
 
@@ -224,7 +225,7 @@ def nvidia_feature(nodes) -> str | None:
     """The first NVIDIA-only feature the code names in its identifiers (what it calls, reads or
     sets; a skip's or a log's text says nothing it does)."""
     for node in nodes:
-        for inner in ast.walk(node):
+        for inner in walk(node):
             word = inner.id if isinstance(inner, ast.Name) else inner.attr if isinstance(inner, ast.Attribute) \
                 else inner.arg if isinstance(inner, ast.keyword) else None
             m = NVIDIA_FEATURE.search(word) if word else None
