@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -306,17 +307,21 @@ def test_a_number_only_amd_gpus_report_marks_a_test_written_for_amd(test, writte
     assert names_amd_capability(ast.parse(test, mode="eval").body, lambda name: None) is written_for_amd
 
 
-def test_flash_attn_in_tests_benchmarks_and_scripts_is_their_dependency(tmp_path):
+def test_flash_attn_in_tests_benchmarks_examples_and_scripts_is_their_dependency(tmp_path):
     importing = "import torch\nfrom flash_attn import flash_attn_func\n\n\ndef run(q, k, v):\n    return flash_attn_func(q, k, v)\n"
     program = importing + "\n\nif __name__ == '__main__':\n    run(1, 2, 3)\n"
     _write(tmp_path, {"pkg/__init__.py": "from . import runner\n", "pkg/attention.py": importing,
                       "tests/test_attention.py": importing, "bench/compare.py": importing,
                       "scripts/bench_attention.py": importing, "pkg/tests_util.py": importing,
-                      "tools/throughput_packing.py": program, "pkg/runner.py": program})
+                      "tools/throughput_packing.py": program, "pkg/runner.py": program,
+                      # an example op built on flash-attn, imported by the example that shows it
+                      "examples/ring_attention/core/ring_impl.py": importing,
+                      "examples/ring_attention/ring.py": "from .core.ring_impl import run\n" + importing,
+                      "pkg/examples_util.py": importing})
     found = _check(tmp_path, ".")
     # A script nothing imports runs with flash-attn; one the package imports is a module others load.
     assert sorted(f["path"] for f in found if f["code"] == "ROC110") == [
-        "pkg/attention.py", "pkg/runner.py", "pkg/tests_util.py"]
+        "pkg/attention.py", "pkg/examples_util.py", "pkg/runner.py", "pkg/tests_util.py"]
 
 
 @pytest.mark.parametrize("imported, nvidia_only", [
@@ -489,3 +494,113 @@ def test_fp8_format_follows_the_amd_gpus_the_build_names(tmp_path, archs, report
     })
     found = [f for f in _check(tmp_path, ".") if f["code"] == "ROC107"]
     assert bool(found) is reported
+
+
+_FUSER_PROBE = """\
+def fuser_version():
+    try:
+        import {module}
+    except ImportError:
+        return None
+    return {module}.version()
+"""
+
+
+@pytest.mark.parametrize("probed, reported", [("nvfuser", False), ("nvfuser_direct", False), ("triton", True)])
+def test_a_sibling_skip_mark_that_skips_on_rocm_settles_a_capability_skip(tmp_path, probed, reported):
+    # nvFuser has no ROCm build: the probe returns None there, so the first mark skips the test
+    # on ROCm whatever the capability mark says. A probe of a package ROCm has decides nothing.
+    # (The marks are handed to a test factory, as a tuple.)
+    marks = ("pytest.mark.skipif(fuser_version() is None, reason='needs the fuser'), "
+             "pytest.mark.skipif(torch.cuda.get_device_capability()[0] < 9, reason='needs compute capability 9.0')")
+    found = _findings_in_project(tmp_path, "ROC106", {
+        "fuser/__init__.py": "", "fuser/probe.py": _FUSER_PROBE.format(module=probed),
+        "tests/test_fuser.py": "import pytest\nimport torch\n\nfrom fuser.probe import fuser_version\n\n\n"
+                               f"@instantiate(decorators=({marks}))\ndef test_tma_load():\n    run_tma_kernel()\n"})
+    assert [f["line"] for f in found] == ([7] if reported else [])
+
+
+_TOOLKIT_VERSION = """\
+import subprocess
+
+import torch.utils.cpp_extension
+
+
+def installed_cuda_version():
+    cuda_home = torch.utils.cpp_extension.CUDA_HOME
+    if cuda_home is None:
+        {without_toolkit}
+    output = subprocess.check_output([cuda_home + "/bin/nvcc", "-V"], universal_newlines=True)
+    return tuple(int(part) for part in output.split("release ")[1].split(",")[0].split("."))
+"""
+
+
+@pytest.mark.parametrize("without_toolkit, reported", [
+    ("raise RuntimeError('CUDA_HOME does not exist, unable to compile CUDA op(s)')", False),
+    ("return (0, 0)", True),  # returns on ROCm too: the code after the call runs there
+])
+def test_a_helper_of_another_module_that_raises_on_rocm_ends_the_rocm_path(tmp_path, without_toolkit, reported):
+    found = _findings_in_project(tmp_path, "ROC105", {
+        "ops/__init__.py": "", "ops/builder.py": _TOOLKIT_VERSION.format(without_toolkit=without_toolkit),
+        "ops/moe.py": "import torch\n\nfrom .builder import installed_cuda_version\n\n\ndef compatible():\n"
+                      "    if torch.cuda.is_available():\n        major, _ = installed_cuda_version()\n"
+                      "        return major == int(torch.version.cuda.split('.')[0])\n    return False\n"})
+    assert [f["line"] for f in found] == ([9] if reported else [])
+
+
+@pytest.mark.parametrize("package, reported", [("deep_gemm", False), ("magi_attention", False), ("einops", True)])
+def test_find_spec_of_an_nvidia_only_package_is_none_on_rocm(tmp_path, package, reported):
+    found = _findings_in_project(tmp_path, "ROC106", {"attn.py": f"""\
+import importlib.util
+
+import torch
+
+HAS_KERNELS = importlib.util.find_spec("{package}") is not None
+
+
+def attention(q):
+    if HAS_KERNELS and torch.cuda.get_device_capability()[0] == 9:
+        return hopper_wgmma_attention(q)
+    return q
+"""})
+    assert [f["line"] for f in found] == ([9] if reported else [])
+
+
+_ARCH = "import torch\n\n\ndef is_hopper():\n    return torch.cuda.get_device_capability()[0] == 9\n"
+
+
+@pytest.mark.parametrize("caller, reported", [
+    # the answer reaches an NVIDIA-only kernel on MI200/MI300 (which report 9.x)
+    ("def attention(q):\n    if is_hopper():\n        return wgmma_attention(q)\n    return q\n", True),
+    # only asked where an NVIDIA-only library is present: never on ROCm
+    ("import importlib.util\n\nHAS_MAGI = importlib.util.find_spec('magi_attention') is not None\n\n\n"
+     "def attention(q):\n    if HAS_MAGI and is_hopper():\n        return wgmma_attention(q)\n    return q\n", False),
+    # only picks a tile size
+    ("def tiles():\n    block_m = 128 if is_hopper() else 64\n    return block_m\n", False),
+])
+@pytest.mark.parametrize("imported_through", ["module", "package"])
+def test_a_predicate_is_judged_by_its_callers_in_other_modules(tmp_path, caller, reported, imported_through):
+    # `common/__init__.py` re-exports the predicate; the caller imports it from the package
+    source = "common" if imported_through == "package" else "common.arch"
+    found = _findings_in_project(tmp_path, "ROC106", {
+        "common/__init__.py": "from .arch import is_hopper\n", "common/arch.py": _ARCH,
+        "model/__init__.py": "", "model/dit.py": f"from {source} import is_hopper\n\n\n{caller}"})
+    assert [(f["path"], f["line"]) for f in found] == ([("common/arch.py", 5)] if reported else [])
+
+
+def test_a_cached_predicate_result_is_checked_again_when_a_caller_in_another_module_changes(tmp_path):
+    _write(tmp_path, {"common/__init__.py": "", "common/arch.py": _ARCH, "model/__init__.py": "",
+                      "model/dit.py": "from common.arch import is_hopper\n\n\n"
+                                      "def attention(q):\n    if is_hopper():\n        return wgmma_attention(q)\n    return q\n"})
+    (tmp_path / ".git").mkdir()
+
+    def cached_findings() -> list:
+        out = subprocess.run([sys.executable, "-m", "rocmlint", "check", "--exit-zero", "--select", "ROC106",
+                              "--output-format", "json", "."], cwd=tmp_path, capture_output=True, text=True)
+        return [(f["path"], f["line"]) for f in json.loads(out.stdout)]
+
+    assert cached_findings() == [("common/arch.py", 5)]
+    time.sleep(0.01)
+    (tmp_path / "model/dit.py").write_text("from common.arch import is_hopper\n\n\n"
+                                           "def tiles():\n    return 128 if is_hopper() else 64\n")
+    assert cached_findings() == []  # arch.py itself did not change: its stored result rested on dit.py

@@ -7,7 +7,8 @@ from rocmlint.python.capability import gpu_names, is_capability_call, judge
 from rocmlint.python.context import FUNCTIONS
 from rocmlint.python.flow import value_sites
 from rocmlint.python.nodes import child_nodes, walk
-from rocmlint.python.switched import nvidia_feature, switched_code, tuning_only, weight_only_storage
+from rocmlint.python.switched import (nvidia_feature, operands_settle_on_rocm, switched_code, tuning_only,
+                                      weight_only_storage)
 from rocmlint.rule import Rule
 
 # Expressions a capability tuple passes through before it is compared.
@@ -107,6 +108,8 @@ class DeviceCapabilityGate(Rule):
         "if IS_NVIDIA and torch.cuda.get_device_capability() >= (9, 0):\n    enable_tma()\n",
         "import torch\n# gfx942's strided backward is wrong; gfx950 keeps the zero-copy path\n"
         "force_contiguous = torch.cuda.get_device_capability() < (9, 5)\n",
+        "import torch\nif torch.__version__ >= '2.6':\n    import nvfuser_direct as nvfuser\nelse:\n    import nvfuser\n\n\n"
+        "def device_supports_fp8():\n    return torch.cuda.get_device_capability()[0] > 8\n",
     )
     invalid = (
         "import torch\nif torch.cuda.get_device_capability() >= (9, 0):\n    enable_wgmma()\n",
@@ -295,14 +298,13 @@ def _rocm_stops_anyway(ctx, compare_path: list) -> bool:
     from rocmlint.python.flow import containing_list
     from rocmlint.python.gates import terminates
 
+    if operands_settle_on_rocm(ctx, compare_path):
+        return True
     i = len(compare_path) - 1
     while i > 0 and isinstance(compare_path[i - 1], (ast.BoolOp, ast.UnaryOp)):
-        parent, child = compare_path[i - 1], compare_path[i]
-        if isinstance(parent, ast.BoolOp):
-            stops = isinstance(parent.op, ast.Or)
-            if any(other is not child and ctx.gates.value(other, True) is stops for other in parent.values):
-                return True
         i -= 1
+    if i >= 2 and _sibling_mark_skips_on_rocm(ctx, compare_path[i - 1], compare_path[i], compare_path[i - 2]):
+        return True
     if i < 2 or not isinstance(compare_path[i - 1], ast.If) or compare_path[i - 1].test is not compare_path[i]:
         return False
     guard = compare_path[i - 1]
@@ -317,6 +319,24 @@ def _rocm_stops_anyway(ctx, compare_path: list) -> bool:
         if ctx.gates.value(stmt.test, True) is True:
             return True
     return False
+
+
+def _sibling_mark_skips_on_rocm(ctx, mark: ast.AST, condition: ast.AST, holder: ast.AST) -> bool:
+    """The condition is a `skipif` mark's, and another `skipif` among the same marks (the
+    decorators of the test, or a tuple of marks handed to a test factory) skips on ROCm:
+    `skipif(nvfuser_version() is None)` above `skipif(cap[0] < 9)`."""
+    from rocmlint.python.flow import called_name
+
+    if not (isinstance(mark, ast.Call) and called_name(mark) == "skipif" and mark.args and mark.args[0] is condition):
+        return False
+    if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        marks = holder.decorator_list
+    elif isinstance(holder, (ast.Tuple, ast.List)):
+        marks = holder.elts
+    else:
+        return False
+    return any(other is not mark and isinstance(other, ast.Call) and called_name(other) == "skipif" and other.args
+               and ctx.gates.value(other.args[0], True) is True for other in marks)
 
 
 def _same_answer_after(ctx, guard: ast.If, body: list[ast.stmt]) -> bool:

@@ -13,9 +13,9 @@ from rocmlint.rule import Example, Rule
 
 # What the SDPA fallback accepts of `flash_attn_func(q, k, v, dropout_p, softmax_scale, causal)`.
 _FALLBACK_PARAMETERS = ("q", "k", "v", "dropout_p", "softmax_scale", "causal")
-# Tests and benchmarks (`tests/`, `bench/`, `test_*.py`, `benchmark_*.py`): programs that measure
-# or check against flash-attn itself, so it is their dependency on every platform.
-_TEST_OR_BENCHMARK = lazy_compile(TEST_PATH + r"|(?:^|/)(?:bench|benchmarks?|benchmarking)/"
+# Tests, benchmarks and examples (`tests/`, `bench/`, `examples/`, `test_*.py`, `benchmark_*.py`):
+# programs that check, measure or show flash-attn itself, so it is their dependency on every platform.
+_TEST_OR_BENCHMARK = lazy_compile(TEST_PATH + r"|(?:^|/)(?:bench|benchmarks?|benchmarking|examples?)/"
                                                 r"|(?:^|/)(?:bench_[^/]*|benchmark_[^/]*)\.py$")
 _FALLBACK = '''{indent}except ImportError:  # no flash-attn build (common on ROCm): PyTorch SDPA, same (batch, seq, heads, dim) layout
 {indent}{unit}def {name}(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False):
@@ -35,12 +35,12 @@ class FlashAttnImportUnguarded(Rule):
     inside a `try`/`except ImportError` and not under a ROCm gate (`if not IS_ROCM:`).
     Imports inside functions and under `if TYPE_CHECKING:` are fine, and so is the
     flash-attention project importing itself, a module named for AMD (`layers/amd/`,
-    `rocm_attention.py`), which means the ROCm build, and tests and benchmarks (`tests/`,
-    `bench/`, `test_*.py`) and scripts nothing in the project imports, which check, measure
-    or run with flash-attn itself. A project whose own packaging requires flash-attn (a
-    required dependency of its top-level pyproject.toml, setup.py, setup.cfg or
-    requirements.txt, and of its ROCm requirement file if it has one) needs it everywhere:
-    its imports are quiet.
+    `rocm_attention.py`), which means the ROCm build, and tests, benchmarks and examples
+    (`tests/`, `bench/`, `examples/`, `test_*.py`) and scripts nothing in the project imports,
+    which check, measure, show or run with flash-attn itself. A project whose own packaging
+    requires flash-attn (a required dependency of its top-level pyproject.toml, setup.py,
+    setup.cfg or requirements.txt, and of its ROCm requirement file if it has one) needs it
+    everywhere: its imports are quiet.
 
     ## Why is this bad?
     On ROCm flash-attn is a separate build (ROCm/flash-attention, or the upstream CK

@@ -770,6 +770,20 @@ class PythonModel:
         """The model summarised this file (its helpers are in the model)."""
         return self.relative(path) in self.summaries
 
+    def importers_of(self, path: str | Path, name: str) -> list[str] | None:
+        """The other project files that import ``name`` from the module of ``path`` (`from
+        pkg.mod import name`) or import that module (`import pkg.mod`, whose `mod.name(...)`
+        may call it); None when the file is not one the model read."""
+        rel = self.relative(path)
+        summary = self.summaries.get(rel) if rel is not None else None
+        if summary is None:
+            return None
+        parts = summary.module.split(".")
+        modules = {".".join(parts[start:]) for start in range(len(parts))}
+        wanted = modules | {f"{module}.{name}" for module in modules}
+        return [other for other, other_summary in self.summaries.items()
+                if other != rel and any(module in wanted for module, _line in other_summary.imports)]
+
     def imported_by_name(self, name: str) -> bool:
         """Some project module imports ``name`` from another module (``from m import name``)."""
         if self._imported_names is None:

@@ -9,7 +9,7 @@ from ..lazy_re import lazy_compile
 NVIDIA_ONLY_IMPORTS = (
     "cutlass", "cutlass_library", "flash_attn.cute", "flash_attn_interface", "deep_gemm", "deep_ep",
     "cuda.bindings", "cuda.core", "cuda.tile", "nvmath", "tensorrt", "tensorrt_llm", "cudnn", "nvshmem",
-    "pycuda", "modelopt", "nunchaku", "quack",
+    "pycuda", "modelopt", "nunchaku", "quack", "nvfuser", "nvfuser_direct", "magi_attention",
 )
 # Import roots of other accelerators' PyTorch backends: a module that needs one never runs on ROCm.
 OTHER_ACCELERATOR_IMPORTS = {

@@ -629,7 +629,8 @@ class PythonContext(FileContext):
     def _refusing_call(self, path: list[ast.AST]) -> Evidence | None:
         """Code after a statement that calls, unconditionally, a function of this module that
         raises on ROCm before doing anything else (`major, minor = installed_cuda_version()`,
-        which raises when `CUDA_HOME` is None): the ROCm build never gets past that call."""
+        which raises when `CUDA_HOME` is None), or a helper of another module that the project
+        model finds never returns on ROCm: the ROCm build never gets past that call."""
         for parent, child in zip(path, path[1:]):
             block = containing_list(parent, child) if isinstance(child, ast.stmt) else None
             for previous in block or ():
@@ -646,6 +647,12 @@ class PythonContext(FileContext):
                     continue
                 function = self._module_function(value.func.id)
                 if function is None:
+                    # a helper of another module that never returns on ROCm (the model's fact)
+                    found = self.fact(value.func.id)
+                    if found is not None and found[0].kind == "call" and found[0].rocm == frozenset():
+                        why = f": {found[0].note}" if found[0].note else ""
+                        return Evidence(f"`{value.func.id}()` ({found[1].where}) never returns on ROCm{why}; "
+                                        "nothing after its call runs there", f"{self.path}:{previous.lineno}")
                     continue
                 key = ("refusing-function", id(function))
                 if key not in self.cache:

@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Iterator, Mapping, cast
 
 from ..lazy_re import lazy_compile
 from ..platform_words import READERS
-from .backends import NVIDIA_ONLY_IMPORTS
+from .backends import NVIDIA_ONLY_IMPORTS, nvidia_only_import
 from .flow import called_name, containing_list
 from .capability import is_capability_call, judge
 from .nodes import child_nodes, walk
@@ -352,6 +352,13 @@ class GateEvaluator:
                 and isinstance(node.args[1], ast.Constant) and node.args[1].value in ("hip", "cuda")
                 and self.qualname(node.args[0]) == "torch.version"):
             return frozenset({True})  # torch.version has both attributes on every build
+        if (rocm and _leaf_name(func) == "find_spec" and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)):
+            module = node.args[0].value  # `importlib.util.find_spec("deep_gemm")`: no ROCm build has it
+            if nvidia_only_import(module) or self.nvidia_only_import(module, 0):
+                self.trail.append((f"find_spec({module!r})", Fact("value", frozenset({None}), None,
+                                                                 f"`{module}` exists only for NVIDIA GPUs"), node))
+                return frozenset({None})
         if isinstance(func, ast.Name) and func.id == "bool" and len(node.args) == 1 and not node.keywords:
             value = self.value(node.args[0], rocm)  # `HIP_BUILD = bool(torch.version.hip)`
             return None if value is None else frozenset({value})

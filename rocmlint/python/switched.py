@@ -89,23 +89,95 @@ def switched_code(ctx, compare_path: list, depth: int = 0) -> list[Switch]:
 
 
 def _predicate_callers(ctx, return_path: list, depth: int) -> list[Switch]:
-    """What the callers of a module-level predicate switch with its answer, when every caller
-    is in this file (the function is private, or no other module imports it by name)."""
+    """What the callers of a module-level predicate switch with its answer: its callers in
+    this file and, when other modules import it, theirs (a few files, read here). A caller
+    the ROCm build never reaches (under an NVIDIA-only gate) decides nothing on AMD."""
     function = next((n for n in reversed(return_path) if isinstance(n, (*FUNCTION_DEFS, ast.Lambda))), None)
-    if not isinstance(function, FUNCTION_DEFS) or len(return_path) < 2 or return_path[1] is not function \
-            or _imported_elsewhere(ctx, function.name):
+    if not isinstance(function, FUNCTION_DEFS) or len(return_path) < 2 or return_path[1] is not function:
+        return []
+    calls = [(ctx, load) for load in ctx.loads_of(function.name, ctx.tree)]
+    if _imported_elsewhere(ctx, function.name):
+        elsewhere = _calls_in_importers(ctx, function.name)
+        if elsewhere is None:
+            return []
+        calls += elsewhere
+    if len(calls) > MAX_PREDICATE_CALLS:
         return []
     switches: list[Switch] = []
-    loads = ctx.loads_of(function.name, ctx.tree)
-    for load in loads[:8]:
-        call_path = ctx.path_to(load)[:-1]
+    for caller, load in calls:
+        call_path = caller.path_to(load)[:-1]
         if not (call_path and isinstance(call_path[-1], ast.Call) and call_path[-1].func is load):
             return []  # passed on or stored: where it goes is not visible
-        found = switched_code(ctx, call_path, depth + 1)
+        if caller.gated(caller.span_of(call_path[-1]).start) or operands_settle_on_rocm(caller, call_path):
+            switches.append(Switch((), ()))  # only NVIDIA GPUs reach this call, or its answer is not read there
+            continue
+        found = switched_code(caller, call_path, depth + 1)
         if not found:
             return []
         switches.extend(found)
-    return switches if len(loads) <= 8 else []
+    return switches
+
+
+def operands_settle_on_rocm(ctx, path: list) -> bool:
+    """The node at the end of ``path`` is an operand of an ``and`` that another operand makes
+    False on ROCm (or of an ``or`` made True there), so ROCm never reads its answer:
+    `HAS_MAGI_ATTENTION and is_hopper()`, `cap < (9, 0) or not HAS_DEEP_GEMM`."""
+    i = len(path) - 1
+    while i > 0 and isinstance(path[i - 1], (ast.BoolOp, ast.UnaryOp)):
+        parent, child = path[i - 1], path[i]
+        if isinstance(parent, ast.BoolOp):
+            settled = isinstance(parent.op, ast.Or)
+            if any(other is not child and ctx.gates.value(other, True) is settled for other in parent.values):
+                return True
+        i -= 1
+    return False
+
+
+MAX_PREDICATE_CALLS = 8  # more callers than this: where the answer goes is not followed
+MAX_IMPORTERS = 6  # files read to find a predicate's callers in other modules
+
+
+def _calls_in_importers(ctx, name: str) -> list | None:
+    """(context, node) of every use of ``name`` in the project files that import it or its
+    module (`name` bound by `from mod import name [as alias]`, or `anything.name`), following
+    a package that re-exports it (`from .arch import name` in `__init__.py`); None when the
+    model does not know the file or too many files would have to be read."""
+    model = ctx.python_model
+    if model is None or ctx.project is None:
+        return None
+    from ..cache import stat_stamp
+    from ..model import ParseFailure
+    from . import LANGUAGE
+
+    uses: list = []
+    todo, read = [ctx.path], {model.relative(ctx.path)}
+    while todo:
+        importers = model.importers_of(todo.pop(), name)
+        if importers is None:
+            return None
+        for rel in importers:
+            if rel in read:
+                continue
+            read.add(rel)
+            if len(read) > MAX_IMPORTERS + 1:
+                return None
+            path = model.root / rel
+            try:
+                source = path.read_bytes()
+                ctx.project.record("file-content", str(path), stat_stamp(path.stat()))
+                other = LANGUAGE.make_context(str(path), source, ctx.settings)
+            except (OSError, ParseFailure):
+                return None
+            other.project = ctx.project
+            bound = {alias.asname or alias.name for node in walk(other.tree) if isinstance(node, ast.ImportFrom)
+                     for alias in node.names if alias.name == name}
+            if any(isinstance(stmt, ast.ImportFrom) and any(a.name == name for a in stmt.names) for stmt in other.tree.body):
+                todo.append(str(path))  # a re-export: its importers call it too
+            for node in walk(other.tree):
+                if (isinstance(node, ast.Name) and node.id in bound and isinstance(node.ctx, ast.Load)) or (
+                        isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load)):
+                    uses.append((other, node))
+    return uses
 
 
 def knob_name(name: str) -> bool:
