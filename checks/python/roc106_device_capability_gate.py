@@ -62,6 +62,11 @@ class DeviceCapabilityGate(Rule):
     wgmma/tcgen05, cluster launch, async copies, FlashAttention-3, Hopper/Blackwell kernels) is
     reported on the AMD GPUs that take that side, even when the number looks right
     (`x.is_cuda and get_device_capability()[0] >= 8` picking an Ampere async-copy kernel).
+    A predicate (`def is_hopper(): return ...[0] == 9`) is judged by what its callers switch
+    with its answer, in its own module and in the modules that import it (through a package
+    that re-exports it); a caller under an NVIDIA-only gate, or behind an operand that settles
+    the test on ROCm (`HAS_MAGI_ATTENTION and is_hopper()`), decides nothing. A `skipif` mark
+    beside another that skips on ROCm (`skipif(nvfuser_version() is None)`) decides nothing.
 
     ## Why is this bad?
     On ROCm the "capability" is the GCN architecture number, not an SM version: MI300X
