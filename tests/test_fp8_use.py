@@ -216,3 +216,22 @@ def test_quantiser_matches_reference():
 def test_a_test_on_cpu_tensors_names_no_gpu(device, reported):
     """`device="cpu"` says the test runs on the CPU; the word "device" in it names no GPU."""
     assert bool(_roc107_lines(CPU_TEST.format(device=device), "tests/test_quant.py")) is reported
+
+
+META_WEIGHTS = '''\
+import torch
+
+
+def converted_shapes(converter):
+    # the converter is checked on {where} weights
+    weight = torch.empty(256, 256, dtype=torch.float8_e4m3fn, device="{device}")
+    scale = torch.empty(2, 2, dtype=torch.float32, device="{device}")
+    return converter.convert(weight, scale)
+'''
+
+
+@pytest.mark.parametrize("device,reported", [("meta", False), ("cuda", True)])
+def test_meta_tensors_hold_no_data_to_compute_with(device, reported):
+    """A meta tensor has a shape and a dtype only; a library function given a GPU one may compute."""
+    text = META_WEIGHTS.format(device=device, where="meta-device" if device == "meta" else "GPU")
+    assert bool(_roc107_lines(text, "mylib/convert.py")) is reported

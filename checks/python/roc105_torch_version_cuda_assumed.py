@@ -16,6 +16,8 @@ VERSION_PARSERS = frozenset({
     "Version", "LooseVersion", "distutils.version.LooseVersion", "parse_version", "pkg_resources.parse_version",
 })
 _TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+# Comparisons that hold for None too (only an ordering, `>= "11.8"`, raises on None).
+_EQUALITY = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
 
 
 class TorchVersionCudaAssumed(Rule):
@@ -23,7 +25,7 @@ class TorchVersionCudaAssumed(Rule):
 
     ## What it does
     Finds `torch.version.cuda` (also through a variable) parsed as a version
-    (`.split(".")`, `float(...)`, `version.parse(...)`, compared with `"11.8"`, indexed)
+    (`.split(".")`, `float(...)`, `version.parse(...)`, ordered against `"11.8"`, indexed)
     or tested for truth / `is not None` in an `if` whose CUDA branch drives the GPU
     (`.cuda()`, `torch.cuda.*`, `"cuda"` devices) that ROCm also has. Toolkit-specific
     branches (nvcc, `CUDA_HOME`, cuDNN, ...), uses already on the CUDA side of a gate
@@ -70,12 +72,15 @@ class TorchVersionCudaAssumed(Rule):
         "import torch\nif torch.version.cuda:\n    major = int(torch.version.cuda.split('.')[0])\n",
         "import torch\nif torch.version.hip:\n    arch = 'rocm'\nelse:\n    major = torch.version.cuda.split('.')[0]\n",
         "import torch\ndevices = ['cpu', 'cuda'] if torch.cuda.is_available() and torch.version.cuda else ['cpu']\n",
+        "import torch\nif torch.version.cuda not in ('11.3', '11.7'):\n    skip('verified on CUDA 11.3 and 11.7 only')\n",
+        "import torch\nkernel_file = 'gemm_118.pdll' if torch.version.cuda == '11.8' else 'gemm.pdll'\n",
     )
     invalid = (
         "import torch\nif torch.version.cuda is not None:\n    model.cuda()\n",
         "import torch\ncuda_major = int(torch.version.cuda.split('.')[0])\n",
         "import torch\nfrom packaging import version\n\nver = torch.version.cuda\n"
         "NEW_CUDA = version.parse(ver) >= version.parse('12.1')\n",
+        "import torch\nif torch.version.cuda >= '12.1':\n    use_new_allocator()\n",
     )
 
     def check(self, ctx) -> None:
@@ -107,6 +112,8 @@ class TorchVersionCudaAssumed(Rule):
             others = [parent.left, *parent.comparators]
             if any(isinstance(o, ast.Constant) and o.value is None for o in others):
                 return None
+            if all(isinstance(op, _EQUALITY) for op in parent.ops):
+                return None  # `== "11.3"`, `in ("11.0", "11.1")`: None just differs; nothing parses or raises
             return VERSION
         if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Subscript) and parent.value is node):
             return VERSION

@@ -6,8 +6,7 @@ import re
 from rocmlint.fixers.python_gate import TORCH_GATE_LINE, gated_fix, gated_value_edit
 from rocmlint.lazy_re import lazy_compile
 from rocmlint.model import Applicability
-from rocmlint.python.flow import climb
-from rocmlint.python.flow import called_name
+from rocmlint.python.flow import called_name, climb
 from rocmlint.python.fp8_flow import dtype_reaches_compute
 from rocmlint.python.nodes import walk
 from rocmlint.rule import Example, Rule
@@ -43,15 +42,35 @@ OCP_FP8_GPU_PATH = lazy_compile(r"(?:^|[^a-z0-9])(?:gfx95\d|gfx12\d\d|mi35\dx?|r
 TEST_FILE = lazy_compile(r"(?:^|[/\\])(?:test_[^/\\]*|[^/\\]*_test)\.py$")
 _DEVICE_CPU = lazy_compile(r"""["']cpu["']""")
 _GPU_WORDS = lazy_compile(r"cuda|gpu|triton|device", re.IGNORECASE)
-# A CPU device written out (`device="cpu"`, `torch.device('cpu')`): it names no GPU.
-_CPU_DEVICE_TEXT = lazy_compile(r"""torch\.device\(\s*["']cpu["']\s*\)|device\s*=\s*["']cpu["']|["']cpu["']""")
+# A CPU or meta device written out (`device="cpu"`, `with torch.device("meta"):`): it names no
+# GPU (meta tensors have shapes and dtypes, no data: nothing computes with them).
+_HOST_DEVICE_TEXT = lazy_compile(r"""torch\.device\(\s*["'](?:cpu|meta)["']\s*\)|device\s*=\s*["'](?:cpu|meta)["']"""
+                                 r"""|["'](?:cpu|meta)["']""")
 # `torch.<dtype>` as written (`torch.float8_e5m2`, `torch.bfloat16`, `torch.int8`, `torch.bool`).
 _TORCH_DTYPE = lazy_compile(r"(?:b?float|u?int|complex)\d*(?:_\w+)?|half|double|bool")
 
 
 def _names_gpu(text: str) -> bool:
-    """The code names a GPU or a device other than the CPU."""
-    return _GPU_WORDS.search(_CPU_DEVICE_TEXT.sub("", text)) is not None
+    """The code names a GPU or a device other than the CPU (or the meta device)."""
+    return _GPU_WORDS.search(_HOST_DEVICE_TEXT.sub("", text)) is not None
+
+
+def _on_meta_device(path: list) -> bool:
+    """Made on the meta device (`with torch.device("meta"):`, `torch.empty(..., device="meta")`):
+    tensors with a shape and a dtype but no data, which nothing computes with."""
+    for node in reversed(path):
+        if isinstance(node, ast.Call) and any(k.arg == "device" and _names_meta(k.value) for k in node.keywords):
+            return True
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(_names_meta(item.context_expr) for item in node.items):
+            return True
+    return False
+
+
+def _names_meta(node: ast.AST) -> bool:
+    """`"meta"` or `torch.device("meta")`."""
+    if isinstance(node, ast.Call) and called_name(node) == "device" and len(node.args) == 1:
+        node = node.args[0]
+    return isinstance(node, ast.Constant) and node.value == "meta"
 
 
 def _translation_table(table: ast.Dict) -> bool:
@@ -105,7 +124,8 @@ class Fp8E4m3fnHardcoded(Rule):
     without FNUZ (an RDNA-only HIP back end in the top-level build; or, when the build names
     none, kernels and Docker images for gfx950 and gfx1250 only); MX / NVFP4 / FP4 code, where the
     format mandates OCP E4M3 on every GPU; CPU-only (x86, oneDNN) and fake-quant or
-    emulation code, which never hands the dtype to a GPU; FP8 used only as storage (tensors
+    emulation code, which never hands the dtype to a GPU; tensors made on the meta device
+    (`with torch.device("meta"):`), which hold no data; FP8 used only as storage (tensors
     cast to it, kept or measured, and cast up before anything computes with them: a KV cache,
     packed weights, a layerwise casting's `storage_dtype=`); code the ROCm build never runs, such as a class whose constructor
     raises on ROCm, a module that loads an NVIDIA-only back end (DeepGEMM, CUTLASS DSL,
@@ -169,6 +189,8 @@ class Fp8E4m3fnHardcoded(Rule):
         "import torch\nFP8 = torch.float8_e4m3fnuz if torch.version.hip else torch.float8_e4m3fn\n",
         "import torch\nSUPPORTED = (torch.float8_e4m3fn, torch.float8_e4m3fnuz)\n",
         "import torch\nDTYPE_NAME = 'float8_e4m3fn'\n",
+        "import torch\n\n\ndef shapes_of(converter):\n    with torch.device('meta'):\n"
+        "        weight = torch.empty(256, 256, dtype=torch.float8_e4m3fn)\n    return converter.validate(weight)\n",
         "import torch\nis_fp8 = x.dtype == torch.float8_e4m3fn\nFP8_TYPES = [torch.float8_e4m3fn, torch.float8_e5m2]\n",
         "import torch\nif use_fnuz:\n    dt = torch.float8_e4m3fnuz\nelse:\n    dt = torch.float8_e4m3fn\n",
         "import torch\n\n\ndef to_mxfp8(x, elem_dtype=torch.float8_e4m3fn, block_size=32):\n    return x\n",
@@ -225,6 +247,8 @@ class Fp8E4m3fnHardcoded(Rule):
             if self._dtype_already_tested(ctx, path) or self._only_on_ocp_archs(ctx, path):
                 continue
             if self._not_gpu_dtype(ctx, path) or (test_module and not self._on_gpu(ctx, path)):
+                continue
+            if _on_meta_device(path):
                 continue
             if not dtype_reaches_compute(ctx, path):
                 continue  # storage only: kept, measured or cast up before anything computes with it
