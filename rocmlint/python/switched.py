@@ -103,6 +103,14 @@ def _predicate_callers(ctx, return_path: list, depth: int) -> list[Switch]:
         calls += elsewhere
     if len(calls) > MAX_PREDICATE_CALLS:
         return []
+    try:
+        return _switched_by_calls(calls, depth)
+    finally:
+        for other in {id(caller): caller for caller, _load in calls if caller is not ctx}.values():
+            other.release()  # another module's context, read for this question only
+
+
+def _switched_by_calls(calls: list, depth: int) -> list[Switch]:
     switches: list[Switch] = []
     for caller, load in calls:
         call_path = caller.path_to(load)[:-1]
