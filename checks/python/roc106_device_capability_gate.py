@@ -5,7 +5,7 @@ import ast
 from rocmlint.model import Applicability
 from rocmlint.python.capability import gpu_names, is_capability_call, judge
 from rocmlint.python.context import FUNCTIONS
-from rocmlint.python.flow import value_sites
+from rocmlint.python.flow import called_name, value_sites
 from rocmlint.python.nodes import child_nodes, walk
 from rocmlint.python.switched import (nvidia_feature, operands_settle_on_rocm, switched_code, tuning_only,
                                       weight_only_storage)
@@ -330,8 +330,6 @@ def _sibling_mark_skips_on_rocm(ctx, mark: ast.AST, condition: ast.AST, holder: 
     """The condition is a `skipif` mark's, and another `skipif` among the same marks (the
     decorators of the test, or a tuple of marks handed to a test factory) skips on ROCm:
     `skipif(nvfuser_version() is None)` above `skipif(cap[0] < 9)`."""
-    from rocmlint.python.flow import called_name
-
     if not (isinstance(mark, ast.Call) and called_name(mark) == "skipif" and mark.args and mark.args[0] is condition):
         return False
     if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
