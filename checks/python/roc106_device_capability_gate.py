@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from rocmlint.model import Applicability
-from rocmlint.python.capability import gpu_names, is_capability_call, judge
+from rocmlint.python.capability import AMD_GPUS, gpu_names, is_capability_call, judge
 from rocmlint.python.context import FUNCTIONS
 from rocmlint.python.flow import called_name, value_sites
 from rocmlint.python.nodes import child_nodes, walk
@@ -61,7 +61,9 @@ class DeviceCapabilityGate(Rule):
     AMD it is at worst slower. A gate whose taken side names an NVIDIA-only feature (TMA,
     wgmma/tcgen05, cluster launch, async copies, FlashAttention-3, Hopper/Blackwell kernels) is
     reported on the AMD GPUs that take that side, even when the number looks right
-    (`x.is_cuda and get_device_capability()[0] >= 8` picking an Ampere async-copy kernel).
+    (`x.is_cuda and get_device_capability()[0] >= 8` picking an Ampere async-copy kernel;
+    `< (7, 5)` skipping a test, where the rest of the test runs a Marlin kernel on every AMD
+    GPU). SM 7.5 by itself is a level every AMD GPU passes (flex attention, Triton).
     A predicate (`def is_hopper(): return ...[0] == 9`) is judged by what its callers switch
     with its answer, in its own module and in the modules that import it (through a package
     that re-exports it); a caller under an NVIDIA-only gate, or behind an operand that settles
@@ -115,6 +117,8 @@ class DeviceCapabilityGate(Rule):
         "force_contiguous = torch.cuda.get_device_capability() < (9, 5)\n",
         "import torch\nif torch.__version__ >= '2.6':\n    import nvfuser_direct as nvfuser\nelse:\n    import nvfuser\n\n\n"
         "def device_supports_fp8():\n    return torch.cuda.get_device_capability()[0] > 8\n",
+        "import torch\nUSE_FLEX = torch.cuda.get_device_capability() >= (7, 5)\n\n\n"
+        "def attend(q, k, v):\n    return flex_attention(q, k, v) if USE_FLEX else sdpa(q, k, v)\n",
     )
     invalid = (
         "import torch\nif torch.cuda.get_device_capability() >= (9, 0):\n    enable_wgmma()\n",
@@ -128,6 +132,8 @@ class DeviceCapabilityGate(Rule):
         "        return flash_attn_3(q, k, v)\n    return sdpa(q, k, v)\n",
         "import torch\n\n\ndef copy(x):\n    if x.is_cuda and torch.cuda.get_device_capability()[0] >= 8:\n"
         "        return cp_async_copy(x)\n    return x.clone()\n",
+        "import pytest\nimport torch\n\n\ndef test_marlin_gemm():\n    if torch.cuda.get_device_capability() < (7, 5):\n"
+        "        pytest.skip('needs compute capability 7.5')\n    run_marlin_gemm()\n",
     )
 
     def check(self, ctx) -> None:
@@ -190,13 +196,16 @@ class DeviceCapabilityGate(Rule):
                        + ": ROCm reports GCN/RDNA arch numbers; test the feature instead")
             return True
         # A number that looks right (`[0] >= 8` for bf16) still turns on an NVIDIA-only
-        # feature wherever an AMD GPU takes that side.
+        # feature wherever an AMD GPU takes that side (`cap < (7, 5)` skipping a Marlin test:
+        # every AMD GPU takes the other side, and runs it).
         for verdict, switches in judged:
-            feature = nvidia_feature([n for s in switches for n in s.on])
-            if feature and verdict.true_on:
-                ctx.report(ctx.span_of(call), FEATURE_MESSAGE.format(
-                    feature=feature, gpus=gpu_names(verdict.true_on)))
-                return True
+            false_on = tuple(g for g in AMD_GPUS if g not in verdict.true_on)
+            for side, gpus in (([n for s in switches for n in s.on], verdict.true_on),
+                               ([n for s in switches for n in s.off], false_on)):
+                feature = nvidia_feature(side)
+                if feature and gpus:
+                    ctx.report(ctx.span_of(call), FEATURE_MESSAGE.format(feature=feature, gpus=gpu_names(gpus)))
+                    return True
         return False
 
     @classmethod

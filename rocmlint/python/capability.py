@@ -45,6 +45,9 @@ _AMD_ONLY_NUMBERS = frozenset(major * 10 + minor for major, minor in AMD_ONLY_CA
 # Generic features: the SM versions that have them, and whether an AMD GPU has them.
 GENERIC_FEATURES: tuple[tuple[str, frozenset, Callable[[Gpu], bool]], ...] = (
     ("fp16", frozenset(c for c in NVIDIA_CAPABILITIES if c >= (7, 0)), lambda g: True),
+    # Turing's level (int8 tensor cores; flex attention and Triton's minimum): every AMD GPU has
+    # its equivalent. An NVIDIA-only kernel behind such a gate (Marlin) is judged by what it switches.
+    ("SM 7.5-class GPUs", frozenset(c for c in NVIDIA_CAPABILITIES if c >= (7, 5)), lambda g: True),
     ("bf16", frozenset(c for c in NVIDIA_CAPABILITIES if c >= (8, 0)), lambda g: True),
     ("FP8", frozenset(c for c in NVIDIA_CAPABILITIES if c >= (8, 9)), lambda g: g.fp8),
 )

@@ -20,7 +20,7 @@ from .nodes import walk
 NVIDIA_FEATURE = lazy_compile(
     r"(?<![a-z0-9])(tma|wgmma|tcgen05|cluster(?:_launch)?|cp_?async|async_?cop(?:y|ies)|"
     r"fa3|flash_?attn_?3|flash_?attention_?3|hopper|blackwell|ampere|sm_?(?:80|89|90a?|100a?|120)|"
-    r"cutlass|warpgroup|mbarrier|tensor_?memory)(?![a-z0-9])", re.IGNORECASE)
+    r"cutlass|warpgroup|mbarrier|tensor_?memory|marlin)(?![a-z0-9])", re.IGNORECASE)
 # Names of launch and tuning knobs (Triton's compile options and `tl.range` arguments, tile
 # sizes): a flag or value bound to one only tunes.
 TUNING_KNOB = lazy_compile(
@@ -255,6 +255,10 @@ def _test_of(path: list) -> Switch | None:
         elif isinstance(parent, (ast.If, ast.While, ast.IfExp)) and parent.test is child:
             body = tuple(parent.body) if isinstance(parent.body, list) else (parent.body,)
             orelse = tuple(parent.orelse) if isinstance(parent.orelse, list) else (parent.orelse,)
+            if isinstance(parent, ast.If) and not orelse and i >= 2 and _skips_test(parent.body[-1]):
+                # `if cap < (7, 5): pytest.skip(...)`: the rest of the test runs where it is False
+                block = containing_list(path[i - 2], parent) or [parent]
+                orelse = tuple(block[block.index(parent) + 1:])
             return Switch(orelse, body, labels) if flipped else Switch(body, orelse, labels)
         elif isinstance(parent, ast.Assert) and parent.test is child and i >= 2:
             # `assert cond`: what follows it in its block runs where cond holds; elsewhere it raises
@@ -267,6 +271,17 @@ def _test_of(path: list) -> Switch | None:
             return None
         i -= 1
     return None
+
+
+def _skips_test(stmt: ast.stmt) -> bool:
+    """`pytest.skip(...)`, `self.skipTest(...)` or `raise unittest.SkipTest(...)`."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return called_name(stmt.value) in ("skip", "skipTest")
+    if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+        raised = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+        name = raised.attr if isinstance(raised, ast.Attribute) else getattr(raised, "id", "")
+        return name == "SkipTest"
+    return False
 
 
 def tuning_only(switches: list[Switch]) -> bool:
