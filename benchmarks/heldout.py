@@ -4,9 +4,10 @@
     python benchmarks/heldout.py --compare OUT_BEFORE OUT_AFTER [--half ...] [--corpus TOML]
 
 Corpora: heldout_corpus.toml (issues 37-39: dual, cuda-only and python projects),
-python_heldout.toml and python_heldout3-9.toml (issue 39: further sets of ROCm-aware Python
-projects; each set's read is python_heldout*_read.tsv) and port_heldout.toml (issue 38: a second
-set of CUDA-only projects); each is split by the rule its header states, fixed before any run.
+python_heldout.toml and python_heldout3-13.toml (issue 39: further sets of ROCm-aware Python
+projects; each set's read is python_heldout*_read.tsv, python_heldout13 read per half) and
+port_heldout.toml (issue 38: a second set of CUDA-only projects); each is split by the rule its
+header states, fixed before any run.
 
 Each project is exported at its pinned commit from the bare mirror the search tool's ``fetch``
 made (``/work/.mirror/<owner>+<name>/repo``, or ``--mirrors``) into ``WORK/<owner>+<name>``
