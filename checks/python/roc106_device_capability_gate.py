@@ -5,7 +5,7 @@ import ast
 from rocmlint.model import Applicability
 from rocmlint.python.capability import AMD_GPUS, gpu_names, is_capability_call, judge
 from rocmlint.python.context import FUNCTIONS
-from rocmlint.python.flow import called_name, value_sites
+from rocmlint.python.flow import value_sites
 from rocmlint.python.nodes import child_nodes, walk
 from rocmlint.python.switched import (nvidia_feature, operands_settle_on_rocm, switched_code, tuning_only,
                                       weight_only_storage)
@@ -336,10 +336,13 @@ def _rocm_stops_anyway(ctx, compare_path: list) -> bool:
 
 
 def _sibling_mark_skips_on_rocm(ctx, mark: ast.AST, condition: ast.AST, holder: ast.AST) -> bool:
-    """The condition is a `skipif` mark's, and another `skipif` among the same marks (the
+    """The condition is a skip mark's, and another skip mark among the same marks (the
     decorators of the test, or a tuple of marks handed to a test factory) skips on ROCm:
     `skipif(nvfuser_version() is None)` above `skipif(cap[0] < 9)`."""
-    if not (isinstance(mark, ast.Call) and called_name(mark) == "skipif" and mark.args and mark.args[0] is condition):
+    from rocmlint.python.gates import skip_conditions
+
+    if not isinstance(mark, ast.expr) or not any(
+            test is condition for test, _runs in skip_conditions(mark, ctx.is_skip_helper)):
         return False
     if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         marks = holder.decorator_list
@@ -347,8 +350,8 @@ def _sibling_mark_skips_on_rocm(ctx, mark: ast.AST, condition: ast.AST, holder: 
         marks = holder.elts
     else:
         return False
-    return any(other is not mark and isinstance(other, ast.Call) and called_name(other) == "skipif" and other.args
-               and ctx.gates.value(other.args[0], True) is True for other in marks)
+    return any(ctx.gates.value(test, True) is (not runs) for other in marks if other is not mark
+               for test, runs in skip_conditions(other, ctx.is_skip_helper))
 
 
 def _same_answer_after(ctx, guard: ast.If, body: list[ast.stmt]) -> bool:

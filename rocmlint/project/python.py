@@ -174,6 +174,13 @@ def _module_name(rel: str) -> str:
     return ".".join(parts)
 
 
+def _module_names(module: str) -> list[str]:
+    """The names a module may be imported by, itself first: a package may sit below a source
+    or project folder (`src/kern/gemm` is imported as `kern.gemm` or `gemm`)."""
+    parts = module.split(".")
+    return [".".join(parts[start:]) for start in range(len(parts))]
+
+
 def _absolute(module: str, relative: str, is_package: bool) -> str:
     dots = len(relative) - len(relative.lstrip("."))
     if not dots:
@@ -658,9 +665,8 @@ class PythonModel:
     def _resolve_modules(self) -> None:
         by_module: dict[str, str] = {}
         for rel, summary in self.summaries.items():
-            parts = summary.module.split(".")
-            for i in range(len(parts)):  # packages may sit under src/ or a project folder
-                by_module.setdefault(".".join(parts[i:]), rel)
+            for name in _module_names(summary.module):  # packages may sit under src/ or a project folder
+                by_module.setdefault(name, rel)
         importers: dict[str, list[tuple[str, str, int]]] = {}  # rel -> (importer, module, line)
         todo: list[str] = []
         for rel, summary in self.summaries.items():
@@ -760,9 +766,8 @@ class PythonModel:
         if not hasattr(self, "_by_module"):
             seen: dict[str, set[str]] = {}
             for rel, summary in self.summaries.items():
-                parts = summary.module.split(".")
-                for start in range(1, len(parts)):
-                    seen.setdefault(".".join(parts[start:]), set()).add(rel)
+                for name in _module_names(summary.module)[1:]:
+                    seen.setdefault(name, set()).add(rel)
             self._by_module = {name: next(iter(rels)) for name, rels in seen.items() if len(rels) == 1}
         return self._by_module
 
@@ -778,9 +783,8 @@ class PythonModel:
         summary = self.summaries.get(rel) if rel is not None else None
         if summary is None:
             return None
-        parts = summary.module.split(".")
-        modules = {".".join(parts[start:]) for start in range(len(parts))}
-        wanted = modules | {f"{module}.{name}" for module in modules}
+        modules = _module_names(summary.module)
+        wanted = {*modules, *(f"{module}.{name}" for module in modules)}
         return [other for other, other_summary in self.summaries.items()
                 if other != rel and any(module in wanted for module, _line in other_summary.imports)]
 

@@ -170,13 +170,16 @@ def _calls_in_importers(ctx, name: str) -> list | None:
             if len(read) > MAX_IMPORTERS + 1:
                 return None
             path = model.root / rel
-            try:
-                source = path.read_bytes()
-                ctx.project.record("file-content", str(path), stat_stamp(path.stat()))
-                other = LANGUAGE.make_context(str(path), source, ctx.settings)
-            except (OSError, ParseFailure):
-                return None
-            other.project = ctx.project
+            key = ("importer", rel)  # read once a file, whatever number of predicates ask
+            other = ctx.cache.get(key)
+            if other is None:
+                try:
+                    source = path.read_bytes()
+                    ctx.project.record("file-content", str(path), stat_stamp(path.stat()))
+                    other = ctx.cache[key] = LANGUAGE.make_context(str(path), source, ctx.settings)
+                except (OSError, ParseFailure):
+                    return None
+                other.project = ctx.project
             bound = {alias.asname or alias.name for node in walk(other.tree) if isinstance(node, ast.ImportFrom)
                      for alias in node.names if alias.name == name}
             if any(isinstance(stmt, ast.ImportFrom) and any(a.name == name for a in stmt.names) for stmt in other.tree.body):
